@@ -1,0 +1,279 @@
+//! Time: the commit sequencer and the table of active transactions.
+//!
+//! One atomic counter hands out commit timestamps: it is the engine's single
+//! serialization point. Timestamps are handed out before validation, but a
+//! transaction's effects only become readable once the *visible watermark*
+//! passes its timestamp, and the watermark passes `t` only after every
+//! transaction with a timestamp `<= t` has finished (stamped its versions and,
+//! for synchronous durability, reached the disk). New transactions read at the
+//! watermark. Two consequences carry the whole design:
+//!
+//! * readers never block and never need Hekaton's commit dependencies: any
+//!   marker a reader meets belongs to a change in its future;
+//! * readers never see data that is not yet durable under synchronous commit.
+//!
+//! Finished timestamps are recorded in a ring; whoever finishes advances the
+//! watermark over the contiguous finished prefix with compare-and-swap.
+//!
+//! The transaction table has a fixed number of cache-line-padded slots. A slot
+//! holds the transaction's id (its low bits are the slot number, so a marker
+//! leads straight to its owner), its read time (for the GC horizon) and its
+//! commit timestamp (for validation against in-flight writers).
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+
+use crate::error::{EngineError, Result};
+use crate::mvcc::{Timestamp, TxnId};
+
+const RING: usize = 1 << 16;
+
+pub struct Sequencer {
+    clock: AtomicU64,
+    visible: AtomicU64,
+    done: Box<[AtomicU64]>,
+}
+
+impl Sequencer {
+    pub fn new(start: Timestamp) -> Self {
+        let done: Box<[AtomicU64]> = (0..RING).map(|_| AtomicU64::new(0)).collect();
+        Sequencer { clock: AtomicU64::new(start), visible: AtomicU64::new(start), done }
+    }
+
+    /// Restarts the clock after recovery (no transaction may be running).
+    pub fn reset(&self, ts: Timestamp) {
+        self.clock.store(ts, SeqCst);
+        self.visible.store(ts, SeqCst);
+    }
+
+    /// The read time for a new snapshot.
+    #[inline]
+    pub fn visible(&self) -> Timestamp {
+        self.visible.load(SeqCst)
+    }
+
+    /// The last timestamp handed out.
+    pub fn last_assigned(&self) -> Timestamp {
+        self.clock.load(SeqCst)
+    }
+
+    pub fn assign(&self) -> Timestamp {
+        let ts = self.clock.fetch_add(1, SeqCst) + 1;
+        // The ring must not lap the watermark; in practice it never comes close.
+        while ts - self.visible.load(Acquire) >= RING as u64 {
+            std::thread::yield_now();
+        }
+        ts
+    }
+
+    /// Marks `ts` finished (committed and stamped, or aborted) and advances
+    /// the watermark as far as the finished prefix allows.
+    pub fn finish(&self, ts: Timestamp) {
+        self.done[ts as usize % RING].store(ts, SeqCst);
+        loop {
+            let v = self.visible.load(SeqCst);
+            let next = v + 1;
+            if self.done[next as usize % RING].load(SeqCst) != next {
+                return;
+            }
+            let _ = self.visible.compare_exchange(v, next, SeqCst, SeqCst);
+        }
+    }
+
+    /// Waits until `ts` is readable by new transactions (so that a client
+    /// that is told "committed" sees its write in its next transaction).
+    pub fn wait_visible(&self, ts: Timestamp) {
+        let mut spins = 0u32;
+        while self.visible.load(Acquire) < ts {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else if spins < 256 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+        }
+    }
+}
+
+/// Slot states for `commit_ts`.
+pub const NOT_COMMITTING: u64 = 0;
+/// Between announcing the commit and receiving the timestamp (a few instructions).
+pub const ASSIGNING: u64 = u64::MAX;
+const NO_READER: u64 = u64::MAX;
+
+#[repr(align(64))]
+struct Slot {
+    id: AtomicU64,
+    read_ts: AtomicU64,
+    commit_ts: AtomicU64,
+}
+
+pub const SLOT_BITS: u32 = 10;
+pub const MAX_ACTIVE_TXNS: usize = 1 << SLOT_BITS;
+
+pub struct TxnTable {
+    slots: Box<[Slot]>,
+    next_seq: AtomicU64,
+    /// No snapshot older than this may be registered (see `register_reader`).
+    gc_horizon: AtomicU64,
+}
+
+thread_local! {
+    static SLOT_HINT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+impl Default for TxnTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TxnTable {
+    pub fn new() -> Self {
+        let slots = (0..MAX_ACTIVE_TXNS)
+            .map(|_| Slot { id: AtomicU64::new(0), read_ts: AtomicU64::new(NO_READER), commit_ts: AtomicU64::new(0) })
+            .collect();
+        TxnTable { slots, next_seq: AtomicU64::new(1), gc_horizon: AtomicU64::new(0) }
+    }
+
+    /// Claims a slot and registers a reader at the sequencer's watermark.
+    /// Returns (slot, txn id, read time).
+    pub fn begin(&self, seq: &Sequencer) -> Result<(usize, TxnId, Timestamp)> {
+        let start = SLOT_HINT.with(|h| {
+            if h.get() == usize::MAX {
+                let id = std::thread::current().id();
+                let hash = format!("{id:?}").bytes().fold(0usize, |a, b| a.wrapping_mul(31).wrapping_add(b as usize));
+                h.set(hash % MAX_ACTIVE_TXNS);
+            }
+            h.get()
+        });
+        let seqno = self.next_seq.fetch_add(1, Relaxed);
+        for probe in 0..MAX_ACTIVE_TXNS {
+            let i = (start + probe) % MAX_ACTIVE_TXNS;
+            let slot = &self.slots[i];
+            if slot.id.load(Relaxed) != 0 {
+                continue;
+            }
+            let id = (seqno << SLOT_BITS) | i as u64;
+            if slot.id.compare_exchange(0, id, Acquire, Relaxed).is_ok() {
+                if probe != 0 {
+                    SLOT_HINT.with(|h| h.set(i));
+                }
+                slot.commit_ts.store(NOT_COMMITTING, SeqCst);
+                let read_ts = self.register_reader(i, seq);
+                return Ok((i, id, read_ts));
+            }
+        }
+        Err(EngineError::TooManyTransactions(MAX_ACTIVE_TXNS))
+    }
+
+    /// Publishes a snapshot for slot `i` so GC keeps what it needs. The
+    /// store/load pair with `horizon` is a Dekker handshake: either GC sees
+    /// our read time, or we see GC's newer horizon and take a newer snapshot.
+    fn register_reader(&self, i: usize, seq: &Sequencer) -> Timestamp {
+        loop {
+            let ts = seq.visible();
+            self.slots[i].read_ts.store(ts, SeqCst);
+            if ts >= self.gc_horizon.load(SeqCst) {
+                return ts;
+            }
+        }
+    }
+
+    /// A newer snapshot for a read-committed statement.
+    pub fn refresh_reader(&self, i: usize, seq: &Sequencer) -> Timestamp {
+        self.register_reader(i, seq)
+    }
+
+    pub fn end(&self, i: usize) {
+        let slot = &self.slots[i];
+        slot.read_ts.store(NO_READER, SeqCst);
+        slot.commit_ts.store(NOT_COMMITTING, SeqCst);
+        slot.id.store(0, Release);
+    }
+
+    /// Announces that slot `i` is about to take a commit timestamp; validators
+    /// that meet this transaction's markers wait for the timestamp instead of
+    /// guessing.
+    pub fn announce_commit(&self, i: usize) {
+        self.slots[i].commit_ts.store(ASSIGNING, SeqCst);
+    }
+
+    pub fn set_commit_ts(&self, i: usize, ts: Timestamp) {
+        self.slots[i].commit_ts.store(ts, SeqCst);
+    }
+
+    /// The commit timestamp of transaction `id`, if it is still registered:
+    /// `Some(NOT_COMMITTING)` while it is running, `Some(ts)` once it has one,
+    /// `None` when it has finished (its markers are gone or about to be).
+    pub fn commit_ts_of(&self, id: TxnId) -> Option<Timestamp> {
+        let slot = &self.slots[(id as usize) & (MAX_ACTIVE_TXNS - 1)];
+        loop {
+            if slot.id.load(SeqCst) != id {
+                return None;
+            }
+            let c = slot.commit_ts.load(SeqCst);
+            if c == ASSIGNING {
+                std::hint::spin_loop();
+                continue;
+            }
+            if slot.id.load(SeqCst) != id {
+                return None;
+            }
+            return Some(c);
+        }
+    }
+
+    /// The oldest read time any transaction may still use. Versions that
+    /// ended at or before it are garbage.
+    pub fn horizon(&self, seq: &Sequencer) -> Timestamp {
+        let visible = seq.visible();
+        let first = self.min_reader().min(visible);
+        self.gc_horizon.fetch_max(first, SeqCst);
+        first.min(self.min_reader())
+    }
+
+    fn min_reader(&self) -> Timestamp {
+        self.slots.iter().map(|s| s.read_ts.load(SeqCst)).min().unwrap_or(NO_READER)
+    }
+
+    pub fn active(&self) -> usize {
+        self.slots.iter().filter(|s| s.id.load(Relaxed) != 0).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watermark_waits_for_the_finished_prefix() {
+        let s = Sequencer::new(0);
+        let a = s.assign();
+        let b = s.assign();
+        let c = s.assign();
+        s.finish(b);
+        assert_eq!(s.visible(), 0);
+        s.finish(a);
+        assert_eq!(s.visible(), b);
+        s.finish(c);
+        assert_eq!(s.visible(), c);
+    }
+
+    #[test]
+    fn horizon_tracks_the_oldest_reader() {
+        let s = Sequencer::new(10);
+        let t = TxnTable::new();
+        let (slot, id, read) = t.begin(&s).unwrap();
+        assert_eq!(read, 10);
+        let ts = s.assign();
+        s.finish(ts);
+        assert_eq!(t.horizon(&s), 10);
+        assert_eq!(t.commit_ts_of(id), Some(NOT_COMMITTING));
+        t.end(slot);
+        assert_eq!(t.commit_ts_of(id), None);
+        assert_eq!(t.horizon(&s), 11);
+    }
+}

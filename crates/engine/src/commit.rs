@@ -1,0 +1,198 @@
+//! Commit: timestamp, validation, log, stamping, visibility.
+//!
+//! ```text
+//! announce → ts = clock+1 → validate (RR: reads; SER: reads + scans)
+//!          → append after-images to the commit log → [wait for durability]
+//!          → stamp ts over our markers → finish(ts) → wait until visible → GC batch
+//! ```
+//! A transaction that fails validation, or whose log write fails, undoes
+//! its writes and still finishes its timestamp, so that the watermark moves
+//! on. Aborted transactions write nothing to the log.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::*;
+
+use crossbeam_epoch::{self as epoch, Guard};
+
+use crate::codec::Encoder;
+use crate::error::{ConflictReason, EngineError, Result};
+use crate::gc::GcItem;
+use crate::mvcc::{Row, Timestamp};
+use crate::record::{WriteRecord, begin_commit, push_write};
+use crate::table::Table;
+use crate::txn::{Durability, Isolation, Transaction, changed_since, read_still_valid};
+
+/// What a successful commit reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// The commit timestamp (the snapshot time for a read-only transaction).
+    pub ts: Timestamp,
+    /// Whether anything was written.
+    pub wrote: bool,
+}
+
+/// A row's net effect in one transaction.
+struct NetWrite<'g> {
+    table: &'g Arc<Table>,
+    row: &'g Arc<Row>,
+    /// The final image, or None for a delete.
+    image: Option<&'g [u8]>,
+    /// Begin ts of the committed version replaced (0: none).
+    prev_ts: Timestamp,
+}
+
+impl Transaction {
+    pub fn commit(mut self) -> Result<CommitInfo> {
+        if self.ended {
+            return Err(EngineError::TransactionEnded);
+        }
+        if self.ops.is_empty() {
+            let ts = self.read_ts;
+            self.end();
+            return Ok(CommitInfo { ts, wrote: false });
+        }
+        let engine = self.engine.clone();
+        engine.txns.announce_commit(self.slot);
+        let ts = engine.seq.assign();
+        engine.txns.set_commit_ts(self.slot, ts);
+
+        if let Err(e) = self.validate(ts) {
+            self.undo_from(0);
+            engine.seq.finish(ts);
+            self.end();
+            return Err(e);
+        }
+
+        let guard = epoch::pin();
+        let rows = self.touched_rows();
+        let net: Vec<NetWrite<'_>> = rows.iter().filter_map(|(t, r)| self.net_write(t, r, &guard)).collect();
+
+        if let Some(log) = &engine.log {
+            let mut e = Encoder::with_capacity(
+                64 + net.iter().map(|w| w.row.key.len() + w.image.map_or(0, |i| i.len()) + 32).sum::<usize>(),
+            );
+            begin_commit(&mut e, ts, net.len() as u32);
+            for w in &net {
+                push_write(
+                    &mut e,
+                    &WriteRecord { table: w.table.id, key: &w.row.key, prev_ts: w.prev_ts, row: w.image },
+                );
+            }
+            let result = log.append(&e.buf).and_then(|ticket| match self.durability {
+                Durability::Synchronous => log.wait_durable(ticket),
+                Durability::Lazy => Ok(()),
+            });
+            if let Err(err) = result {
+                drop(net);
+                engine.fail(&err);
+                self.undo_from(0);
+                engine.seq.finish(ts);
+                self.end();
+                return Err(EngineError::CommitFailed(err));
+            }
+        }
+        drop(net);
+
+        self.stamp(&rows, ts, &guard);
+        engine.seq.finish(ts);
+        engine.seq.wait_visible(ts);
+        let n = rows.len();
+        for (table, row) in rows {
+            engine.gc.push(GcItem { table, row, ts });
+        }
+        self.ops.clear();
+        self.end();
+        drop(guard);
+        engine.gc.work(&engine, 2 * n + 8);
+        Ok(CommitInfo { ts, wrote: true })
+    }
+
+    fn validate(&self, ts: Timestamp) -> Result<()> {
+        if !matches!(self.isolation, Isolation::RepeatableRead | Isolation::Serializable) {
+            return Ok(());
+        }
+        for r in &self.reads {
+            if !read_still_valid(&self.engine, unsafe { &*r.version }, self.me, ts) {
+                return Err(EngineError::conflict(ConflictReason::ReadValidation));
+            }
+        }
+        if self.isolation == Isolation::Serializable {
+            let guard = epoch::pin();
+            for scan in &self.scans {
+                let (lower, upper) = scan.range.bounds();
+                let mut phantom = false;
+                scan.table.for_each_candidate(scan.index, lower, upper, |_, row| {
+                    phantom = changed_since(&self.engine, row, self.me, self.read_ts, ts, &guard);
+                    !phantom
+                })?;
+                if phantom {
+                    return Err(EngineError::conflict(ConflictReason::Phantom));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Each row written, once, in first-write order.
+    fn touched_rows(&self) -> Vec<(Arc<Table>, Arc<Row>)> {
+        let mut out: Vec<(Arc<Table>, Arc<Row>)> = Vec::with_capacity(self.ops.len());
+        if self.ops.len() <= 8 {
+            for op in &self.ops {
+                if !out.iter().any(|(_, r)| Arc::ptr_eq(r, &op.row)) {
+                    out.push((op.table.clone(), op.row.clone()));
+                }
+            }
+        } else {
+            let mut seen = HashSet::with_capacity(self.ops.len());
+            for op in &self.ops {
+                if seen.insert(Arc::as_ptr(&op.row) as usize) {
+                    out.push((op.table.clone(), op.row.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The row's net change: our versions sit on top of its chain.
+    fn net_write<'g>(&self, table: &'g Arc<Table>, row: &'g Arc<Row>, guard: &'g Guard) -> Option<NetWrite<'g>> {
+        let mut cur = row.head.load(Acquire, guard);
+        let mut image = None;
+        let mut top = true;
+        while let Some(v) = unsafe { cur.as_ref() } {
+            if v.begin.load(Acquire) != self.me {
+                break;
+            }
+            if top && v.end.load(Acquire) != self.me {
+                image = Some(&v.data[..]);
+            }
+            top = false;
+            cur = v.next.load(Acquire, guard);
+        }
+        let prev_ts = match unsafe { cur.as_ref() } {
+            Some(orig) if orig.end.load(Acquire) == self.me => orig.begin.load(Acquire),
+            _ => 0,
+        };
+        if image.is_none() && prev_ts == 0 {
+            return None; // inserted and deleted again
+        }
+        Some(NetWrite { table, row, image, prev_ts })
+    }
+
+    fn stamp(&self, rows: &[(Arc<Table>, Arc<Row>)], ts: Timestamp, guard: &Guard) {
+        for (_, row) in rows {
+            let mut cur = row.head.load(Acquire, guard);
+            while let Some(v) = unsafe { cur.as_ref() } {
+                let mine = v.begin.load(Acquire) == self.me;
+                if v.end.load(Acquire) == self.me {
+                    v.end.store(ts, Release);
+                }
+                if !mine {
+                    break;
+                }
+                v.begin.store(ts, Release);
+                cur = v.next.load(Acquire, guard);
+            }
+        }
+    }
+}

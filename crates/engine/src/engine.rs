@@ -1,0 +1,454 @@
+//! The engine: one partition's tables, its transactions, its log and its
+//! checkpoints.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::*};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+use tessera_log::{Log, LogConfig, LogError};
+
+use crate::checkpoint::{CheckpointState, CheckpointStats};
+use crate::clock::{Sequencer, TxnTable};
+use crate::error::{EngineError, Result};
+use crate::gc::Gc;
+use crate::index::Index;
+use crate::record::{DdlOp, encode_ddl};
+use crate::schema::{IndexId, IndexSpec, TableId, TableSpec};
+use crate::table::{Table, index_key};
+use crate::txn::{Durability, Isolation, Transaction};
+
+/// Where a commit's after-images go, and how the engine learns they are
+/// durable. The local group-committed log implements it today; a replicated
+/// log, where durable means "a quorum has it", implements it in a cluster.
+pub trait CommitLog: Send + Sync {
+    /// Hands over one commit record; returns a ticket for `wait_durable`.
+    fn append(&self, record: &[u8]) -> Result<u64, LogError>;
+    /// Blocks until the record with this ticket is durable.
+    fn wait_durable(&self, ticket: u64) -> Result<(), LogError>;
+}
+
+/// The node's local log, seen as one partition's commit log.
+pub struct LocalCommitLog {
+    pub log: Arc<Log>,
+    pub stream: u32,
+}
+
+impl CommitLog for LocalCommitLog {
+    fn append(&self, record: &[u8]) -> Result<u64, LogError> {
+        self.log.append(self.stream, record)
+    }
+    fn wait_durable(&self, ticket: u64) -> Result<(), LogError> {
+        self.log.wait_durable(ticket)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Data directory (`log/` and `checkpoint/` beneath it). None: purely
+    /// in memory, no log ("log off").
+    pub dir: Option<PathBuf>,
+    /// Default durability of commits (a transaction may override it).
+    pub durability: Durability,
+    /// Lazy commits reach the disk within this interval.
+    pub lazy_flush_interval: Duration,
+    /// Log segment size.
+    pub segment_bytes: u64,
+    /// A background checkpoint starts when this many log bytes accumulated
+    /// since the last one (0 disables automatic checkpoints).
+    pub checkpoint_log_bytes: u64,
+    /// Merge checkpoint data files when there are more than this many.
+    pub checkpoint_merge_files: usize,
+    /// The stream id of this partition in the shared log.
+    pub stream: u32,
+    /// Threads used to load checkpoint files at recovery.
+    pub recovery_threads: usize,
+}
+
+impl EngineConfig {
+    pub fn in_memory() -> Self {
+        EngineConfig {
+            dir: None,
+            durability: Durability::Synchronous,
+            lazy_flush_interval: Duration::from_millis(10),
+            segment_bytes: 64 << 20,
+            checkpoint_log_bytes: 256 << 20,
+            checkpoint_merge_files: 8,
+            stream: 0,
+            recovery_threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+        }
+    }
+
+    pub fn durable(dir: impl Into<PathBuf>) -> Self {
+        EngineConfig { dir: Some(dir.into()), ..Self::in_memory() }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Catalog {
+    pub by_name: HashMap<String, Arc<Table>>,
+    pub by_id: HashMap<TableId, Arc<Table>>,
+    pub next_table_id: TableId,
+}
+
+pub struct EngineInner {
+    pub(crate) config: EngineConfig,
+    pub(crate) seq: Sequencer,
+    pub(crate) txns: TxnTable,
+    pub(crate) gc: Gc,
+    pub(crate) catalog: RwLock<Catalog>,
+    pub(crate) log: Option<Box<dyn CommitLog>>,
+    pub(crate) local_log: Option<Arc<Log>>,
+    pub(crate) checkpoint: Mutex<CheckpointState>,
+    read_only: Mutex<Option<String>>,
+    is_read_only: AtomicBool,
+    /// Live version records (allocated minus freed).
+    pub(crate) versions: AtomicI64,
+    shutdown: (Mutex<bool>, Condvar),
+    /// Serializes DDL operations.
+    pub(crate) ddl: Mutex<()>,
+}
+
+impl EngineInner {
+    pub(crate) fn new(config: EngineConfig, local_log: Option<Arc<Log>>) -> Self {
+        let log: Option<Box<dyn CommitLog>> =
+            local_log.clone().map(|log| Box::new(LocalCommitLog { log, stream: config.stream }) as Box<dyn CommitLog>);
+        EngineInner {
+            config,
+            seq: Sequencer::new(0),
+            txns: TxnTable::new(),
+            gc: Gc::default(),
+            catalog: RwLock::new(Catalog { next_table_id: 1, ..Default::default() }),
+            log,
+            local_log,
+            checkpoint: Mutex::new(CheckpointState::default()),
+            read_only: Mutex::new(None),
+            is_read_only: AtomicBool::new(false),
+            versions: AtomicI64::new(0),
+            shutdown: (Mutex::new(false), Condvar::new()),
+            ddl: Mutex::new(()),
+        }
+    }
+
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.is_read_only.load(Relaxed) {
+            let reason = self.read_only.lock().clone().unwrap_or_default();
+            return Err(EngineError::ReadOnly(reason));
+        }
+        Ok(())
+    }
+
+    /// After a log failure the engine keeps serving reads but refuses writes:
+    /// the in-memory state may hold lazily committed data the disk lost, and
+    /// only a restart (recovery from the files) re-establishes the truth.
+    pub(crate) fn fail(&self, err: &LogError) {
+        let mut r = self.read_only.lock();
+        if r.is_none() {
+            tracing::error!(error = %err, "commit log failed; the engine is now read-only");
+            *r = Some(err.to_string());
+        }
+        self.is_read_only.store(true, SeqCst);
+    }
+
+    /// Runs a DDL operation through the sequencer and the log (always
+    /// synchronously durable), then applies it.
+    fn run_ddl<T>(&self, op: DdlOp, apply: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.check_writable()?;
+        let ts = self.seq.assign();
+        if let Some(log) = &self.log
+            && let Err(e) = log.append(&encode_ddl(ts, &op)).and_then(|t| log.wait_durable(t))
+        {
+            self.fail(&e);
+            self.seq.finish(ts);
+            return Err(EngineError::CommitFailed(e));
+        }
+        let out = apply();
+        self.seq.finish(ts);
+        self.seq.wait_visible(ts);
+        out
+    }
+
+    /// Applies a DDL operation to the in-memory catalog (also used by
+    /// recovery and replicas).
+    pub(crate) fn apply_ddl(&self, op: &DdlOp) -> Result<()> {
+        let mut cat = self.catalog.write();
+        match op {
+            DdlOp::CreateTable(spec) => {
+                let table = Arc::new(Table::new(spec.clone()));
+                cat.by_name.insert(spec.name.clone(), table.clone());
+                cat.by_id.insert(spec.id, table);
+                cat.next_table_id = cat.next_table_id.max(spec.id + 1);
+            }
+            DdlOp::DropTable(id) => {
+                if let Some(t) = cat.by_id.remove(id) {
+                    cat.by_name.remove(&t.name());
+                }
+            }
+            DdlOp::CreateIndex(tid, ix) => {
+                let table = cat.by_id.get(tid).cloned().ok_or_else(|| EngineError::NoSuchTable(format!("id {tid}")))?;
+                drop(cat);
+                build_index(&table, ix.clone())?;
+            }
+            DdlOp::DropIndex(tid, ix) => {
+                if let Some(table) = cat.by_id.get(tid) {
+                    let mut spec = (*table.spec()).clone();
+                    spec.secondary.retain(|i| i.id != *ix);
+                    table.set_spec(spec);
+                    table.remove_secondary(*ix);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn table_by_id(&self, id: TableId) -> Option<Arc<Table>> {
+        self.catalog.read().by_id.get(&id).cloned()
+    }
+}
+
+/// Adds an index to a table and fills it from every existing version.
+/// Writers that start after the index is registered maintain it themselves;
+/// writes already in progress finish before registration (see `Table::ddl`).
+fn build_index(table: &Arc<Table>, ix: IndexSpec) -> Result<()> {
+    let index = Arc::new(Index::new(ix.clone()));
+    {
+        let _quiesce = table.ddl.write();
+        table.add_secondary(index.clone());
+        let mut spec = (*table.spec()).clone();
+        spec.secondary.push(ix.clone());
+        spec.next_index_id = spec.next_index_id.max(ix.id + 1);
+        table.set_spec(spec);
+    }
+    let guard = crossbeam_epoch::pin();
+    let sguard = scc::Guard::new();
+    let mut live: HashMap<Vec<u8>, usize> = HashMap::new();
+    for (_, row) in table.rows.iter(&sguard) {
+        let mut cur = row.head.load(Acquire, &guard);
+        if cur.tag() == crate::mvcc::REMOVED_TAG {
+            continue;
+        }
+        let mut newest = true;
+        while let Some(v) = unsafe { cur.as_ref() } {
+            if v.begin.load(Acquire) != crate::mvcc::INFINITY {
+                let (key, has_null) = index_key(&ix.columns, &v.data)?;
+                index.add(&key, row);
+                if ix.unique && newest && !has_null && v.end.load(Acquire) == crate::mvcc::INFINITY {
+                    *live.entry(key).or_default() += 1;
+                }
+                newest = false;
+            }
+            cur = v.next.load(Acquire, &guard);
+        }
+    }
+    if live.values().any(|&n| n > 1) {
+        table.remove_secondary(ix.id);
+        let mut spec = (*table.spec()).clone();
+        spec.secondary.retain(|i| i.id != ix.id);
+        table.set_spec(spec);
+        return Err(EngineError::UniqueViolation { table: table.name(), index: ix.name });
+    }
+    Ok(())
+}
+
+/// A storage engine instance: one partition.
+pub struct Engine {
+    inner: Arc<EngineInner>,
+    background: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Counters for tests, benchmarks and system views.
+#[derive(Debug, Clone, Default)]
+pub struct EngineStats {
+    pub versions: i64,
+    pub versions_freed: u64,
+    pub rows_removed: u64,
+    pub gc_pending: usize,
+    pub active_transactions: usize,
+    pub last_commit_ts: u64,
+    pub tables: usize,
+}
+
+impl Engine {
+    /// Opens (recovering from checkpoint and log) or creates an engine.
+    pub fn open(config: EngineConfig) -> Result<Engine> {
+        let inner = match &config.dir {
+            None => Arc::new(EngineInner::new(config.clone(), None)),
+            Some(dir) => {
+                let mut log_config = LogConfig::new(dir.join("log"));
+                log_config.lazy_flush_interval = config.lazy_flush_interval;
+                log_config.segment_bytes = config.segment_bytes;
+                let (log, report) = Log::open(log_config)?;
+                if let Some(cut) = &report.cut_tail {
+                    tracing::warn!(file = %cut.file.display(), offset = cut.offset, bytes = cut.discarded_bytes, reason = %cut.reason, "cut a torn log tail");
+                }
+                let inner = Arc::new(EngineInner::new(config.clone(), Some(Arc::new(log))));
+                crate::recovery::recover(&inner)?;
+                inner
+            }
+        };
+        let engine = Engine { inner, background: Mutex::new(None) };
+        if engine.inner.local_log.is_some() && engine.inner.config.checkpoint_log_bytes > 0 {
+            let inner = engine.inner.clone();
+            let handle = std::thread::Builder::new()
+                .name("tessera-checkpoint".into())
+                .spawn(move || checkpoint_loop(inner))
+                .map_err(|e| EngineError::io("starting the checkpoint thread", e))?;
+            *engine.background.lock() = Some(handle);
+        }
+        Ok(engine)
+    }
+
+    pub fn begin(&self, isolation: Isolation) -> Result<Transaction> {
+        Transaction::new(self.inner.clone(), isolation)
+    }
+
+    pub fn create_table(&self, mut spec: TableSpec) -> Result<Arc<Table>> {
+        spec.validate()?;
+        let _ddl = self.inner.ddl.lock();
+        {
+            let mut cat = self.inner.catalog.write();
+            if cat.by_name.contains_key(&spec.name) {
+                return Err(EngineError::TableExists(spec.name));
+            }
+            spec.id = cat.next_table_id;
+            cat.next_table_id += 1;
+        }
+        let name = spec.name.clone();
+        let op = DdlOp::CreateTable(spec);
+        self.inner.run_ddl(op.clone(), || self.inner.apply_ddl(&op))?;
+        self.table(&name).ok_or_else(|| EngineError::Internal(format!("table {name} vanished after creation")))
+    }
+
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        let _ddl = self.inner.ddl.lock();
+        let table = self.table(name).ok_or_else(|| EngineError::NoSuchTable(name.into()))?;
+        let op = DdlOp::DropTable(table.id);
+        self.inner.run_ddl(op.clone(), || self.inner.apply_ddl(&op))
+    }
+
+    pub fn create_index(&self, table: &str, mut index: IndexSpec) -> Result<()> {
+        let _ddl = self.inner.ddl.lock();
+        let t = self.table(table).ok_or_else(|| EngineError::NoSuchTable(table.into()))?;
+        let spec = t.spec();
+        if spec.index_by_name(&index.name).is_some() {
+            return Err(EngineError::IndexExists(index.name));
+        }
+        if index.columns.is_empty() {
+            return Err(EngineError::InvalidSchema(format!("index \"{}\" has no key columns", index.name)));
+        }
+        index.id = spec.next_index_id;
+        // Build first (it may fail on duplicates), then log: replay rebuilds it.
+        build_index(&t, index.clone())?;
+        let op = DdlOp::CreateIndex(t.id, index.clone());
+        self.inner.run_ddl(op, || Ok(())).inspect_err(|_| {
+            t.remove_secondary(index.id);
+        })
+    }
+
+    pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {
+        let _ddl = self.inner.ddl.lock();
+        let t = self.table(table).ok_or_else(|| EngineError::NoSuchTable(table.into()))?;
+        let id: IndexId = t
+            .spec()
+            .secondary
+            .iter()
+            .find(|i| i.name == index)
+            .map(|i| i.id)
+            .ok_or_else(|| EngineError::NoSuchIndex(index.into()))?;
+        let op = DdlOp::DropIndex(t.id, id);
+        self.inner.run_ddl(op.clone(), || self.inner.apply_ddl(&op))
+    }
+
+    pub fn table(&self, name: &str) -> Option<Arc<Table>> {
+        self.inner.catalog.read().by_name.get(name).cloned()
+    }
+
+    pub fn tables(&self) -> Vec<Arc<TableSpec>> {
+        let mut v: Vec<_> = self.inner.catalog.read().by_id.values().map(|t| t.spec()).collect();
+        v.sort_by_key(|s| s.id);
+        v
+    }
+
+    /// Writes a checkpoint now (a no-op for an in-memory engine).
+    pub fn checkpoint(&self) -> Result<Option<CheckpointStats>> {
+        crate::checkpoint::checkpoint(&self.inner)
+    }
+
+    /// Collects all garbage that is collectable now.
+    pub fn collect_garbage(&self) {
+        self.inner.gc.drain(&self.inner);
+    }
+
+    /// Makes every commit so far durable (lazy ones included).
+    pub fn flush(&self) -> Result<()> {
+        if let Some(log) = &self.inner.local_log {
+            log.flush()?;
+        }
+        Ok(())
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.inner.is_read_only.load(Relaxed)
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        EngineStats {
+            versions: self.inner.versions.load(Relaxed),
+            versions_freed: self.inner.gc.versions_freed.load(Relaxed),
+            rows_removed: self.inner.gc.rows_removed.load(Relaxed),
+            gc_pending: self.inner.gc.pending(),
+            active_transactions: self.inner.txns.active(),
+            last_commit_ts: self.inner.seq.visible(),
+            tables: self.inner.catalog.read().by_id.len(),
+        }
+    }
+
+    pub fn log(&self) -> Option<&Arc<Log>> {
+        self.inner.local_log.as_ref()
+    }
+
+    /// Stops background work and flushes the log. Also done on drop.
+    pub fn close(&self) -> Result<()> {
+        {
+            let (lock, cv) = &self.inner.shutdown;
+            *lock.lock() = true;
+            cv.notify_all();
+        }
+        if let Some(h) = self.background.lock().take() {
+            let _ = h.join();
+        }
+        if let Some(log) = &self.inner.local_log {
+            log.close()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+fn checkpoint_loop(inner: Arc<EngineInner>) {
+    let (lock, cv) = &inner.shutdown;
+    loop {
+        {
+            let mut stop = lock.lock();
+            if *stop {
+                return;
+            }
+            cv.wait_for(&mut stop, Duration::from_millis(200));
+            if *stop {
+                return;
+            }
+        }
+        let due = crate::checkpoint::log_bytes_since_checkpoint(&inner) >= inner.config.checkpoint_log_bytes;
+        if due && let Err(e) = crate::checkpoint::checkpoint(&inner) {
+            tracing::error!(error = %e, "background checkpoint failed");
+        }
+    }
+}

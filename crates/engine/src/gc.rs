@@ -1,0 +1,152 @@
+//! Cooperative garbage collection.
+//!
+//! Committing transactions hand the rows they changed to a queue, stamped
+//! with their commit timestamp, and then collect a small batch themselves
+//! (Hekaton's cooperative GC: no dedicated collector thread whose speed
+//! could fall behind the workload). A queued row is collected once its
+//! timestamp is at or below the *horizon*, the oldest snapshot any
+//! transaction may still read: then the version written at that timestamp is
+//! visible to everyone, every older version of the row is garbage, and if the
+//! row was deleted, the row itself leaves its indexes.
+//!
+//! Versions are unlinked with atomic stores and freed through
+//! `crossbeam-epoch` once no reader can still be walking them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+
+use crossbeam_epoch::{self as epoch, Guard, Shared};
+use crossbeam_queue::SegQueue;
+
+use crate::engine::EngineInner;
+use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Timestamp, Version, defer_free_chain, is_marker};
+use crate::table::Table;
+
+pub(crate) struct GcItem {
+    pub table: Arc<Table>,
+    pub row: Arc<Row>,
+    pub ts: Timestamp,
+}
+
+#[derive(Default)]
+pub(crate) struct Gc {
+    queue: SegQueue<GcItem>,
+    horizon: AtomicU64,
+    calls_since_refresh: AtomicU64,
+    pub versions_freed: AtomicU64,
+    pub rows_removed: AtomicU64,
+}
+
+/// How many commits may pass before the horizon is recomputed (it scans the
+/// transaction table, so it is not done on every commit).
+const REFRESH_EVERY: u64 = 16;
+
+impl Gc {
+    pub fn push(&self, item: GcItem) {
+        self.queue.push(item);
+    }
+
+    pub fn pending(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Collects up to `budget` queued rows whose time has come.
+    pub fn work(&self, engine: &EngineInner, budget: usize) {
+        let mut horizon = self.horizon.load(Relaxed);
+        let mut refreshed = false;
+        let guard = epoch::pin();
+        for _ in 0..budget {
+            let Some(item) = self.queue.pop() else { break };
+            if item.ts > horizon {
+                let due = self.calls_since_refresh.fetch_add(1, Relaxed) >= REFRESH_EVERY;
+                if !refreshed && due {
+                    horizon = self.refresh(engine);
+                    refreshed = true;
+                }
+                if item.ts > horizon {
+                    self.queue.push(item);
+                    break;
+                }
+            }
+            if !self.collect_row(engine, &item, horizon, &guard) {
+                self.queue.push(item);
+            }
+        }
+    }
+
+    fn refresh(&self, engine: &EngineInner) -> Timestamp {
+        self.calls_since_refresh.store(0, Relaxed);
+        let h = engine.txns.horizon(&engine.seq);
+        self.horizon.fetch_max(h, Relaxed);
+        h
+    }
+
+    /// Collects everything that can be collected now (VACUUM, tests).
+    pub fn drain(&self, engine: &EngineInner) {
+        let horizon = self.refresh(engine);
+        let guard = epoch::pin();
+        for _ in 0..self.queue.len() {
+            let Some(item) = self.queue.pop() else { break };
+            if item.ts > horizon || !self.collect_row(engine, &item, horizon, &guard) {
+                self.queue.push(item);
+            }
+        }
+    }
+
+    /// Cuts the versions of one row that no snapshot at or after `horizon`
+    /// can see. Returns false if another collector holds the row.
+    fn collect_row(&self, engine: &EngineInner, item: &GcItem, horizon: Timestamp, guard: &Guard) -> bool {
+        let row = &item.row;
+        if row.gc_busy.swap(true, Acquire) {
+            return false;
+        }
+        let head = row.head.load(Acquire, guard);
+        if head.tag() != REMOVED_TAG {
+            // Find X, the newest version that every snapshot >= horizon reaches.
+            let mut prev: Option<&Version> = None;
+            let mut cur = head;
+            while let Some(v) = unsafe { cur.as_ref() } {
+                let b = v.begin.load(Acquire);
+                if !is_marker(b) && b != INFINITY && b <= horizon {
+                    break;
+                }
+                prev = Some(v);
+                cur = v.next.load(Acquire, guard);
+            }
+            if let Some(x) = unsafe { cur.as_ref() } {
+                let e = x.end.load(Acquire);
+                let x_dead = !is_marker(e) && e != INFINITY && e <= horizon;
+                let detached: Shared<'_, Version> = match (x_dead, prev) {
+                    (true, None) => {
+                        // The whole row is dead: tag it removed so that
+                        // inserters start a fresh row, then unlink it.
+                        let removed = Shared::null().with_tag(REMOVED_TAG);
+                        if row.head.compare_exchange(head, removed, AcqRel, Acquire, guard).is_ok() {
+                            item.table.remove_row(row);
+                            self.rows_removed.fetch_add(1, Relaxed);
+                            head
+                        } else {
+                            Shared::null()
+                        }
+                    }
+                    (true, Some(p)) => p.next.swap(Shared::null(), AcqRel, guard),
+                    (false, _) => x.next.swap(Shared::null(), AcqRel, guard),
+                };
+                if !detached.is_null() {
+                    let mut dropped = Vec::new();
+                    let mut c = detached;
+                    while let Some(v) = unsafe { c.as_ref() } {
+                        dropped.push(v);
+                        c = v.next.load(Acquire, guard);
+                    }
+                    item.table.unindex(row, &dropped, guard);
+                    let n = unsafe { defer_free_chain(detached, guard) };
+                    engine.versions.fetch_sub(n as i64, Relaxed);
+                    self.versions_freed.fetch_add(n as u64, Relaxed);
+                }
+            }
+        }
+        row.gc_busy.store(false, Release);
+        true
+    }
+}

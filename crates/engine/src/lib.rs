@@ -1,0 +1,89 @@
+//! Tessera's storage engine: one partition's rows, in memory, multiversioned,
+//! with optimistic transactions, a redo-only log and checkpoints.
+//!
+//! This crate is the product's core, modeled on SQL Server's Hekaton. It has
+//! no SQL, no network and no async runtime; the SQL layer above talks to it
+//! through [`Engine`], [`Transaction`] and the row contract in [`tuple`].
+//!
+//! ```text
+//!            Transaction ──get/scan──▶ Table ──▶ row directory (hash, lock-free reads)
+//!                 │                     │        primary ordered index (skip list)
+//!                 │                     │        secondary indexes (hash | skip list)
+//!                 │                     ▼
+//!                 │                    Row ──▶ Version(begin,end,data) ─▶ older ─▶ …
+//!                 │ commit
+//!                 ▼
+//!   Sequencer (one atomic counter) ─▶ validate ─▶ CommitLog (group commit) ─▶ stamp ─▶ visible
+//!                                                     │
+//!                              checkpoint (from the log) ─▶ data + delta files + manifest
+//! ```
+//!
+//! **Rows and versions** ([`mvcc`]). A row is the history of one primary key:
+//! a chain of versions, newest first, each with `[begin, end)` timestamps.
+//! Readers pick the version whose range holds their read time and never wait.
+//!
+//! **Transactions** ([`txn`], `commit.rs`). Writers claim a row's newest
+//! version by compare-and-swap (first writer wins; the loser gets a retryable
+//! [`EngineError::Conflict`], which SQL maps to SQLSTATE 40001). At commit, a
+//! timestamp comes from one atomic counter; repeatable read re-checks that
+//! every version read is still current, serializable also repeats its scans
+//! to catch phantoms; snapshot isolation validates nothing; read committed
+//! takes a new snapshot per statement. The after-images then go to the
+//! [`CommitLog`]; once durable (or at once, for lazy durability) the
+//! transaction's markers are replaced by its timestamp, and the *visible
+//! watermark* (`clock.rs`) moves past it when all earlier timestamps are
+//! done. New snapshots read at the watermark, so readers never meet a change
+//! whose fate is undecided and never see undurable synchronous commits.
+//!
+//! **Indexes** ([`index`], `table.rs`). Every table has a row directory
+//! (`scc::HashIndex`, lock-free reads, per-bucket locks for writers) keyed by
+//! primary key; an ordered primary key adds a lock-free skip list
+//! (`crossbeam-skiplist`). Secondary indexes, unique or not, are hash maps or
+//! skip lists pointing at rows; readers re-check the key of the version they
+//! see. So: lock-free for readers everywhere, fine-grained (one bucket) for
+//! hash-map writers, lock-free for skip-list writers.
+//!
+//! **Garbage collection** (`gc.rs`) is cooperative: committing transactions
+//! queue the rows they changed and collect a small batch of rows whose old
+//! versions no snapshot can see any more. Memory is reclaimed through epochs.
+//!
+//! **Durability**: redo only. Aborted transactions write nothing; a commit
+//! record holds the after-images of the rows it changed (`record.rs`). The
+//! log (crate `tessera-log`) group-commits concurrent transactions into one
+//! fsync. [`Durability::Synchronous`] acknowledges after the fsync,
+//! [`Durability::Lazy`] at once with a bounded flush delay. If the log fails
+//! (disk full, I/O error) the failing commit is rolled back and reported, and
+//! the engine turns **read-only**: it keeps serving reads and refuses writes
+//! until restarted, when recovery rebuilds exactly the durable state.
+//!
+//! **Checkpoints and recovery** (`checkpoint.rs`, `recovery.rs`) follow
+//! Hekaton: checkpoints are built from the log stream alone, as data files
+//! (rows inserted in a timestamp range) and delta files (ids of rows deleted
+//! since), merged when they grow past the live data; recovery loads the
+//! newest checkpoint's files in parallel and replays the log tail through the
+//! same apply path (`apply.rs`) a replica will use.
+
+mod apply;
+pub mod checkpoint;
+pub mod clock;
+mod codec;
+mod commit;
+mod engine;
+mod error;
+mod gc;
+pub mod index;
+pub mod mvcc;
+pub mod record;
+mod recovery;
+pub mod schema;
+mod table;
+pub mod tuple;
+pub mod txn;
+
+pub use checkpoint::CheckpointStats;
+pub use commit::CommitInfo;
+pub use engine::{CommitLog, Engine, EngineConfig, EngineStats, LocalCommitLog};
+pub use error::{ConflictReason, EngineError, ErrorClass, Result};
+pub use schema::{IndexId, IndexKind, IndexSpec, PRIMARY, TableId, TableSpec};
+pub use table::Table;
+pub use txn::{Durability, Isolation, KeyRange, PutCondition, PutOutcome, RowVersion, Savepoint, Transaction};

@@ -1,0 +1,609 @@
+//! Transactions: reads, writes and the bookkeeping validation needs.
+//!
+//! A transaction reads at its snapshot (`read_ts`) without taking any lock.
+//! A write claims the row's newest version by compare-and-swapping its own
+//! marker into that version's `end` (first writer wins: a second writer sees
+//! the marker, or a commit newer than its snapshot, and gets a retryable
+//! conflict), then links a new version carrying its marker in `begin`.
+//! Everything a transaction did is kept in `ops`, which serves as undo log
+//! (abort, rollback to savepoint) and write set (commit, see `commit.rs`).
+//! Repeatable read and serializable also keep the versions they read, and
+//! serializable keeps the ranges it scanned, for validation at commit.
+
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::*;
+
+use crossbeam_epoch::{self as epoch, Guard, Shared};
+
+use crate::engine::EngineInner;
+use crate::error::{ConflictReason, EngineError, Result};
+use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Seen, Timestamp, TxnId, Version, is_marker, marker};
+use crate::schema::{IndexId, PRIMARY};
+use crate::table::{Table, index_key};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Each statement reads the newest committed state (call
+    /// [`Transaction::refresh_snapshot`] at statement start); no validation.
+    ReadCommitted,
+    /// One snapshot for the whole transaction; write-write conflicts only.
+    Snapshot,
+    /// Snapshot plus read stability: rows read must be unchanged at commit.
+    RepeatableRead,
+    /// Read stability plus phantom avoidance: scans are repeated at commit.
+    Serializable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Acknowledged after the log record is on disk (group commit).
+    Synchronous,
+    /// Acknowledged at once; the log is flushed within a bounded interval.
+    Lazy,
+}
+
+/// A condition on a conditional write (cf. RAMCloud's reject rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutCondition {
+    Always,
+    /// Fail if a row with this key is visible.
+    Absent,
+    /// Fail unless a row with this key is visible.
+    Present,
+    /// Fail unless the visible version is exactly this one.
+    VersionIs(RowVersion),
+}
+
+/// The identity of a committed version: its begin timestamp. A version
+/// written by the current transaction reports [`RowVersion::OWN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RowVersion(pub u64);
+
+impl RowVersion {
+    pub const OWN: RowVersion = RowVersion(u64::MAX);
+}
+
+/// Outcome of a conditional write whose condition failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutOutcome {
+    Written,
+    Rejected { current: Option<RowVersion> },
+}
+
+/// A key range over an index, in encoded key form (see `tuple.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    pub lower: Bound<Vec<u8>>,
+    pub upper: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    pub fn all() -> Self {
+        KeyRange { lower: Bound::Unbounded, upper: Bound::Unbounded }
+    }
+    pub fn point(key: Vec<u8>) -> Self {
+        KeyRange { lower: Bound::Included(key.clone()), upper: Bound::Included(key) }
+    }
+    pub fn prefix(prefix: Vec<u8>) -> Self {
+        let upper = match crate::tuple::prefix_end(&prefix) {
+            Some(e) => Bound::Excluded(e),
+            None => Bound::Unbounded,
+        };
+        KeyRange { lower: Bound::Included(prefix), upper }
+    }
+    pub(crate) fn bounds(&self) -> (Bound<&[u8]>, Bound<&[u8]>) {
+        (self.lower.as_ref().map(|v| v.as_slice()), self.upper.as_ref().map(|v| v.as_slice()))
+    }
+}
+
+/// One write, as needed to undo it and to build the commit record.
+pub(crate) struct WriteOp {
+    pub table: Arc<Table>,
+    pub row: Arc<Row>,
+    /// The version this write created (null for a delete).
+    pub new: *const Version,
+    /// The version whose `end` this write claimed (null for an insert).
+    pub claimed: *const Version,
+    /// The row's head before this write.
+    pub prev_head: *const Version,
+}
+
+pub(crate) struct ReadOp {
+    /// Keeps the row (and so the version's chain) alive until validation.
+    pub _row: Arc<Row>,
+    pub version: *const Version,
+}
+
+pub(crate) struct ScanOp {
+    pub table: Arc<Table>,
+    pub index: IndexId,
+    pub range: KeyRange,
+}
+
+/// A savepoint: undoing to it removes every later write.
+#[derive(Debug, Clone, Copy)]
+pub struct Savepoint(usize);
+
+pub struct Transaction {
+    pub(crate) engine: Arc<EngineInner>,
+    pub(crate) slot: usize,
+    pub(crate) id: TxnId,
+    pub(crate) me: u64,
+    pub(crate) isolation: Isolation,
+    pub(crate) read_ts: Timestamp,
+    pub(crate) durability: Durability,
+    pub(crate) ops: Vec<WriteOp>,
+    pub(crate) reads: Vec<ReadOp>,
+    pub(crate) scans: Vec<ScanOp>,
+    pub(crate) ended: bool,
+}
+
+// The raw version pointers in `ops` and `reads` stay valid while the
+// transaction is registered: GC never frees a version visible to a registered
+// snapshot, nor a version carrying a live transaction's marker.
+unsafe impl Send for Transaction {}
+
+impl Transaction {
+    pub(crate) fn new(engine: Arc<EngineInner>, isolation: Isolation) -> Result<Self> {
+        let (slot, id, read_ts) = engine.txns.begin(&engine.seq)?;
+        let durability = engine.config.durability;
+        Ok(Transaction {
+            engine,
+            slot,
+            id,
+            me: marker(id),
+            isolation,
+            read_ts,
+            durability,
+            ops: Vec::new(),
+            reads: Vec::new(),
+            scans: Vec::new(),
+            ended: false,
+        })
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    pub fn read_ts(&self) -> Timestamp {
+        self.read_ts
+    }
+
+    pub fn id(&self) -> TxnId {
+        self.id
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub fn set_durability(&mut self, d: Durability) {
+        self.durability = d;
+    }
+
+    /// Moves a read-committed transaction to a fresh snapshot (call at the
+    /// start of each statement). A no-op for the other levels.
+    pub fn refresh_snapshot(&mut self) {
+        if self.isolation == Isolation::ReadCommitted {
+            self.read_ts = self.engine.txns.refresh_reader(self.slot, &self.engine.seq);
+        }
+    }
+
+    fn check_active(&self) -> Result<()> {
+        if self.ended { Err(EngineError::TransactionEnded) } else { Ok(()) }
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        self.check_active()?;
+        self.engine.check_writable()
+    }
+
+    fn tracks_reads(&self) -> bool {
+        matches!(self.isolation, Isolation::RepeatableRead | Isolation::Serializable)
+    }
+
+    fn record_read(&mut self, row: &Arc<Row>, v: &Version) {
+        if self.tracks_reads() && v.begin.load(Relaxed) != self.me {
+            self.reads.push(ReadOp { _row: row.clone(), version: v as *const Version });
+        }
+    }
+
+    fn record_scan(&mut self, table: &Arc<Table>, index: IndexId, range: KeyRange) {
+        if self.isolation == Isolation::Serializable {
+            self.scans.push(ScanOp { table: table.clone(), index, range });
+        }
+    }
+
+    // ----- reads -----
+
+    /// Reads the row with primary key `key` and hands its bytes to `f`.
+    pub fn get_with<R>(&mut self, table: &Arc<Table>, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        self.check_active()?;
+        let guard = epoch::pin();
+        let (read_ts, me) = (self.read_ts, self.me);
+        let found = table
+            .rows
+            .peek_with(key, |_, row| row.visible(read_ts, me, &guard).map(|v| (row.clone(), v as *const Version)));
+        match found.flatten() {
+            Some((row, v)) => {
+                let v = unsafe { &*v };
+                self.record_read(&row, v);
+                Ok(Some(f(&v.data)))
+            }
+            None => {
+                self.record_scan(table, PRIMARY, KeyRange::point(key.to_vec()));
+                Ok(None)
+            }
+        }
+    }
+
+    pub fn get(&mut self, table: &Arc<Table>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_with(table, key, |d| d.to_vec())
+    }
+
+    /// Reads a row and the version that identifies it (for conditional writes).
+    pub fn get_versioned(&mut self, table: &Arc<Table>, key: &[u8]) -> Result<Option<(Vec<u8>, RowVersion)>> {
+        let me = self.me;
+        self.get_with(table, key, |d| d.to_vec()).map(|r| {
+            r.map(|d| {
+                let guard = epoch::pin();
+                let v = table
+                    .lookup(key)
+                    .and_then(|row| row.visible(self.read_ts, me, &guard).map(|v| v.begin.load(Acquire)))
+                    .unwrap_or(0);
+                (d, if is_marker(v) { RowVersion::OWN } else { RowVersion(v) })
+            })
+        })
+    }
+
+    /// Visits the visible rows whose key in `index` lies in `range`, in key
+    /// order for ordered indexes. `f` returns false to stop early.
+    pub fn scan(
+        &mut self,
+        table: &Arc<Table>,
+        index: IndexId,
+        range: &KeyRange,
+        mut f: impl FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        self.check_active()?;
+        let spec = table
+            .index_spec(index)
+            .ok_or_else(|| EngineError::NoSuchIndex(format!("{} (id {index})", table.name())))?;
+        let guard = epoch::pin();
+        let (read_ts, me) = (self.read_ts, self.me);
+        let (lower, upper) = range.bounds();
+        let mut seen: Vec<(Arc<Row>, *const Version)> = Vec::new();
+        let track = self.tracks_reads();
+        table.for_each_candidate(index, lower, upper, |entry_key, row| {
+            let Some(v) = row.visible(read_ts, me, &guard) else { return true };
+            if index != PRIMARY {
+                // The entry may be stale: check the visible version's key.
+                match index_key(&spec.columns, &v.data) {
+                    Ok((k, _)) if k == entry_key => {}
+                    _ => return true,
+                }
+            }
+            if track && v.begin.load(Relaxed) != me {
+                seen.push((row.clone(), v as *const Version));
+            }
+            f(&v.data)
+        })?;
+        for (row, v) in seen {
+            self.reads.push(ReadOp { _row: row, version: v });
+        }
+        self.record_scan(table, index, range.clone());
+        Ok(())
+    }
+
+    /// Collects a scan into a vector.
+    pub fn scan_collect(&mut self, table: &Arc<Table>, index: IndexId, range: &KeyRange) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        self.scan(table, index, range, |r| {
+            out.push(r.to_vec());
+            true
+        })?;
+        Ok(out)
+    }
+
+    // ----- writes -----
+
+    fn new_version(&self, data: Vec<u8>) -> crossbeam_epoch::Owned<Version> {
+        self.engine.versions.fetch_add(1, Relaxed);
+        Version::new(self.me, data.into_boxed_slice())
+    }
+
+    /// Inserts a row; fails with a unique violation if its primary key is
+    /// taken in the transaction's view or by a committed row.
+    pub fn insert(&mut self, table: &Arc<Table>, data: Vec<u8>) -> Result<()> {
+        self.check_writable()?;
+        let key = table.primary_key(&data)?;
+        let _ddl = table.ddl.read();
+        let guard = epoch::pin();
+        let mut new = self.new_version(data);
+        loop {
+            let row = table.row_for_insert(&key, &guard);
+            let head = row.head.load(Acquire, &guard);
+            if head.tag() == REMOVED_TAG {
+                continue;
+            }
+            if let Some(h) = unsafe { head.as_ref() } {
+                let begin = h.begin.load(Acquire);
+                let end = h.end.load(Acquire);
+                if begin == INFINITY {
+                    // An aborting writer is unlinking this version; look again.
+                    std::hint::spin_loop();
+                    continue;
+                }
+                let dead_to_me = if begin == self.me {
+                    end == self.me
+                } else if is_marker(begin) {
+                    self.free_unpublished(new);
+                    return Err(EngineError::conflict(ConflictReason::WriteWrite));
+                } else if end == self.me {
+                    true
+                } else if end == INFINITY {
+                    false
+                } else if is_marker(end) || end > self.read_ts {
+                    self.free_unpublished(new);
+                    return Err(EngineError::conflict(ConflictReason::WriteWrite));
+                } else {
+                    true
+                };
+                if !dead_to_me {
+                    self.free_unpublished(new);
+                    return Err(EngineError::UniqueViolation {
+                        table: table.name(),
+                        index: table.spec().primary.name.clone(),
+                    });
+                }
+            }
+            new.next.store(head, Relaxed);
+            match row.head.compare_exchange(head, new, AcqRel, Acquire, &guard) {
+                Ok(published) => {
+                    let data = unsafe { &published.deref().data };
+                    self.ops.push(WriteOp {
+                        table: table.clone(),
+                        row: row.clone(),
+                        new: published.as_raw(),
+                        claimed: std::ptr::null(),
+                        prev_head: head.as_raw(),
+                    });
+                    return table.index_new_version(&row, data, self.me, &guard);
+                }
+                Err(e) => new = e.new,
+            }
+        }
+    }
+
+    fn free_unpublished(&self, v: crossbeam_epoch::Owned<Version>) {
+        self.engine.versions.fetch_sub(1, Relaxed);
+        drop(v);
+    }
+
+    /// Claims the newest version of the row with primary key `key` for an
+    /// update or delete. Returns None when no row is visible.
+    fn claim<'g>(
+        &self,
+        table: &Table,
+        key: &[u8],
+        guard: &'g Guard,
+    ) -> Result<Option<(Arc<Row>, Shared<'g, Version>)>> {
+        let Some(row) = table.lookup(key) else { return Ok(None) };
+        loop {
+            let head = row.head.load(Acquire, guard);
+            if head.tag() == REMOVED_TAG {
+                return Ok(None);
+            }
+            let Some(h) = (unsafe { head.as_ref() }) else { return Ok(None) };
+            let begin = h.begin.load(Acquire);
+            let end = h.end.load(Acquire);
+            if begin == INFINITY {
+                std::hint::spin_loop();
+                continue;
+            }
+            if begin != self.me && (is_marker(begin) || begin > self.read_ts) {
+                return Err(EngineError::conflict(ConflictReason::WriteWrite));
+            }
+            if end == self.me {
+                return Ok(None); // deleted by this transaction
+            }
+            if end != INFINITY {
+                if is_marker(end) || end > self.read_ts {
+                    return Err(EngineError::conflict(ConflictReason::WriteWrite));
+                }
+                return Ok(None); // deleted before our snapshot
+            }
+            if h.end.compare_exchange(INFINITY, self.me, AcqRel, Acquire).is_ok() {
+                return Ok(Some((row, head)));
+            }
+        }
+    }
+
+    /// Replaces the row with the same primary key as `data`. Returns false
+    /// when no such row is visible.
+    pub fn update(&mut self, table: &Arc<Table>, data: Vec<u8>) -> Result<bool> {
+        self.check_writable()?;
+        let key = table.primary_key(&data)?;
+        let _ddl = table.ddl.read();
+        let guard = epoch::pin();
+        let Some((row, head)) = self.claim(table, &key, &guard)? else { return Ok(false) };
+        let new = self.new_version(data);
+        new.next.store(head, Relaxed);
+        // We hold the claim on the head, so nobody else can move it.
+        let published = new.into_shared(&guard);
+        row.head.store(published, Release);
+        self.ops.push(WriteOp {
+            table: table.clone(),
+            row: row.clone(),
+            new: published.as_raw(),
+            claimed: head.as_raw(),
+            prev_head: head.as_raw(),
+        });
+        let data = unsafe { &published.deref().data };
+        table.index_new_version(&row, data, self.me, &guard)?;
+        Ok(true)
+    }
+
+    /// Deletes the row with primary key `key`. Returns false when no such
+    /// row is visible.
+    pub fn delete(&mut self, table: &Arc<Table>, key: &[u8]) -> Result<bool> {
+        self.check_writable()?;
+        let guard = epoch::pin();
+        let Some((row, head)) = self.claim(table, key, &guard)? else { return Ok(false) };
+        self.ops.push(WriteOp {
+            table: table.clone(),
+            row,
+            new: std::ptr::null(),
+            claimed: head.as_raw(),
+            prev_head: head.as_raw(),
+        });
+        Ok(true)
+    }
+
+    /// Writes `data` if `cond` holds for the row with the same primary key:
+    /// the versioned key-value write the SQL layer builds on.
+    pub fn put(&mut self, table: &Arc<Table>, data: Vec<u8>, cond: PutCondition) -> Result<PutOutcome> {
+        self.check_writable()?;
+        let key = table.primary_key(&data)?;
+        let current = self.get_versioned(table, &key)?.map(|(_, v)| v);
+        let ok = match cond {
+            PutCondition::Always => true,
+            PutCondition::Absent => current.is_none(),
+            PutCondition::Present => current.is_some(),
+            PutCondition::VersionIs(v) => current == Some(v),
+        };
+        if !ok {
+            return Ok(PutOutcome::Rejected { current });
+        }
+        match current {
+            Some(_) => {
+                self.update(table, data)?;
+            }
+            None => self.insert(table, data)?,
+        }
+        Ok(PutOutcome::Written)
+    }
+
+    // ----- savepoints and abort -----
+
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint(self.ops.len())
+    }
+
+    /// Undoes every write made after `sp`.
+    pub fn rollback_to(&mut self, sp: Savepoint) -> Result<()> {
+        self.check_active()?;
+        self.undo_from(sp.0);
+        Ok(())
+    }
+
+    pub(crate) fn undo_from(&mut self, start: usize) {
+        let guard = epoch::pin();
+        while self.ops.len() > start {
+            let op = self.ops.pop().expect("op");
+            let prev = Shared::from(op.prev_head);
+            if !op.new.is_null() {
+                let new = Shared::from(op.new);
+                let v = unsafe { new.deref() };
+                v.begin.store(INFINITY, Release);
+                op.row.head.store(prev, Release);
+                op.table.unindex(&op.row, &[v], &guard);
+                self.engine.versions.fetch_sub(1, Relaxed);
+                unsafe { guard.defer_destroy(new) };
+            }
+            if !op.claimed.is_null() {
+                unsafe { &*op.claimed }.end.store(INFINITY, Release);
+            }
+        }
+        // Reads of versions we just unlinked are meaningless now.
+        let me = self.me;
+        self.reads.retain(|r| unsafe { &*r.version }.begin.load(Relaxed) != me);
+    }
+
+    /// Abandons the transaction, undoing its writes. Also done on drop.
+    pub fn abort(mut self) {
+        self.finish_abort();
+    }
+
+    pub(crate) fn finish_abort(&mut self) {
+        if self.ended {
+            return;
+        }
+        self.undo_from(0);
+        self.end();
+    }
+
+    pub(crate) fn end(&mut self) {
+        self.ended = true;
+        self.reads.clear();
+        self.scans.clear();
+        self.engine.txns.end(self.slot);
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.finish_abort();
+    }
+}
+
+/// Does `v` (a version this transaction read) still stand at commit time
+/// `ts`? Used by repeatable-read and serializable validation.
+pub(crate) fn read_still_valid(engine: &EngineInner, v: &Version, me: u64, ts: Timestamp) -> bool {
+    loop {
+        let end = v.end.load(Acquire);
+        if end == INFINITY || end == me {
+            return true;
+        }
+        if !is_marker(end) {
+            return end > ts;
+        }
+        match engine.txns.commit_ts_of(crate::mvcc::marker_txn(end)) {
+            Some(c) => return c == crate::clock::NOT_COMMITTING || c > ts,
+            None => continue, // the owner just finished: read its final stamp
+        }
+    }
+}
+
+/// Did any version of `row` change between `read_ts` and `ts` (by another
+/// transaction)? Used by serializable phantom validation.
+pub(crate) fn changed_since(
+    engine: &EngineInner,
+    row: &Row,
+    me: u64,
+    read_ts: Timestamp,
+    ts: Timestamp,
+    guard: &Guard,
+) -> bool {
+    let in_window = |stamp: u64| -> bool {
+        if stamp == INFINITY || stamp == me {
+            return false;
+        }
+        if is_marker(stamp) {
+            return match engine.txns.commit_ts_of(crate::mvcc::marker_txn(stamp)) {
+                Some(c) => c != crate::clock::NOT_COMMITTING && c < ts,
+                // Finished meanwhile: be safe.
+                None => true,
+            };
+        }
+        stamp > read_ts && stamp < ts
+    };
+    let mut cur = row.head.load(Acquire, guard);
+    if cur.tag() == REMOVED_TAG {
+        return false;
+    }
+    while let Some(v) = unsafe { cur.as_ref() } {
+        let begin = v.begin.load(Acquire);
+        if in_window(begin) || in_window(v.end.load(Acquire)) {
+            return true;
+        }
+        if !is_marker(begin) && begin <= read_ts {
+            return false;
+        }
+        cur = v.next.load(Acquire, guard);
+    }
+    let _ = Seen::Older;
+    false
+}

@@ -66,6 +66,8 @@ pub struct EngineConfig {
     pub stream: u32,
     /// Threads used to load checkpoint files at recovery.
     pub recovery_threads: usize,
+    /// Fault injection for tests: make the log's writes or fsyncs fail.
+    pub log_faults: Option<Arc<tessera_log::FaultInjector>>,
 }
 
 impl EngineConfig {
@@ -79,6 +81,7 @@ impl EngineConfig {
             checkpoint_merge_files: 8,
             stream: 0,
             recovery_threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
+            log_faults: None,
         }
     }
 
@@ -280,6 +283,7 @@ impl Engine {
                 let mut log_config = LogConfig::new(dir.join("log"));
                 log_config.lazy_flush_interval = config.lazy_flush_interval;
                 log_config.segment_bytes = config.segment_bytes;
+                log_config.faults = config.log_faults.clone();
                 let (log, report) = Log::open(log_config)?;
                 if let Some(cut) = &report.cut_tail {
                     tracing::warn!(file = %cut.file.display(), offset = cut.offset, bytes = cut.discarded_bytes, reason = %cut.reason, "cut a torn log tail");

@@ -101,7 +101,14 @@ impl Gc {
             return false;
         }
         let head = row.head.load(Acquire, guard);
-        if head.tag() != REMOVED_TAG {
+        if head.is_null() && head.tag() != REMOVED_TAG {
+            // An empty row (its only insert was rolled back).
+            let removed = Shared::null().with_tag(REMOVED_TAG);
+            if row.head.compare_exchange(head, removed, AcqRel, Acquire, guard).is_ok() {
+                item.table.remove_row(row);
+                self.rows_removed.fetch_add(1, Relaxed);
+            }
+        } else if head.tag() != REMOVED_TAG {
             // Find X, the newest version that every snapshot >= horizon reaches.
             let mut prev: Option<&Version> = None;
             let mut cur = head;

@@ -204,12 +204,6 @@ impl Transaction {
         matches!(self.isolation, Isolation::RepeatableRead | Isolation::Serializable)
     }
 
-    fn record_read(&mut self, row: &Arc<Row>, v: &Version) {
-        if self.tracks_reads() && v.begin.load(Relaxed) != self.me {
-            self.reads.push(ReadOp { _row: row.clone(), version: v as *const Version });
-        }
-    }
-
     fn record_scan(&mut self, table: &Arc<Table>, index: IndexId, range: KeyRange) {
         if self.isolation == Isolation::Serializable {
             self.scans.push(ScanOp { table: table.clone(), index, range });
@@ -222,16 +216,17 @@ impl Transaction {
     pub fn get_with<R>(&mut self, table: &Arc<Table>, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
         self.check_active()?;
         let guard = epoch::pin();
-        let (read_ts, me) = (self.read_ts, self.me);
-        let found = table
-            .rows
-            .peek_with(key, |_, row| row.visible(read_ts, me, &guard).map(|v| (row.clone(), v as *const Version)));
-        match found.flatten() {
-            Some((row, v)) => {
-                let v = unsafe { &*v };
-                self.record_read(&row, v);
-                Ok(Some(f(&v.data)))
+        let (read_ts, me, track) = (self.read_ts, self.me, self.tracks_reads());
+        let reads = &mut self.reads;
+        let found = table.rows.peek_with(key, |_, row| {
+            let v = row.visible(read_ts, me, &guard)?;
+            if track && v.begin.load(Relaxed) != me {
+                reads.push(ReadOp { _row: row.clone(), version: v as *const Version });
             }
+            Some(f(&v.data))
+        });
+        match found.flatten() {
+            Some(r) => Ok(Some(r)),
             None => {
                 self.record_scan(table, PRIMARY, KeyRange::point(key.to_vec()));
                 Ok(None)
@@ -512,6 +507,10 @@ impl Transaction {
                 op.table.unindex(&op.row, &[v], &guard);
                 self.engine.versions.fetch_sub(1, Relaxed);
                 unsafe { guard.defer_destroy(new) };
+                if prev.is_null() {
+                    // A row we created and now leave empty: let GC remove it.
+                    self.engine.gc.push(crate::gc::GcItem { table: op.table.clone(), row: op.row.clone(), ts: 0 });
+                }
             }
             if !op.claimed.is_null() {
                 unsafe { &*op.claimed }.end.store(INFINITY, Release);

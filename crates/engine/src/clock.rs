@@ -106,6 +106,9 @@ const NO_READER: u64 = u64::MAX;
 #[repr(align(64))]
 struct Slot {
     id: AtomicU64,
+    /// How many transactions have used this slot: makes ids unique without
+    /// a shared counter that every core would fight over.
+    generation: AtomicU64,
     read_ts: AtomicU64,
     commit_ts: AtomicU64,
 }
@@ -115,7 +118,6 @@ pub const MAX_ACTIVE_TXNS: usize = 1 << SLOT_BITS;
 
 pub struct TxnTable {
     slots: Box<[Slot]>,
-    next_seq: AtomicU64,
     /// No snapshot older than this may be registered (see `register_reader`).
     gc_horizon: AtomicU64,
 }
@@ -133,9 +135,14 @@ impl Default for TxnTable {
 impl TxnTable {
     pub fn new() -> Self {
         let slots = (0..MAX_ACTIVE_TXNS)
-            .map(|_| Slot { id: AtomicU64::new(0), read_ts: AtomicU64::new(NO_READER), commit_ts: AtomicU64::new(0) })
+            .map(|_| Slot {
+                id: AtomicU64::new(0),
+                generation: AtomicU64::new(0),
+                read_ts: AtomicU64::new(NO_READER),
+                commit_ts: AtomicU64::new(0),
+            })
             .collect();
-        TxnTable { slots, next_seq: AtomicU64::new(1), gc_horizon: AtomicU64::new(0) }
+        TxnTable { slots, gc_horizon: AtomicU64::new(0) }
     }
 
     /// Claims a slot and registers a reader at the sequencer's watermark.
@@ -149,15 +156,17 @@ impl TxnTable {
             }
             h.get()
         });
-        let seqno = self.next_seq.fetch_add(1, Relaxed);
         for probe in 0..MAX_ACTIVE_TXNS {
             let i = (start + probe) % MAX_ACTIVE_TXNS;
             let slot = &self.slots[i];
             if slot.id.load(Relaxed) != 0 {
                 continue;
             }
-            let id = (seqno << SLOT_BITS) | i as u64;
-            if slot.id.compare_exchange(0, id, Acquire, Relaxed).is_ok() {
+            // Claim with a placeholder, then publish the real id.
+            if slot.id.compare_exchange(0, u64::MAX, Acquire, Relaxed).is_ok() {
+                let generation = slot.generation.fetch_add(1, Relaxed) + 1;
+                let id = ((generation << SLOT_BITS) | i as u64) & !crate::mvcc::MARKER_BIT;
+                slot.id.store(id, SeqCst);
                 if probe != 0 {
                     SLOT_HINT.with(|h| h.set(i));
                 }

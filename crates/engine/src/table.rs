@@ -10,6 +10,8 @@ use crossbeam_skiplist::SkipMap;
 use parking_lot::RwLock;
 use scc::HashIndex;
 
+use crate::index::KeyHasher;
+
 use crate::error::{ConflictReason, EngineError, Result};
 use crate::index::{Index, in_range};
 use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Version, is_marker};
@@ -20,7 +22,7 @@ pub struct Table {
     pub id: TableId,
     spec: RwLock<Arc<TableSpec>>,
     /// The row directory: primary key → row. Every row is here.
-    pub(crate) rows: HashIndex<Box<[u8]>, Arc<Row>>,
+    pub(crate) rows: HashIndex<Box<[u8]>, Arc<Row>, KeyHasher>,
     /// Present when the primary key is an ordered index.
     pub(crate) pk_ordered: Option<SkipMap<Box<[u8]>, Arc<Row>>>,
     secondary: RwLock<Arc<Vec<Arc<Index>>>>,
@@ -49,7 +51,7 @@ impl Table {
         Table {
             id: spec.id,
             spec: RwLock::new(Arc::new(spec)),
-            rows: HashIndex::new(),
+            rows: HashIndex::with_hasher(KeyHasher::default()),
             pk_ordered,
             secondary: RwLock::new(Arc::new(secondary)),
             ddl: RwLock::new(()),

@@ -89,7 +89,8 @@ fn recovery_combines_checkpoint_deltas_and_log_tail() {
     let t = e.table("t").unwrap();
     let mut rows = all_rows(&e, &t);
     rows.sort();
-    let mut expect: Vec<_> = (0..100).map(|i| row(i, 2)).chain((100..200).filter(|&i| i != 150).map(|i| row(i, 1))).collect();
+    let mut expect: Vec<_> =
+        (0..100).map(|i| row(i, 2)).chain((100..200).filter(|&i| i != 150).map(|i| row(i, 1))).collect();
     expect.push(row(999, 3));
     expect.sort();
     assert_eq!(rows, expect);

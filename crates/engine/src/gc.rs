@@ -37,6 +37,10 @@ pub(crate) struct Gc {
     pub rows_removed: AtomicU64,
 }
 
+fn is_committed(begin: Timestamp) -> bool {
+    !is_marker(begin) && begin != INFINITY
+}
+
 /// How many commits may pass before the horizon is recomputed (it scans the
 /// transaction table, so it is not done on every commit).
 const REFRESH_EVERY: u64 = 16;
@@ -136,7 +140,12 @@ impl Gc {
                             Shared::null()
                         }
                     }
-                    (true, Some(p)) => p.next.swap(Shared::null(), AcqRel, guard),
+                    // Versions above X that are still uncommitted may be
+                    // rolled back, which makes X the head again: keep it.
+                    (true, Some(p)) if is_committed(p.begin.load(Acquire)) => {
+                        p.next.swap(Shared::null(), AcqRel, guard)
+                    }
+                    (true, Some(_)) => Shared::null(),
                     (false, _) => x.next.swap(Shared::null(), AcqRel, guard),
                 };
                 if !detached.is_null() {

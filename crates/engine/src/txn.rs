@@ -348,6 +348,11 @@ impl Transaction {
                 };
                 if !dead_to_me {
                     self.free_unpublished(new);
+                    if begin > self.read_ts && self.isolation != Isolation::ReadCommitted {
+                        // The key was taken after our snapshot: like PostgreSQL
+                        // at these levels, report a serialization failure.
+                        return Err(EngineError::conflict(ConflictReason::WriteWrite));
+                    }
                     return Err(EngineError::UniqueViolation {
                         table: table.name(),
                         index: table.spec().primary.name.clone(),

@@ -96,7 +96,13 @@ type BatchKey = (TableId, Vec<u8>);
 pub(crate) fn checkpoint(inner: &EngineInner) -> Result<Option<CheckpointStats>> {
     let (Some(log), Some(dir)) = (&inner.local_log, checkpoint_dir(inner)) else { return Ok(None) };
     let mut state = inner.checkpoint.lock();
-    std::fs::create_dir_all(&dir).map_err(|e| EngineError::io(format!("creating {}", dir.display()), e))?;
+    if !dir.exists() {
+        std::fs::create_dir_all(&dir).map_err(|e| EngineError::io(format!("creating {}", dir.display()), e))?;
+        // The directory entry itself must survive a power loss.
+        if let Some(parent) = dir.parent() {
+            sync_dir(parent)?;
+        }
+    }
     let prev = state.current.clone().unwrap_or_else(|| Manifest {
         replay_from: log.start_lsn(),
         next_table_id: 1,
@@ -267,10 +273,17 @@ fn remove_unreferenced(dir: &Path, m: &Manifest) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if !keep.contains(&name) && (name.ends_with(".ckpt") || name.starts_with("MANIFEST-")) {
+        let ours = name.ends_with(".ckpt") || name.ends_with(".tmp") || name.starts_with("MANIFEST-");
+        if !keep.contains(&name) && ours {
             let _ = std::fs::remove_file(e.path());
         }
     }
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| EngineError::io(format!("syncing directory {}", dir.display()), e))
 }
 
 pub(crate) fn manifest_name(seq: u64) -> String {
@@ -308,6 +321,9 @@ fn corrupt(path: &Path, reason: impl Into<String>) -> EngineError {
 fn log_to_ckpt_error(path: &Path, e: tessera_log::LogError) -> EngineError {
     match e {
         tessera_log::LogError::Corrupt { reason, offset, .. } => corrupt(path, format!("{reason} (offset {offset})")),
+        tessera_log::LogError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            corrupt(path, "the file is missing")
+        }
         other => EngineError::Log(other),
     }
 }

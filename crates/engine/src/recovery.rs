@@ -78,6 +78,36 @@ pub(crate) fn recover(inner: &Arc<EngineInner>) -> Result<()> {
             });
         }
     }
+    let log_dir = || inner.config.dir.as_ref().map(|d| d.join("log")).unwrap_or_default();
+    if manifest.is_none() && log.start_lsn() != 0 {
+        return Err(EngineError::Log(tessera_log::LogError::Corrupt {
+            file: log_dir(),
+            offset: log.start_lsn(),
+            reason: format!(
+                "the log starts at LSN {} but there is no checkpoint holding what came before",
+                log.start_lsn()
+            ),
+        }));
+    }
+    if replay_from > log.durable_lsn() {
+        // The checkpoint says the log was durable up to here, but the log
+        // (after cutting a damaged tail) ends earlier: records once durable
+        // were damaged, and appending here would leave a gap.
+        let last_segment = std::fs::read_dir(log_dir())
+            .ok()
+            .and_then(|entries| {
+                entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "log")).max()
+            })
+            .unwrap_or_else(log_dir);
+        return Err(EngineError::Log(tessera_log::LogError::Corrupt {
+            file: last_segment,
+            offset: log.durable_lsn(),
+            reason: format!(
+                "the checkpoint replays from LSN {replay_from} but the log ends at LSN {}; damage at the end of the log reached records the checkpoint relies on",
+                log.durable_lsn()
+            ),
+        }));
+    }
     let ckpt_ts = manifest.as_ref().map_or(0, |m| m.ckpt_ts);
     let mut replayed = 0u64;
     for rec in log.read_from(replay_from)? {

@@ -56,8 +56,8 @@ pub(crate) fn apply_write(
         h.end.store(ts, Release);
     }
     if let Some(data) = w.row {
-        inner.versions.fetch_add(1, Relaxed);
-        let v = Version::new(ts, data.into());
+        inner.versions.add(1);
+        let v = Version::new(ts, data);
         v.next.store(head, Relaxed);
         let published = v.into_shared(guard);
         row.head.store(published, Release);
@@ -67,7 +67,7 @@ pub(crate) fn apply_write(
         }
     }
     if !head.is_null() {
-        inner.gc.push(GcItem { table: table.clone(), row, ts });
+        inner.gc.push(0, GcItem { table: table.clone(), row, ts });
     }
     Ok(())
 }

@@ -286,3 +286,43 @@ mod tests {
         assert_eq!(t.horizon(&s), 11);
     }
 }
+
+/// A counter that many threads bump without sharing a cache line: each
+/// transaction slot group has its own cell; reads sum them.
+pub struct StripedCounter {
+    cells: Box<[PaddedI64]>,
+}
+
+#[repr(align(64))]
+#[derive(Default)]
+struct PaddedI64(std::sync::atomic::AtomicI64);
+
+const STRIPES: usize = 16;
+
+static NEXT_STRIPE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+thread_local! {
+    static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Relaxed) % STRIPES;
+}
+
+impl Default for StripedCounter {
+    fn default() -> Self {
+        StripedCounter { cells: (0..STRIPES).map(|_| PaddedI64::default()).collect() }
+    }
+}
+
+impl StripedCounter {
+    fn cell(&self) -> &std::sync::atomic::AtomicI64 {
+        let i = STRIPE.with(|s| *s);
+        &self.cells[i % STRIPES].0
+    }
+    pub fn add(&self, n: i64) {
+        self.cell().fetch_add(n, Relaxed);
+    }
+    pub fn sub(&self, n: i64) {
+        self.cell().fetch_sub(n, Relaxed);
+    }
+    pub fn get(&self) -> i64 {
+        self.cells.iter().map(|c| c.0.load(Relaxed)).sum()
+    }
+}

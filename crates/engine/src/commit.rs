@@ -99,12 +99,12 @@ impl Transaction {
         engine.seq.wait_visible(ts);
         let n = rows.len();
         for (table, row) in rows {
-            engine.gc.push(GcItem { table, row, ts });
+            engine.gc.push(self.slot, GcItem { table, row, ts });
         }
         self.ops.clear();
         self.end();
         drop(guard);
-        engine.gc.work(&engine, 2 * n + 8);
+        engine.gc.work(&engine, self.slot, 2 * n + 8);
         Ok(CommitInfo { ts, wrote: true })
     }
 
@@ -113,7 +113,7 @@ impl Transaction {
             return Ok(());
         }
         for r in &self.reads {
-            if !read_still_valid(&self.engine, unsafe { &*r.version }, self.me, ts) {
+            if !read_still_valid(&self.engine, unsafe { crate::mvcc::Version::at(r.version) }, self.me, ts) {
                 return Err(EngineError::conflict(ConflictReason::ReadValidation));
             }
         }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering::*};
+use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -109,7 +109,7 @@ pub struct EngineInner {
     read_only: Mutex<Option<String>>,
     is_read_only: AtomicBool,
     /// Live version records (allocated minus freed).
-    pub(crate) versions: AtomicI64,
+    pub(crate) versions: crate::clock::StripedCounter,
     shutdown: (Mutex<bool>, Condvar),
     /// Serializes DDL operations.
     pub(crate) ddl: Mutex<()>,
@@ -130,7 +130,7 @@ impl EngineInner {
             checkpoint: Mutex::new(CheckpointState::default()),
             read_only: Mutex::new(None),
             is_read_only: AtomicBool::new(false),
-            versions: AtomicI64::new(0),
+            versions: crate::clock::StripedCounter::default(),
             shutdown: (Mutex::new(false), Condvar::new()),
             ddl: Mutex::new(()),
         }
@@ -400,7 +400,7 @@ impl Engine {
 
     pub fn stats(&self) -> EngineStats {
         EngineStats {
-            versions: self.inner.versions.load(Relaxed),
+            versions: self.inner.versions.get(),
             versions_freed: self.inner.gc.versions_freed.load(Relaxed),
             rows_removed: self.inner.gc.rows_removed.load(Relaxed),
             gc_pending: self.inner.gc.pending(),

@@ -28,13 +28,34 @@ pub(crate) struct GcItem {
     pub ts: Timestamp,
 }
 
+/// One queue per group of transaction slots: a thread (which keeps its slot)
+/// mostly collects the rows it wrote itself, while they are still in its cache,
+/// and threads do not contend on one queue.
+const SHARDS: usize = 16;
+
+#[repr(align(64))]
 #[derive(Default)]
-pub(crate) struct Gc {
+struct Shard {
     queue: SegQueue<GcItem>,
-    horizon: AtomicU64,
     calls_since_refresh: AtomicU64,
+}
+
+pub(crate) struct Gc {
+    shards: Box<[Shard]>,
+    horizon: AtomicU64,
     pub versions_freed: AtomicU64,
     pub rows_removed: AtomicU64,
+}
+
+impl Default for Gc {
+    fn default() -> Self {
+        Gc {
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            horizon: AtomicU64::new(0),
+            versions_freed: AtomicU64::new(0),
+            rows_removed: AtomicU64::new(0),
+        }
+    }
 }
 
 fn is_committed(begin: Timestamp) -> bool {
@@ -43,43 +64,52 @@ fn is_committed(begin: Timestamp) -> bool {
 
 /// How many commits may pass before the horizon is recomputed (it scans the
 /// transaction table, so it is not done on every commit).
-const REFRESH_EVERY: u64 = 16;
+const REFRESH_EVERY: u64 = 64;
 
 impl Gc {
-    pub fn push(&self, item: GcItem) {
-        self.queue.push(item);
+    pub fn push(&self, slot: usize, item: GcItem) {
+        self.shards[slot % SHARDS].queue.push(item);
     }
 
     pub fn pending(&self) -> usize {
-        self.queue.len()
+        self.shards.iter().map(|s| s.queue.len()).sum()
     }
 
-    /// Collects up to `budget` queued rows whose time has come.
-    pub fn work(&self, engine: &EngineInner, budget: usize) {
+    /// Collects up to `budget` queued rows whose time has come, from the
+    /// caller's shard first, then (if that one is empty) from the next one.
+    pub fn work(&self, engine: &EngineInner, slot: usize, budget: usize) {
         let mut horizon = self.horizon.load(Relaxed);
         let mut refreshed = false;
         let guard = epoch::pin();
-        for _ in 0..budget {
-            let Some(item) = self.queue.pop() else { break };
-            if item.ts > horizon {
-                let due = self.calls_since_refresh.fetch_add(1, Relaxed) >= REFRESH_EVERY;
-                if !refreshed && due {
-                    horizon = self.refresh(engine);
-                    refreshed = true;
-                }
+        let mut left = budget;
+        for step in 0..2 {
+            let shard = &self.shards[(slot + step) % SHARDS];
+            while left > 0 {
+                let Some(item) = shard.queue.pop() else { break };
+                left -= 1;
                 if item.ts > horizon {
-                    self.queue.push(item);
-                    break;
+                    let due = shard.calls_since_refresh.fetch_add(1, Relaxed) >= REFRESH_EVERY;
+                    if !refreshed && due {
+                        shard.calls_since_refresh.store(0, Relaxed);
+                        horizon = self.refresh(engine);
+                        refreshed = true;
+                    }
+                    if item.ts > horizon {
+                        shard.queue.push(item);
+                        return;
+                    }
+                }
+                if !self.collect_row(engine, &item, horizon, &guard) {
+                    shard.queue.push(item);
                 }
             }
-            if !self.collect_row(engine, &item, horizon, &guard) {
-                self.queue.push(item);
+            if left == 0 {
+                return;
             }
         }
     }
 
     fn refresh(&self, engine: &EngineInner) -> Timestamp {
-        self.calls_since_refresh.store(0, Relaxed);
         let h = engine.txns.horizon(&engine.seq);
         self.horizon.fetch_max(h, Relaxed);
         h
@@ -89,10 +119,12 @@ impl Gc {
     pub fn drain(&self, engine: &EngineInner) {
         let horizon = self.refresh(engine);
         let guard = epoch::pin();
-        for _ in 0..self.queue.len() {
-            let Some(item) = self.queue.pop() else { break };
-            if item.ts > horizon || !self.collect_row(engine, &item, horizon, &guard) {
-                self.queue.push(item);
+        for shard in self.shards.iter() {
+            for _ in 0..shard.queue.len() {
+                let Some(item) = shard.queue.pop() else { break };
+                if item.ts > horizon || !self.collect_row(engine, &item, horizon, &guard) {
+                    shard.queue.push(item);
+                }
             }
         }
     }
@@ -149,15 +181,17 @@ impl Gc {
                     (false, _) => x.next.swap(Shared::null(), AcqRel, guard),
                 };
                 if !detached.is_null() {
-                    let mut dropped = Vec::new();
-                    let mut c = detached;
-                    while let Some(v) = unsafe { c.as_ref() } {
-                        dropped.push(v);
-                        c = v.next.load(Acquire, guard);
+                    if item.table.has_secondaries() {
+                        let mut dropped = Vec::new();
+                        let mut c = detached;
+                        while let Some(v) = unsafe { c.as_ref() } {
+                            dropped.push(v);
+                            c = v.next.load(Acquire, guard);
+                        }
+                        item.table.unindex(row, &dropped, guard);
                     }
-                    item.table.unindex(row, &dropped, guard);
                     let n = unsafe { defer_free_chain(detached, guard) };
-                    engine.versions.fetch_sub(n as i64, Relaxed);
+                    engine.versions.sub(n as i64);
                     self.versions_freed.fetch_add(n as u64, Relaxed);
                 }
             }

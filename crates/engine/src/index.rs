@@ -22,6 +22,7 @@ use scc::HashIndex;
 /// on them and still seeded per process.
 pub(crate) type KeyHasher = foldhash::fast::RandomState;
 
+use crate::key::InlineKey;
 use crate::mvcc::Row;
 use crate::schema::{IndexKind, IndexSpec};
 use crate::tuple::prefix_end;
@@ -30,7 +31,7 @@ use crate::tuple::prefix_end;
 type RowSet = Arc<[Arc<Row>]>;
 
 pub(crate) enum IndexStore {
-    Hash(HashIndex<Box<[u8]>, RowSet, KeyHasher>),
+    Hash(HashIndex<InlineKey, RowSet, KeyHasher>),
     Ordered(Box<SkipMap<Box<[u8]>, Arc<Row>>>),
 }
 

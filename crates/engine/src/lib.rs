@@ -72,6 +72,7 @@ mod engine;
 mod error;
 mod gc;
 pub mod index;
+mod key;
 pub mod mvcc;
 pub mod record;
 mod recovery;

@@ -11,6 +11,7 @@ use parking_lot::RwLock;
 use scc::HashIndex;
 
 use crate::index::KeyHasher;
+use crate::key::InlineKey;
 
 use crate::error::{ConflictReason, EngineError, Result};
 use crate::index::{Index, in_range};
@@ -22,13 +23,14 @@ pub struct Table {
     pub id: TableId,
     spec: RwLock<Arc<TableSpec>>,
     /// The row directory: primary key → row. Every row is here.
-    pub(crate) rows: HashIndex<Box<[u8]>, Arc<Row>, KeyHasher>,
+    pub(crate) rows: HashIndex<InlineKey, Arc<Row>, KeyHasher>,
     /// Present when the primary key is an ordered index.
     pub(crate) pk_ordered: Option<SkipMap<Box<[u8]>, Arc<Row>>>,
     secondary: RwLock<Arc<Vec<Arc<Index>>>>,
     /// Writers hold it shared for the span of one write; index creation
     /// takes it exclusively to register a new index between writes.
     pub(crate) ddl: RwLock<()>,
+    secondary_count: std::sync::atomic::AtomicUsize,
 }
 
 /// Extracts an index key from a row; the flag says whether a key field is NULL.
@@ -47,6 +49,7 @@ pub fn index_key(columns: &[u16], row: &[u8]) -> Result<(Vec<u8>, bool)> {
 impl Table {
     pub(crate) fn new(spec: TableSpec) -> Table {
         let pk_ordered = (spec.primary.kind == IndexKind::Ordered).then(SkipMap::new);
+        let spec_secondaries = spec.secondary.len();
         let secondary = spec.secondary.iter().cloned().map(|s| Arc::new(Index::new(s))).collect();
         Table {
             id: spec.id,
@@ -55,6 +58,7 @@ impl Table {
             pk_ordered,
             secondary: RwLock::new(Arc::new(secondary)),
             ddl: RwLock::new(()),
+            secondary_count: std::sync::atomic::AtomicUsize::new(spec_secondaries),
         }
     }
 
@@ -70,6 +74,10 @@ impl Table {
         *self.spec.write() = Arc::new(spec);
     }
 
+    pub(crate) fn has_secondaries(&self) -> bool {
+        self.secondary_count.load(Ordering::Acquire) > 0
+    }
+
     pub(crate) fn secondaries(&self) -> Arc<Vec<Arc<Index>>> {
         self.secondary.read().clone()
     }
@@ -78,12 +86,14 @@ impl Table {
         let mut w = self.secondary.write();
         let mut v: Vec<Arc<Index>> = (**w).clone();
         v.push(index);
+        self.secondary_count.store(v.len(), Ordering::Release);
         *w = Arc::new(v);
     }
 
     pub(crate) fn remove_secondary(&self, id: IndexId) {
         let mut w = self.secondary.write();
         let v: Vec<Arc<Index>> = w.iter().filter(|i| i.spec.id != id).cloned().collect();
+        self.secondary_count.store(v.len(), Ordering::Release);
         *w = Arc::new(v);
     }
 
@@ -116,12 +126,12 @@ impl Table {
                 if !e.get().is_removed(guard) {
                     return e.get().clone();
                 }
-                let row = Arc::new(Row::new(key.into()));
+                let row = Arc::new(Row::new(InlineKey::from(key)));
                 e.update(row.clone());
                 row
             }
             scc::hash_index::Entry::Vacant(e) => {
-                let row = Arc::new(Row::new(key.into()));
+                let row = Arc::new(Row::new(InlineKey::from(key)));
                 e.insert_entry(row.clone());
                 row
             }
@@ -136,7 +146,7 @@ impl Table {
     pub(crate) fn remove_row(&self, row: &Arc<Row>) {
         self.rows.remove_if_sync(&row.key, |r| Arc::ptr_eq(r, row));
         if let Some(ord) = &self.pk_ordered
-            && let Some(e) = ord.get(&row.key)
+            && let Some(e) = ord.get(row.key.as_bytes())
             && Arc::ptr_eq(e.value(), row)
         {
             e.remove();
@@ -146,6 +156,9 @@ impl Table {
     /// Adds index entries for a new version and enforces unique secondary
     /// indexes. `me` is the writer's marker.
     pub(crate) fn index_new_version(&self, row: &Arc<Row>, data: &[u8], me: u64, guard: &Guard) -> Result<()> {
+        if !self.has_secondaries() {
+            return Ok(());
+        }
         let secondaries = self.secondaries();
         for ix in secondaries.iter() {
             let (key, has_null) = index_key(&ix.spec.columns, data)?;
@@ -215,6 +228,9 @@ impl Table {
     /// concurrently, so after removing an entry we look again and restore it
     /// if a live version carries the key.
     pub(crate) fn unindex(&self, row: &Arc<Row>, dropped: &[&Version], guard: &Guard) {
+        if !self.has_secondaries() {
+            return;
+        }
         let secondaries = self.secondaries();
         if secondaries.is_empty() || dropped.is_empty() {
             return;

@@ -14,7 +14,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::*;
 
-use crossbeam_epoch::{self as epoch, Guard, Shared};
+use crossbeam_epoch::{self as epoch, Guard, Pointer, Shared};
 
 use crate::engine::EngineInner;
 use crate::error::{ConflictReason, EngineError, Result};
@@ -101,18 +101,19 @@ impl KeyRange {
 pub(crate) struct WriteOp {
     pub table: Arc<Table>,
     pub row: Arc<Row>,
-    /// The version this write created (null for a delete).
-    pub new: *const Version,
+    /// The version this write created (0 for a delete). Addresses are
+    /// `Version::addr` / `Shared::into_usize` values.
+    pub new: usize,
     /// The version whose `end` this write claimed (null for an insert).
-    pub claimed: *const Version,
+    pub claimed: usize,
     /// The row's head before this write.
-    pub prev_head: *const Version,
+    pub prev_head: usize,
 }
 
 pub(crate) struct ReadOp {
     /// Keeps the row (and so the version's chain) alive until validation.
     pub _row: Arc<Row>,
-    pub version: *const Version,
+    pub version: usize,
 }
 
 pub(crate) struct ScanOp {
@@ -221,7 +222,7 @@ impl Transaction {
         let found = table.rows.peek_with(key, |_, row| {
             let v = row.visible(read_ts, me, &guard)?;
             if track && v.begin.load(Relaxed) != me {
-                reads.push(ReadOp { _row: row.clone(), version: v as *const Version });
+                reads.push(ReadOp { _row: row.clone(), version: v.addr() });
             }
             Some(f(&v.data))
         });
@@ -269,7 +270,7 @@ impl Transaction {
         let guard = epoch::pin();
         let (read_ts, me) = (self.read_ts, self.me);
         let (lower, upper) = range.bounds();
-        let mut seen: Vec<(Arc<Row>, *const Version)> = Vec::new();
+        let mut seen: Vec<(Arc<Row>, usize)> = Vec::new();
         let track = self.tracks_reads();
         table.for_each_candidate(index, lower, upper, |entry_key, row| {
             let Some(v) = row.visible(read_ts, me, &guard) else { return true };
@@ -281,7 +282,7 @@ impl Transaction {
                 }
             }
             if track && v.begin.load(Relaxed) != me {
-                seen.push((row.clone(), v as *const Version));
+                seen.push((row.clone(), v.addr()));
             }
             f(&v.data)
         })?;
@@ -305,8 +306,8 @@ impl Transaction {
     // ----- writes -----
 
     fn new_version(&self, data: Vec<u8>) -> crossbeam_epoch::Owned<Version> {
-        self.engine.versions.fetch_add(1, Relaxed);
-        Version::new(self.me, data.into_boxed_slice())
+        self.engine.versions.add(1);
+        Version::new(self.me, &data)
     }
 
     /// Inserts a row; fails with a unique violation if its primary key is
@@ -348,7 +349,7 @@ impl Transaction {
                 };
                 if !dead_to_me {
                     self.free_unpublished(new);
-                    if begin > self.read_ts && self.isolation != Isolation::ReadCommitted {
+                    if !is_marker(begin) && begin > self.read_ts && self.isolation != Isolation::ReadCommitted {
                         // The key was taken after our snapshot: like PostgreSQL
                         // at these levels, report a serialization failure.
                         return Err(EngineError::conflict(ConflictReason::WriteWrite));
@@ -366,9 +367,9 @@ impl Transaction {
                     self.ops.push(WriteOp {
                         table: table.clone(),
                         row: row.clone(),
-                        new: published.as_raw(),
-                        claimed: std::ptr::null(),
-                        prev_head: head.as_raw(),
+                        new: published.into_usize(),
+                        claimed: 0,
+                        prev_head: head.into_usize(),
                     });
                     return table.index_new_version(&row, data, self.me, &guard);
                 }
@@ -378,7 +379,7 @@ impl Transaction {
     }
 
     fn free_unpublished(&self, v: crossbeam_epoch::Owned<Version>) {
-        self.engine.versions.fetch_sub(1, Relaxed);
+        self.engine.versions.sub(1);
         drop(v);
     }
 
@@ -437,9 +438,9 @@ impl Transaction {
         self.ops.push(WriteOp {
             table: table.clone(),
             row: row.clone(),
-            new: published.as_raw(),
-            claimed: head.as_raw(),
-            prev_head: head.as_raw(),
+            new: published.into_usize(),
+            claimed: head.into_usize(),
+            prev_head: head.into_usize(),
         });
         let data = unsafe { &published.deref().data };
         table.index_new_version(&row, data, self.me, &guard)?;
@@ -455,9 +456,9 @@ impl Transaction {
         self.ops.push(WriteOp {
             table: table.clone(),
             row,
-            new: std::ptr::null(),
-            claimed: head.as_raw(),
-            prev_head: head.as_raw(),
+            new: 0,
+            claimed: head.into_usize(),
+            prev_head: head.into_usize(),
         });
         Ok(true)
     }
@@ -503,27 +504,29 @@ impl Transaction {
         let guard = epoch::pin();
         while self.ops.len() > start {
             let op = self.ops.pop().expect("op");
-            let prev = Shared::from(op.prev_head);
-            if !op.new.is_null() {
-                let new = Shared::from(op.new);
+            let prev = unsafe { Shared::<Version>::from_usize(op.prev_head) };
+            if op.new != 0 {
+                let new = unsafe { Shared::<Version>::from_usize(op.new) };
                 let v = unsafe { new.deref() };
                 v.begin.store(INFINITY, Release);
                 op.row.head.store(prev, Release);
                 op.table.unindex(&op.row, &[v], &guard);
-                self.engine.versions.fetch_sub(1, Relaxed);
+                self.engine.versions.sub(1);
                 unsafe { guard.defer_destroy(new) };
                 if prev.is_null() {
                     // A row we created and now leave empty: let GC remove it.
-                    self.engine.gc.push(crate::gc::GcItem { table: op.table.clone(), row: op.row.clone(), ts: 0 });
+                    self.engine
+                        .gc
+                        .push(self.slot, crate::gc::GcItem { table: op.table.clone(), row: op.row.clone(), ts: 0 });
                 }
             }
-            if !op.claimed.is_null() {
-                unsafe { &*op.claimed }.end.store(INFINITY, Release);
+            if op.claimed != 0 {
+                unsafe { Version::at(op.claimed) }.end.store(INFINITY, Release);
             }
         }
         // Reads of versions we just unlinked are meaningless now.
         let me = self.me;
-        self.reads.retain(|r| unsafe { &*r.version }.begin.load(Relaxed) != me);
+        self.reads.retain(|r| unsafe { Version::at(r.version) }.begin.load(Relaxed) != me);
     }
 
     /// Abandons the transaction, undoing its writes. Also done on drop.

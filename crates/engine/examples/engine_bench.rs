@@ -29,6 +29,9 @@
 //! recovery runs in `recovery`. So a profile of the whole run can be split by
 //! workload: `perf report --comms lookupNx2-0,lookupNx2-1`.
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;

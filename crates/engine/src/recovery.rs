@@ -45,17 +45,27 @@ pub(crate) fn recover(inner: &Arc<EngineInner>) -> Result<()> {
                         loop {
                             let i = next_file.fetch_add(1, Ordering::Relaxed);
                             let Some(f) = m.data.get(i) else { return Ok(()) };
-                            let guard = crossbeam_epoch::pin();
+                            let mut guard = crossbeam_epoch::pin();
+                            // Rows of a file come grouped by table: look each table up once.
+                            let mut current: Option<(u32, Option<Arc<crate::table::Table>>)> = None;
+                            let mut n = 0usize;
                             for_each_data_row(&dir.join(&f.name), |table, ts, key, row| {
-                                if deleted.contains(&(table, ts, key.to_vec())) {
+                                if !deleted.is_empty() && deleted.contains(&(table, ts, key.to_vec())) {
                                     return Ok(());
                                 }
-                                if let Some(t) = inner.table_by_id(table) {
-                                    load_row(inner, &t, key, ts, row, &guard)?;
-                                    rows.fetch_add(1, Ordering::Relaxed);
+                                if current.as_ref().is_none_or(|(id, _)| *id != table) {
+                                    current = Some((table, inner.table_by_id(table)));
+                                }
+                                if let Some((_, Some(t))) = &current {
+                                    load_row(inner, t, key, ts, row, &guard)?;
+                                    n += 1;
+                                    if n % 4096 == 0 {
+                                        guard.repin();
+                                    }
                                 }
                                 Ok(())
                             })?;
+                            rows.fetch_add(n, Ordering::Relaxed);
                         }
                     })
                 })

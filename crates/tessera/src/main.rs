@@ -14,6 +14,11 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use tessera_engine::{Durability, Engine, EngineConfig};
 
+// The engine allocates a version per write and frees it from whichever
+// thread collects it; mimalloc handles that pattern far better than glibc.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "tessera", version, about = "Tessera: a distributed SQL database")]
 struct Cli {

@@ -59,7 +59,7 @@ pub(crate) fn recover(inner: &Arc<EngineInner>) -> Result<()> {
                                 if let Some((_, Some(t))) = &current {
                                     load_row(inner, t, key, ts, row, &guard)?;
                                     n += 1;
-                                    if n % 4096 == 0 {
+                                    if n.is_multiple_of(4096) {
                                         guard.repin();
                                     }
                                 }

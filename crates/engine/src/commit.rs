@@ -52,7 +52,10 @@ impl Transaction {
             self.end();
             return Ok(CommitInfo { ts, wrote: false });
         }
-        let engine = self.engine.clone();
+        // Keep the engine reachable without touching its shared reference
+        // count on every commit (another core is bumping the same counter).
+        // SAFETY: `self` owns an `Arc` to the engine until this function returns.
+        let engine: &crate::engine::EngineInner = unsafe { &*Arc::as_ptr(&self.engine) };
         engine.txns.announce_commit(self.slot);
         let ts = engine.seq.assign();
         engine.txns.set_commit_ts(self.slot, ts);
@@ -66,7 +69,8 @@ impl Transaction {
 
         let guard = epoch::pin();
         let rows = self.touched_rows();
-        let net: Vec<NetWrite<'_>> = rows.iter().filter_map(|(t, r)| self.net_write(t, r, &guard)).collect();
+        let net: Vec<NetWrite<'_>> =
+            rows.iter().filter_map(|&i| self.net_write(&self.ops[i].table, &self.ops[i].row, &guard)).collect();
 
         if let Some(log) = &engine.log {
             let mut e = Encoder::with_capacity(
@@ -98,13 +102,20 @@ impl Transaction {
         engine.seq.finish(ts);
         engine.seq.wait_visible(ts);
         let n = rows.len();
-        for (table, row) in rows {
-            engine.gc.push(self.slot, GcItem { table, row, ts });
+        // Hand each row's first op (its table and row references) to GC by
+        // moving them: no reference-count traffic.
+        let mut first = vec![false; self.ops.len()];
+        for &i in &rows {
+            first[i] = true;
         }
-        self.ops.clear();
+        for (op, first) in std::mem::take(&mut self.ops).into_iter().zip(first) {
+            if first {
+                engine.gc.push(self.slot, GcItem { table: op.table, row: op.row, ts });
+            }
+        }
         self.end();
         drop(guard);
-        engine.gc.work(&engine, self.slot, 2 * n + 8);
+        engine.gc.work(engine, self.slot, 2 * n + 8);
         Ok(CommitInfo { ts, wrote: true })
     }
 
@@ -134,20 +145,20 @@ impl Transaction {
         Ok(())
     }
 
-    /// Each row written, once, in first-write order.
-    fn touched_rows(&self) -> Vec<(Arc<Table>, Arc<Row>)> {
-        let mut out: Vec<(Arc<Table>, Arc<Row>)> = Vec::with_capacity(self.ops.len());
+    /// The index of each row's first write, once per row, in write order.
+    fn touched_rows(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::with_capacity(self.ops.len());
         if self.ops.len() <= 8 {
-            for op in &self.ops {
-                if !out.iter().any(|(_, r)| Arc::ptr_eq(r, &op.row)) {
-                    out.push((op.table.clone(), op.row.clone()));
+            for (i, op) in self.ops.iter().enumerate() {
+                if !out.iter().any(|&j| Arc::ptr_eq(&self.ops[j].row, &op.row)) {
+                    out.push(i);
                 }
             }
         } else {
             let mut seen = HashSet::with_capacity(self.ops.len());
-            for op in &self.ops {
+            for (i, op) in self.ops.iter().enumerate() {
                 if seen.insert(Arc::as_ptr(&op.row) as usize) {
-                    out.push((op.table.clone(), op.row.clone()));
+                    out.push(i);
                 }
             }
         }
@@ -179,8 +190,9 @@ impl Transaction {
         Some(NetWrite { table, row, image, prev_ts })
     }
 
-    fn stamp(&self, rows: &[(Arc<Table>, Arc<Row>)], ts: Timestamp, guard: &Guard) {
-        for (_, row) in rows {
+    fn stamp(&self, rows: &[usize], ts: Timestamp, guard: &Guard) {
+        for &i in rows {
+            let row = &self.ops[i].row;
             let mut cur = row.head.load(Acquire, guard);
             while let Some(v) = unsafe { cur.as_ref() } {
                 let mine = v.begin.load(Acquire) == self.me;

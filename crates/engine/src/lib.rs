@@ -21,6 +21,10 @@
 //! **Rows and versions** ([`mvcc`]). A row is the history of one primary key:
 //! a chain of versions, newest first, each with `[begin, end)` timestamps.
 //! Readers pick the version whose range holds their read time and never wait.
+//! A version's header and its row bytes share one allocation, and short
+//! primary keys live inside the directory's hash entry (`key.rs`): a point
+//! lookup costs the hash bucket, the entry, the row and the version — the
+//! cache misses, not the instructions, are what a lookup pays for.
 //!
 //! **Transactions** ([`txn`], `commit.rs`). Writers claim a row's newest
 //! version by compare-and-swap (first writer wins; the loser gets a retryable
@@ -45,7 +49,9 @@
 //!
 //! **Garbage collection** (`gc.rs`) is cooperative: committing transactions
 //! queue the rows they changed and collect a small batch of rows whose old
-//! versions no snapshot can see any more. Memory is reclaimed through epochs.
+//! versions no snapshot can see any more. The queues are sharded by
+//! transaction slot, so a thread mostly collects what it wrote itself, while
+//! it is still in its cache. Memory is reclaimed through epochs.
 //!
 //! **Durability**: redo only. Aborted transactions write nothing; a commit
 //! record holds the after-images of the rows it changed (`record.rs`). The

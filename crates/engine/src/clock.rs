@@ -120,6 +120,8 @@ pub struct TxnTable {
     slots: Box<[Slot]>,
     /// No snapshot older than this may be registered (see `register_reader`).
     gc_horizon: AtomicU64,
+    /// One past the highest slot ever claimed: scans stop here.
+    high_water: std::sync::atomic::AtomicUsize,
 }
 
 thread_local! {
@@ -142,17 +144,18 @@ impl TxnTable {
                 commit_ts: AtomicU64::new(0),
             })
             .collect();
-        TxnTable { slots, gc_horizon: AtomicU64::new(0) }
+        TxnTable { slots, gc_horizon: AtomicU64::new(0), high_water: std::sync::atomic::AtomicUsize::new(0) }
     }
 
     /// Claims a slot and registers a reader at the sequencer's watermark.
     /// Returns (slot, txn id, read time).
     pub fn begin(&self, seq: &Sequencer) -> Result<(usize, TxnId, Timestamp)> {
         let start = SLOT_HINT.with(|h| {
+            // Start at the bottom so that used slots stay dense and the GC
+            // horizon scan stays short; after the first claim each thread
+            // keeps returning to its own slot.
             if h.get() == usize::MAX {
-                let id = std::thread::current().id();
-                let hash = format!("{id:?}").bytes().fold(0usize, |a, b| a.wrapping_mul(31).wrapping_add(b as usize));
-                h.set(hash % MAX_ACTIVE_TXNS);
+                h.set(0);
             }
             h.get()
         });
@@ -164,6 +167,9 @@ impl TxnTable {
             }
             // Claim with a placeholder, then publish the real id.
             if slot.id.compare_exchange(0, u64::MAX, Acquire, Relaxed).is_ok() {
+                if self.high_water.load(Relaxed) <= i {
+                    self.high_water.fetch_max(i + 1, SeqCst);
+                }
                 let generation = slot.generation.fetch_add(1, Relaxed) + 1;
                 let id = ((generation << SLOT_BITS) | i as u64) & !crate::mvcc::MARKER_BIT;
                 slot.id.store(id, SeqCst);
@@ -245,11 +251,12 @@ impl TxnTable {
     }
 
     fn min_reader(&self) -> Timestamp {
-        self.slots.iter().map(|s| s.read_ts.load(SeqCst)).min().unwrap_or(NO_READER)
+        let used = self.high_water.load(SeqCst);
+        self.slots[..used].iter().map(|s| s.read_ts.load(SeqCst)).min().unwrap_or(NO_READER)
     }
 
     pub fn active(&self) -> usize {
-        self.slots.iter().filter(|s| s.id.load(Relaxed) != 0).count()
+        self.slots[..self.high_water.load(Relaxed)].iter().filter(|s| s.id.load(Relaxed) != 0).count()
     }
 }
 

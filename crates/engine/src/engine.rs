@@ -260,6 +260,28 @@ fn build_index(table: &Arc<Table>, ix: IndexSpec) -> Result<()> {
 pub struct Engine {
     inner: Arc<EngineInner>,
     background: Mutex<Option<JoinHandle<()>>>,
+    /// Held for the engine's lifetime: a second process (or a second engine
+    /// in this one) on the same directory would interleave two logs.
+    _dir_lock: Option<std::fs::File>,
+}
+
+/// Takes the data directory's lock file (`LOCK`, an advisory `flock`, which
+/// the kernel releases when the process dies, however it dies).
+fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir).map_err(|e| EngineError::io(format!("creating {}", dir.display()), e))?;
+    let path = dir.join("LOCK");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| EngineError::io(format!("opening {}", path.display()), e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(EngineError::DataDirInUse(dir.to_path_buf())),
+        Err(std::fs::TryLockError::Error(e)) => Err(EngineError::io(format!("locking {}", path.display()), e)),
+    }
 }
 
 /// Counters for tests, benchmarks and system views.
@@ -277,9 +299,11 @@ pub struct EngineStats {
 impl Engine {
     /// Opens (recovering from checkpoint and log) or creates an engine.
     pub fn open(config: EngineConfig) -> Result<Engine> {
+        let mut dir_lock = None;
         let inner = match &config.dir {
             None => Arc::new(EngineInner::new(config.clone(), None)),
             Some(dir) => {
+                dir_lock = Some(lock_data_dir(dir)?);
                 let mut log_config = LogConfig::new(dir.join("log"));
                 log_config.lazy_flush_interval = config.lazy_flush_interval;
                 log_config.segment_bytes = config.segment_bytes;
@@ -293,7 +317,7 @@ impl Engine {
                 inner
             }
         };
-        let engine = Engine { inner, background: Mutex::new(None) };
+        let engine = Engine { inner, background: Mutex::new(None), _dir_lock: dir_lock };
         if engine.inner.local_log.is_some() && engine.inner.config.checkpoint_log_bytes > 0 {
             let inner = engine.inner.clone();
             let handle = std::thread::Builder::new()

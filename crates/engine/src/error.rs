@@ -66,6 +66,9 @@ pub enum EngineError {
     #[error("log record at LSN {lsn} is malformed: {reason}")]
     CorruptRecord { lsn: u64, reason: String },
 
+    #[error("data directory {} is in use by another Tessera process", .0.display())]
+    DataDirInUse(PathBuf),
+
     #[error("I/O error: {context}: {source}")]
     Io {
         context: String,
@@ -115,7 +118,9 @@ impl EngineError {
             | InvalidSchema(_)
             | MalformedRow(_)
             | TransactionEnded => ErrorClass::User,
-            TooManyTransactions(_) | ReadOnly(_) | CommitFailed(_) | Io { .. } => ErrorClass::Unavailable,
+            TooManyTransactions(_) | ReadOnly(_) | CommitFailed(_) | Io { .. } | DataDirInUse(_) => {
+                ErrorClass::Unavailable
+            }
             Log(LogError::Corrupt { .. }) => ErrorClass::Corruption,
             Log(_) => ErrorClass::Unavailable,
             CorruptCheckpoint { .. } | CorruptRecord { .. } => ErrorClass::Corruption,

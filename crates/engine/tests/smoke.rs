@@ -106,3 +106,14 @@ fn durable_restart_and_checkpoint() {
     assert_eq!(rows, expect);
     assert_eq!(tx.scan_collect(&t, 1, &KeyRange::point(encode_key(&[Some(b"w")]))).unwrap().len(), 50);
 }
+
+#[test]
+fn a_data_directory_is_used_by_one_engine_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Engine::open(EngineConfig::durable(dir.path())).unwrap();
+    let err = Engine::open(EngineConfig::durable(dir.path())).err().expect("second open must fail");
+    assert!(matches!(err, EngineError::DataDirInUse(_)), "{err}");
+    assert!(err.to_string().contains("in use"), "{err}");
+    drop(first);
+    Engine::open(EngineConfig::durable(dir.path())).unwrap();
+}

@@ -25,7 +25,8 @@
 //! File formats are `tessera-log` checked files (magic, version, per-record
 //! CRC, trailer), kinds `DATA`, `DLTA` and `MANI`.
 
-use std::collections::{BTreeMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashSet};
 use std::path::{Path, PathBuf};
 
 use tessera_log::{CheckedFileReader, CheckedFileWriter, Lsn};
@@ -243,28 +244,77 @@ fn needs_merge(m: &Manifest, max_files: usize) -> bool {
     m.data.len() > 1 && deleted * 2 > data
 }
 
-/// Rewrites all data files minus all deltas as one data file.
+/// Rewrites all data files minus all deltas as one data file, streaming: each
+/// data file is sorted by (table, key), so a k-way merge holds one row per
+/// file in memory, not the whole checkpoint.
 fn merge(dir: &Path, m: Manifest) -> Result<Manifest> {
     let live_tables: HashSet<TableId> = m.catalog.iter().map(|t| t.id).collect();
     let deleted = load_deltas(dir, &m)?;
     let seq = m.seq + 1;
     let name = format!("data-{seq:010}.ckpt");
-    let mut rows: Vec<(TableId, Vec<u8>, Timestamp, Vec<u8>)> = Vec::new();
+    let mut cursors = Vec::with_capacity(m.data.len());
     for f in &m.data {
-        for_each_data_row(&dir.join(&f.name), |table, ts, key, row| {
-            if live_tables.contains(&table) && !deleted.contains(&(table, ts, key.to_vec())) {
-                rows.push((table, key.to_vec(), ts, row.to_vec()));
-            }
-            Ok(())
-        })?;
+        let path = dir.join(&f.name);
+        let reader = CheckedFileReader::open(&path, DATA).map_err(|e| log_to_ckpt_error(&path, e))?;
+        let mut c = DataCursor { reader, path, current: None };
+        c.advance()?;
+        cursors.push(c);
     }
-    rows.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let mut heap = BinaryHeap::new();
+    for (i, c) in cursors.iter().enumerate() {
+        if let Some(r) = &c.current {
+            heap.push(Reverse((r.table, r.key.clone(), i)));
+        }
+    }
     let mut w = CheckedFileWriter::create(dir.join(&name), DATA)?;
-    for (table, key, ts, row) in &rows {
-        w.append(&encode_data_row(*table, *ts, key, row))?;
+    while let Some(Reverse((_, _, i))) = heap.pop() {
+        let r = cursors[i].current.take().expect("a cursor in the heap has a row");
+        if live_tables.contains(&r.table) && !deleted.contains(&(r.table, r.ts, r.key.clone())) {
+            w.append(&encode_data_row(r.table, r.ts, &r.key, &r.row))?;
+        }
+        cursors[i].advance()?;
+        if let Some(next) = &cursors[i].current {
+            heap.push(Reverse((next.table, next.key.clone(), i)));
+        }
     }
     let s = w.finish()?;
     Ok(Manifest { seq, data: vec![FileMeta { name, records: s.records, bytes: s.bytes }], deltas: Vec::new(), ..m })
+}
+
+struct DataRow {
+    table: TableId,
+    ts: Timestamp,
+    key: Vec<u8>,
+    row: Vec<u8>,
+}
+
+struct DataCursor {
+    reader: CheckedFileReader,
+    path: PathBuf,
+    current: Option<DataRow>,
+}
+
+impl DataCursor {
+    fn advance(&mut self) -> Result<()> {
+        self.current = match self.reader.next_record().map_err(|e| log_to_ckpt_error(&self.path, e))? {
+            None => None,
+            Some(rec) => {
+                let (table, ts, key, row) = decode_data_row(rec, &self.path)?;
+                Some(DataRow { table, ts, key: key.to_vec(), row: row.to_vec() })
+            }
+        };
+        Ok(())
+    }
+}
+
+fn decode_data_row<'a>(rec: &'a [u8], path: &Path) -> Result<(TableId, Timestamp, &'a [u8], &'a [u8])> {
+    let mut d = Decoder::new(rec, 0);
+    let bad = |e: EngineError| corrupt(path, e.to_string());
+    let table = d.u32().map_err(bad)?;
+    let ts = d.u64().map_err(bad)?;
+    let key = d.bytes().map_err(bad)?;
+    let row = d.bytes().map_err(bad)?;
+    Ok((table, ts, key, row))
 }
 
 fn remove_unreferenced(dir: &Path, m: &Manifest) {
@@ -390,12 +440,7 @@ pub(crate) fn for_each_data_row(
     // damage was found never serve anyone.
     let mut r = CheckedFileReader::open(path, DATA).map_err(|e| log_to_ckpt_error(path, e))?;
     while let Some(rec) = r.next_record().map_err(|e| log_to_ckpt_error(path, e))? {
-        let mut d = Decoder::new(rec, 0);
-        let bad = |e: EngineError| corrupt(path, e.to_string());
-        let table = d.u32().map_err(bad)?;
-        let ts = d.u64().map_err(bad)?;
-        let key = d.bytes().map_err(bad)?;
-        let row = d.bytes().map_err(bad)?;
+        let (table, ts, key, row) = decode_data_row(rec, path)?;
         f(table, ts, key, row)?;
     }
     Ok(())

@@ -20,7 +20,8 @@
 //! When there are too many data files, or the files hold far more than the
 //! live data, they are **merged**: all data files minus all deltas are
 //! rewritten as one data file covering `(0, C]`, so the on-disk size tracks
-//! the live data.
+//! the live data. Data files are sorted by (table, key), so the merge is a
+//! streaming k-way merge holding one row per file in memory.
 //!
 //! File formats are `tessera-log` checked files (magic, version, per-record
 //! CRC, trailer), kinds `DATA`, `DLTA` and `MANI`.

@@ -216,7 +216,10 @@ pub(crate) fn checkpoint(inner: &EngineInner) -> Result<Option<CheckpointStats>>
     }
     write_manifest(&dir, &next)?;
     remove_unreferenced(&dir, &next);
-    log.truncate_before(next.replay_from)?;
+    match &inner.config.shared_log {
+        Some(shared) => shared.release_before(inner.config.stream, next.replay_from)?,
+        None => log.truncate_before(next.replay_from)?,
+    }
 
     let stats = CheckpointStats {
         seq: next.seq,

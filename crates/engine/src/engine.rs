@@ -68,6 +68,9 @@ pub struct EngineConfig {
     pub recovery_threads: usize,
     /// Fault injection for tests: make the log's writes or fsyncs fail.
     pub log_faults: Option<Arc<tessera_log::FaultInjector>>,
+    /// Write into the node's shared log (under `stream`) instead of a log of
+    /// this engine's own in `dir/log`. `dir` still holds the checkpoints.
+    pub shared_log: Option<Arc<crate::shared_log::SharedLog>>,
 }
 
 impl EngineConfig {
@@ -82,6 +85,7 @@ impl EngineConfig {
             stream: 0,
             recovery_threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
             log_faults: None,
+            shared_log: None,
         }
     }
 
@@ -304,16 +308,25 @@ impl Engine {
             None => Arc::new(EngineInner::new(config.clone(), None)),
             Some(dir) => {
                 dir_lock = Some(lock_data_dir(dir)?);
-                let mut log_config = LogConfig::new(dir.join("log"));
-                log_config.lazy_flush_interval = config.lazy_flush_interval;
-                log_config.segment_bytes = config.segment_bytes;
-                log_config.faults = config.log_faults.clone();
-                let (log, report) = Log::open(log_config)?;
-                if let Some(cut) = &report.cut_tail {
-                    tracing::warn!(file = %cut.file.display(), offset = cut.offset, bytes = cut.discarded_bytes, reason = %cut.reason, "cut a torn log tail");
-                }
-                let inner = Arc::new(EngineInner::new(config.clone(), Some(Arc::new(log))));
+                let log = match &config.shared_log {
+                    Some(shared) => shared.log().clone(),
+                    None => {
+                        let mut log_config = LogConfig::new(dir.join("log"));
+                        log_config.lazy_flush_interval = config.lazy_flush_interval;
+                        log_config.segment_bytes = config.segment_bytes;
+                        log_config.faults = config.log_faults.clone();
+                        let (log, report) = Log::open(log_config)?;
+                        if let Some(cut) = &report.cut_tail {
+                            tracing::warn!(file = %cut.file.display(), offset = cut.offset, bytes = cut.discarded_bytes, reason = %cut.reason, "cut a torn log tail");
+                        }
+                        Arc::new(log)
+                    }
+                };
+                let inner = Arc::new(EngineInner::new(config.clone(), Some(log)));
                 crate::recovery::recover(&inner)?;
+                if let Some(shared) = &config.shared_log {
+                    shared.register(config.stream, inner.checkpoint.lock().log_end_at_checkpoint)?;
+                }
                 inner
             }
         };
@@ -449,7 +462,12 @@ impl Engine {
             let _ = h.join();
         }
         if let Some(log) = &self.inner.local_log {
-            log.close()?;
+            if self.inner.config.shared_log.is_some() {
+                // The node's log outlives its partitions.
+                log.flush()?;
+            } else {
+                log.close()?;
+            }
         }
         Ok(())
     }

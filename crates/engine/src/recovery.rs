@@ -89,7 +89,9 @@ pub(crate) fn recover(inner: &Arc<EngineInner>) -> Result<()> {
         }
     }
     let log_dir = || inner.config.dir.as_ref().map(|d| d.join("log")).unwrap_or_default();
-    if manifest.is_none() && log.start_lsn() != 0 {
+    // (In a shared log other partitions' checkpoints move the start, so a
+    // partition without a checkpoint may legitimately begin later.)
+    if manifest.is_none() && log.start_lsn() != 0 && inner.config.shared_log.is_none() {
         return Err(EngineError::Log(tessera_log::LogError::Corrupt {
             file: log_dir(),
             offset: log.start_lsn(),

@@ -111,6 +111,9 @@ struct Slot {
     generation: AtomicU64,
     read_ts: AtomicU64,
     commit_ts: AtomicU64,
+    /// The transaction this one is waiting for (read committed writers wait
+    /// for a row's holder), or 0.
+    waiting_for: AtomicU64,
 }
 
 pub const SLOT_BITS: u32 = 10;
@@ -142,6 +145,7 @@ impl TxnTable {
                 generation: AtomicU64::new(0),
                 read_ts: AtomicU64::new(NO_READER),
                 commit_ts: AtomicU64::new(0),
+                waiting_for: AtomicU64::new(0),
             })
             .collect();
         TxnTable { slots, gc_horizon: AtomicU64::new(0), high_water: std::sync::atomic::AtomicUsize::new(0) }
@@ -206,6 +210,7 @@ impl TxnTable {
         let slot = &self.slots[i];
         slot.read_ts.store(NO_READER, SeqCst);
         slot.commit_ts.store(NOT_COMMITTING, SeqCst);
+        slot.waiting_for.store(0, SeqCst);
         slot.id.store(0, Release);
     }
 
@@ -239,6 +244,37 @@ impl TxnTable {
             }
             return Some(c);
         }
+    }
+
+    fn slot_of(&self, id: TxnId) -> &Slot {
+        &self.slots[(id as usize) & (MAX_ACTIVE_TXNS - 1)]
+    }
+
+    /// Is transaction `id` still running (or finishing its commit)?
+    pub fn is_active(&self, id: TxnId) -> bool {
+        self.slot_of(id).id.load(SeqCst) == id
+    }
+
+    pub fn set_waiting_for(&self, slot: usize, other: TxnId) {
+        self.slots[slot].waiting_for.store(other, SeqCst);
+    }
+
+    /// Follows the waits-for chain from `other`. Returns the members of a
+    /// cycle through `me`, if there is one.
+    pub fn wait_cycle(&self, me: TxnId, other: TxnId) -> Option<Vec<TxnId>> {
+        let mut members = vec![me];
+        let mut cur = other;
+        for _ in 0..MAX_ACTIVE_TXNS {
+            if cur == me {
+                return Some(members);
+            }
+            if cur == 0 || !self.is_active(cur) {
+                return None;
+            }
+            members.push(cur);
+            cur = self.slot_of(cur).waiting_for.load(SeqCst);
+        }
+        None
     }
 
     /// The oldest read time any transaction may still use. Versions that

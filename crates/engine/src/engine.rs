@@ -71,6 +71,9 @@ pub struct EngineConfig {
     /// Write into the node's shared log (under `stream`) instead of a log of
     /// this engine's own in `dir/log`. `dir` still holds the checkpoints.
     pub shared_log: Option<Arc<crate::shared_log::SharedLog>>,
+    /// How long a read-committed writer waits for another transaction that
+    /// holds the row it wants (PostgreSQL waits on the row lock).
+    pub lock_timeout: Duration,
 }
 
 impl EngineConfig {
@@ -86,6 +89,7 @@ impl EngineConfig {
             recovery_threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2),
             log_faults: None,
             shared_log: None,
+            lock_timeout: Duration::from_secs(60),
         }
     }
 

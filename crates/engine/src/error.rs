@@ -24,6 +24,12 @@ pub enum EngineError {
     #[error("could not serialize access: {reason}")]
     Conflict { reason: ConflictReason },
 
+    #[error("deadlock detected: transactions waiting for each other's rows")]
+    Deadlock,
+
+    #[error("gave up waiting for a row held by another transaction after {0:?}")]
+    LockTimeout(std::time::Duration),
+
     #[error("duplicate key value violates unique constraint \"{index}\"")]
     UniqueViolation { table: String, index: String },
 
@@ -109,7 +115,7 @@ impl EngineError {
     pub fn class(&self) -> ErrorClass {
         use EngineError::*;
         match self {
-            Conflict { .. } => ErrorClass::Retryable,
+            Conflict { .. } | Deadlock | LockTimeout(_) => ErrorClass::Retryable,
             UniqueViolation { .. }
             | NoSuchTable(_)
             | TableExists(_)

@@ -32,7 +32,10 @@
 //! timestamp comes from one atomic counter; repeatable read re-checks that
 //! every version read is still current, serializable also repeats its scans
 //! to catch phantoms; snapshot isolation validates nothing; read committed
-//! takes a new snapshot per statement. The after-images then go to the
+//! takes a new snapshot per statement, and its writers are the one place
+//! where anything waits: like PostgreSQL, a read-committed write to a row
+//! another transaction holds waits for it (with deadlock detection over the
+//! waits-for chain and a lock timeout) and then works on the newest version. The after-images then go to the
 //! [`CommitLog`]; once durable (or at once, for lazy durability) the
 //! transaction's markers are replaced by its timestamp, and the *visible
 //! watermark* (`clock.rs`) moves past it when all earlier timestamps are

@@ -18,7 +18,7 @@ use crossbeam_epoch::{self as epoch, Guard, Pointer, Shared};
 
 use crate::engine::EngineInner;
 use crate::error::{ConflictReason, EngineError, Result};
-use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Seen, Timestamp, TxnId, Version, is_marker, marker};
+use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Seen, Timestamp, TxnId, Version, is_marker, marker, marker_txn};
 use crate::schema::{IndexId, PRIMARY};
 use crate::table::{Table, index_key};
 
@@ -332,6 +332,16 @@ impl Transaction {
                     std::hint::spin_loop();
                     continue;
                 }
+                let rc = self.isolation == Isolation::ReadCommitted;
+                if rc && begin != self.me && (is_marker(begin) || (is_marker(end) && end != self.me)) {
+                    // Read committed waits for the holder, then looks again.
+                    let holder = marker_txn(if is_marker(begin) { begin } else { end });
+                    if let Err(e) = self.wait_for(holder) {
+                        self.free_unpublished(new);
+                        return Err(e);
+                    }
+                    continue;
+                }
                 let dead_to_me = if begin == self.me {
                     end == self.me
                 } else if is_marker(begin) {
@@ -341,6 +351,8 @@ impl Transaction {
                     true
                 } else if end == INFINITY {
                     false
+                } else if rc && !is_marker(end) {
+                    true // deleted by a committed transaction: free for us
                 } else if is_marker(end) || end > self.read_ts {
                     self.free_unpublished(new);
                     return Err(EngineError::conflict(ConflictReason::WriteWrite));
@@ -422,6 +434,131 @@ impl Transaction {
         }
     }
 
+    /// Read committed: claims the row's newest committed version even if it
+    /// is newer than the statement's snapshot, waiting first for any
+    /// transaction that holds the row (PostgreSQL's row lock wait before it
+    /// re-evaluates an UPDATE on the newest version).
+    fn claim_latest<'g>(
+        &self,
+        table: &Table,
+        key: &[u8],
+        guard: &'g Guard,
+    ) -> Result<Option<(Arc<Row>, Shared<'g, Version>)>> {
+        let Some(row) = table.lookup(key) else { return Ok(None) };
+        loop {
+            let head = row.head.load(Acquire, guard);
+            if head.tag() == REMOVED_TAG {
+                return Ok(None);
+            }
+            let Some(h) = (unsafe { head.as_ref() }) else { return Ok(None) };
+            let begin = h.begin.load(Acquire);
+            let end = h.end.load(Acquire);
+            if begin == INFINITY {
+                std::hint::spin_loop();
+                continue;
+            }
+            if is_marker(begin) && begin != self.me {
+                self.wait_for(marker_txn(begin))?;
+                continue;
+            }
+            if end == self.me {
+                return Ok(None);
+            }
+            if end != INFINITY {
+                if is_marker(end) {
+                    self.wait_for(marker_txn(end))?;
+                    continue;
+                }
+                return Ok(None); // deleted by a committed transaction
+            }
+            if h.end.compare_exchange(INFINITY, self.me, AcqRel, Acquire).is_ok() {
+                return Ok(Some((row, head)));
+            }
+        }
+    }
+
+    /// Waits until transaction `other` has finished, detecting deadlocks
+    /// (the youngest member of a waits-for cycle gives up) and giving up
+    /// after the engine's lock timeout.
+    fn wait_for(&self, other: TxnId) -> Result<()> {
+        let txns = &self.engine.txns;
+        txns.set_waiting_for(self.slot, other);
+        let started = std::time::Instant::now();
+        let timeout = self.engine.config.lock_timeout;
+        let mut spins = 0u32;
+        let outcome = loop {
+            if !txns.is_active(other) {
+                break Ok(());
+            }
+            if let Some(cycle) = txns.wait_cycle(self.id, other)
+                && cycle.iter().max() == Some(&self.id)
+            {
+                break Err(EngineError::Deadlock);
+            }
+            if started.elapsed() >= timeout {
+                break Err(EngineError::LockTimeout(timeout));
+            }
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else if spins < 128 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        };
+        txns.set_waiting_for(self.slot, 0);
+        outcome
+    }
+
+    /// Updates the row with primary key `key` to what `f` makes of its
+    /// current bytes; `f` returns None to leave the row alone (its predicate
+    /// no longer holds). Under read committed, `f` sees the newest committed
+    /// version, after waiting for a concurrent writer, so increments are
+    /// never lost and never fail with a conflict; at the other levels it sees
+    /// the snapshot's version and a newer one is a conflict.
+    /// Returns whether a row was written.
+    pub fn update_with(
+        &mut self,
+        table: &Arc<Table>,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
+    ) -> Result<bool> {
+        self.check_writable()?;
+        let _ddl = table.ddl.read();
+        let guard = epoch::pin();
+        let claimed = if self.isolation == Isolation::ReadCommitted {
+            self.claim_latest(table, key, &guard)?
+        } else {
+            self.claim(table, key, &guard)?
+        };
+        let Some((row, head)) = claimed else { return Ok(false) };
+        let current = unsafe { head.deref() };
+        let Some(data) = f(&current.data) else {
+            // Release the claim: nothing was written.
+            current.end.store(INFINITY, Release);
+            return Ok(false);
+        };
+        if table.primary_key(&data)? != key {
+            current.end.store(INFINITY, Release);
+            return Err(EngineError::InvalidSchema("an update may not change the primary key".into()));
+        }
+        let new = self.new_version(data);
+        new.next.store(head, Relaxed);
+        let published = new.into_shared(&guard);
+        row.head.store(published, Release);
+        self.ops.push(WriteOp {
+            table: table.clone(),
+            row: row.clone(),
+            new: published.into_usize(),
+            claimed: head.into_usize(),
+            prev_head: head.into_usize(),
+        });
+        let data = unsafe { &published.deref().data };
+        table.index_new_version(&row, data, self.me, &guard)?;
+        Ok(true)
+    }
+
     /// Replaces the row with the same primary key as `data`. Returns false
     /// when no such row is visible.
     pub fn update(&mut self, table: &Arc<Table>, data: Vec<u8>) -> Result<bool> {
@@ -452,7 +589,12 @@ impl Transaction {
     pub fn delete(&mut self, table: &Arc<Table>, key: &[u8]) -> Result<bool> {
         self.check_writable()?;
         let guard = epoch::pin();
-        let Some((row, head)) = self.claim(table, key, &guard)? else { return Ok(false) };
+        let claimed = if self.isolation == Isolation::ReadCommitted {
+            self.claim_latest(table, key, &guard)?
+        } else {
+            self.claim(table, key, &guard)?
+        };
+        let Some((row, head)) = claimed else { return Ok(false) };
         self.ops.push(WriteOp {
             table: table.clone(),
             row,

@@ -50,7 +50,10 @@
 //!
 //! Conflicts render as `conflict(ww)` (first writer wins), `conflict(read)`
 //! (read validation) or `conflict(phantom)` (scan validation); an expected
-//! bare `conflict` matches any of them.
+//! bare `conflict` matches any of them. A read-committed insert or delete of
+//! a row another transaction holds waits for it (as in PostgreSQL); on the
+//! runner's single thread that wait ends in the lock timeout, rendered
+//! `wait`, which rolls the transaction back like a conflict.
 //!
 //! Semantics the runner applies, as the SQL layer above the engine does:
 //! * Every statement (not `begin`/`commit`/`abort`) starts with
@@ -415,6 +418,10 @@ fn render_err(e: &EngineError) -> String {
             ConflictReason::Phantom => "conflict(phantom)".into(),
         },
         EngineError::UniqueViolation { .. } => "unique".into(),
+        // A read-committed writer waits for the row's holder; in a script run
+        // on one thread the holder cannot move, so the wait ends in the lock
+        // timeout (retryable, like a conflict).
+        EngineError::LockTimeout(_) => "wait".into(),
         e => format!("error({e})"),
     }
 }
@@ -471,7 +478,9 @@ fn matches_expectation(expected: &str, actual: &str) -> bool {
 /// mismatch, with the transcript so far.
 fn run_level(script: &Script, level: Level) -> Result<(), String> {
     let verdict = script.verdicts[&level];
-    let engine = Engine::open(EngineConfig::in_memory()).map_err(|e| e.to_string())?;
+    let mut config = EngineConfig::in_memory();
+    config.lock_timeout = std::time::Duration::from_millis(20);
+    let engine = Engine::open(config).map_err(|e| e.to_string())?;
     let t = create_table(&engine);
     {
         let mut tx = engine.begin(Isolation::Serializable).map_err(|e| e.to_string())?;

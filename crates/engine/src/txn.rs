@@ -469,6 +469,11 @@ impl Transaction {
                     self.wait_for(marker_txn(end))?;
                     continue;
                 }
+                if row.head.load(Acquire, guard) != head {
+                    // Not deleted but superseded: a writer replaced the
+                    // version we loaded and committed meanwhile.
+                    continue;
+                }
                 return Ok(None); // deleted by a committed transaction
             }
             if h.end.compare_exchange(INFINITY, self.me, AcqRel, Acquire).is_ok() {

@@ -18,7 +18,7 @@ use crossbeam_epoch::{self as epoch, Guard, Pointer, Shared};
 
 use crate::engine::EngineInner;
 use crate::error::{ConflictReason, EngineError, Result};
-use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Seen, Timestamp, TxnId, Version, is_marker, marker, marker_txn};
+use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Timestamp, TxnId, Version, is_marker, marker, marker_txn};
 use crate::schema::{IndexId, PRIMARY};
 use crate::table::{Table, index_key};
 
@@ -758,6 +758,5 @@ pub(crate) fn changed_since(
         }
         cur = v.next.load(Acquire, guard);
     }
-    let _ = Seen::Older;
     false
 }

@@ -205,10 +205,7 @@ impl EngineInner {
             }
             DdlOp::DropIndex(tid, ix) => {
                 if let Some(table) = cat.by_id.get(tid) {
-                    let mut spec = (*table.spec()).clone();
-                    spec.secondary.retain(|i| i.id != *ix);
-                    table.set_spec(spec);
-                    table.remove_secondary(*ix);
+                    forget_index(table, *ix);
                 }
             }
         }
@@ -218,6 +215,14 @@ impl EngineInner {
     pub(crate) fn table_by_id(&self, id: TableId) -> Option<Arc<Table>> {
         self.catalog.read().by_id.get(&id).cloned()
     }
+}
+
+/// Removes an index from a table's in-memory definition and structures.
+fn forget_index(table: &Table, id: IndexId) {
+    table.remove_secondary(id);
+    let mut spec = (*table.spec()).clone();
+    spec.secondary.retain(|i| i.id != id);
+    table.set_spec(spec);
 }
 
 /// Adds an index to a table and fills it from every existing version.
@@ -255,10 +260,7 @@ fn build_index(table: &Arc<Table>, ix: IndexSpec) -> Result<()> {
         }
     }
     if live.values().any(|&n| n > 1) {
-        table.remove_secondary(ix.id);
-        let mut spec = (*table.spec()).clone();
-        spec.secondary.retain(|i| i.id != ix.id);
-        table.set_spec(spec);
+        forget_index(table, ix.id);
         return Err(EngineError::UniqueViolation { table: table.name(), index: ix.name });
     }
     Ok(())
@@ -385,12 +387,11 @@ impl Engine {
             return Err(EngineError::InvalidSchema(format!("index \"{}\" has no key columns", index.name)));
         }
         index.id = spec.next_index_id;
+        self.inner.check_writable()?;
         // Build first (it may fail on duplicates), then log: replay rebuilds it.
         build_index(&t, index.clone())?;
         let op = DdlOp::CreateIndex(t.id, index.clone());
-        self.inner.run_ddl(op, || Ok(())).inspect_err(|_| {
-            t.remove_secondary(index.id);
-        })
+        self.inner.run_ddl(op, || Ok(())).inspect_err(|_| forget_index(&t, index.id))
     }
 
     pub fn drop_index(&self, table: &str, index: &str) -> Result<()> {

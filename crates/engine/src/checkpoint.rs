@@ -165,6 +165,15 @@ pub(crate) fn checkpoint(inner: &EngineInner) -> Result<Option<CheckpointStats>>
                     batch.retain(|(t, _), _| *t != id);
                     deltas.retain(|(t, _, _)| *t != id);
                 }
+                DdlOp::TruncateTable { old, new } => {
+                    if let Some(mut spec) = catalog.remove(&old) {
+                        spec.id = new;
+                        catalog.insert(new, spec);
+                    }
+                    next_table_id = next_table_id.max(new + 1);
+                    batch.retain(|(t, _), _| *t != old);
+                    deltas.retain(|(t, _, _)| *t != old);
+                }
                 DdlOp::CreateIndex(t, ix) => {
                     if let Some(spec) = catalog.get_mut(&t) {
                         spec.next_index_id = spec.next_index_id.max(ix.id + 1);

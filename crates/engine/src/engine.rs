@@ -198,6 +198,16 @@ impl EngineInner {
                     cat.by_name.remove(&t.name());
                 }
             }
+            DdlOp::TruncateTable { old, new } => {
+                if let Some(t) = cat.by_id.remove(old) {
+                    let mut spec = (*t.spec()).clone();
+                    spec.id = *new;
+                    let table = Arc::new(Table::new(spec.clone()));
+                    cat.by_name.insert(spec.name.clone(), table.clone());
+                    cat.by_id.insert(*new, table);
+                }
+                cat.next_table_id = cat.next_table_id.max(*new + 1);
+            }
             DdlOp::CreateIndex(tid, ix) => {
                 let table = cat.by_id.get(tid).cloned().ok_or_else(|| EngineError::NoSuchTable(format!("id {tid}")))?;
                 drop(cat);
@@ -374,6 +384,25 @@ impl Engine {
         let table = self.table(name).ok_or_else(|| EngineError::NoSuchTable(name.into()))?;
         let op = DdlOp::DropTable(table.id);
         self.inner.run_ddl(op.clone(), || self.inner.apply_ddl(&op))
+    }
+
+    /// Empties a table in one durable step (TRUNCATE). The table keeps its
+    /// name, columns and indexes under a new id; transactions still holding
+    /// the old table handle write into the discarded rows, so the SQL layer
+    /// must keep writers out while it truncates (PostgreSQL takes an
+    /// exclusive lock). Returns the new handle.
+    pub fn truncate_table(&self, name: &str) -> Result<Arc<Table>> {
+        let _ddl = self.inner.ddl.lock();
+        let table = self.table(name).ok_or_else(|| EngineError::NoSuchTable(name.into()))?;
+        let new = {
+            let mut cat = self.inner.catalog.write();
+            let id = cat.next_table_id;
+            cat.next_table_id += 1;
+            id
+        };
+        let op = DdlOp::TruncateTable { old: table.id, new };
+        self.inner.run_ddl(op.clone(), || self.inner.apply_ddl(&op))?;
+        self.table(name).ok_or_else(|| EngineError::Internal(format!("table {name} vanished while truncating")))
     }
 
     pub fn create_index(&self, table: &str, mut index: IndexSpec) -> Result<()> {

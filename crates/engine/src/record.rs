@@ -7,7 +7,8 @@
 //! write:  u32 table | u8 op (0 put, 1 delete) | u64 prev ts | bytes key | [bytes row]   (row only for put)
 //! ddl:    u8 2 | u64 ts | u8 kind | body
 //!         kind 1 create table: table spec; 2 drop table: u32 id;
-//!         3 create index: u32 table, index spec; 4 drop index: u32 table, u32 index
+//!         3 create index: u32 table, index spec; 4 drop index: u32 table, u32 index;
+//!         5 truncate table: u32 old id, u32 new id
 //! ```
 //! `prev ts` is the begin timestamp of the committed version the write
 //! replaced or deleted (0 for a fresh insert); checkpoints use it to know
@@ -26,6 +27,12 @@ pub const DDL: u8 = 2;
 pub enum DdlOp {
     CreateTable(TableSpec),
     DropTable(TableId),
+    /// Empties a table atomically: the rows of `old` are dropped and the
+    /// table lives on, with the same definition, under the id `new`.
+    TruncateTable {
+        old: TableId,
+        new: TableId,
+    },
     CreateIndex(TableId, IndexSpec),
     DropIndex(TableId, IndexId),
 }
@@ -82,6 +89,11 @@ pub fn encode_ddl(ts: Timestamp, op: &DdlOp) -> Vec<u8> {
             e.u8(2);
             e.u32(*id);
         }
+        DdlOp::TruncateTable { old, new } => {
+            e.u8(5);
+            e.u32(*old);
+            e.u32(*new);
+        }
         DdlOp::CreateIndex(t, ix) => {
             e.u8(3);
             e.u32(*t);
@@ -115,6 +127,7 @@ pub fn decode(payload: &[u8], lsn: u64) -> Result<LogEntry<'_>> {
                 2 => DdlOp::DropTable(d.u32()?),
                 3 => DdlOp::CreateIndex(d.u32()?, decode_index(&mut d)?),
                 4 => DdlOp::DropIndex(d.u32()?, d.u32()?),
+                5 => DdlOp::TruncateTable { old: d.u32()?, new: d.u32()? },
                 k => return Err(d.error(format!("unknown DDL kind {k}"))),
             };
             LogEntry::Ddl { ts, op }
@@ -164,6 +177,7 @@ mod tests {
         for op in [
             DdlOp::CreateTable(spec.clone()),
             DdlOp::DropTable(9),
+            DdlOp::TruncateTable { old: 3, new: 4 },
             DdlOp::CreateIndex(1, spec.secondary[0].clone()),
             DdlOp::DropIndex(1, 2),
         ] {

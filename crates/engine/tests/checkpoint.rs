@@ -166,3 +166,39 @@ fn unique_secondary_index_is_enforced_and_rebuilt() {
     let mut tx = e.begin(Isolation::Snapshot).unwrap();
     assert!(matches!(tx.insert(&t, row(4, 10)), Err(EngineError::UniqueViolation { .. })));
 }
+
+#[test]
+fn truncate_empties_a_table_durably_and_keeps_its_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let e = Engine::open(config(dir.path())).unwrap();
+        let spec = TableSpec::new("t", vec![0], IndexKind::Ordered).with_index(IndexSpec::new(
+            "t_v",
+            IndexKind::Ordered,
+            false,
+            vec![1],
+        ));
+        let t = e.create_table(spec).unwrap();
+        let keep = e.create_table(TableSpec::new("keep", vec![0], IndexKind::Hash)).unwrap();
+        upsert_all(&e, &t, 100, 1);
+        upsert_all(&e, &keep, 10, 1);
+        e.checkpoint().unwrap();
+        upsert_all(&e, &t, 20, 2);
+        let t = e.truncate_table("t").unwrap();
+        assert!(all_rows(&e, &t).is_empty());
+        upsert_all(&e, &t, 5, 3);
+        e.checkpoint().unwrap();
+        upsert_all(&e, &t, 7, 4); // the log tail after the checkpoint
+    }
+    for _ in 0..2 {
+        let e = Engine::open(config(dir.path())).unwrap();
+        let t = e.table("t").unwrap();
+        assert_eq!(all_rows(&e, &t), (0..7).map(|i| row(i, 4)).collect::<Vec<_>>());
+        let ix = t.spec().index_by_name("t_v").unwrap().id;
+        let mut tx = e.begin(Isolation::Snapshot).unwrap();
+        assert_eq!(tx.scan_collect(&t, ix, &KeyRange::point(encode_key(&[Some(&encode_i64(4))]))).unwrap().len(), 7);
+        drop(tx);
+        assert_eq!(all_rows(&e, &e.table("keep").unwrap()).len(), 10);
+        e.checkpoint().unwrap();
+    }
+}

@@ -50,11 +50,14 @@ pub(crate) fn apply_write(
     if head.tag() == REMOVED_TAG {
         return Ok(());
     }
+    let mut old_len = None;
     if let Some(h) = unsafe { head.as_ref() }
         && h.end.load(Acquire) == INFINITY
     {
         h.end.store(ts, Release);
+        old_len = Some(h.data.len());
     }
+    table.account(w.row.map(|r| r.len()), old_len);
     if let Some(data) = w.row {
         inner.versions.add(1);
         let v = Version::new(ts, data);
@@ -88,6 +91,7 @@ pub(crate) fn load_row(
         row.head.store(Version::new(ts, data), Relaxed);
         if table.rows.insert_sync(row.key.clone(), row).is_ok() {
             inner.versions.add(1);
+            table.account(Some(data.len()), None);
             return Ok(());
         }
     }

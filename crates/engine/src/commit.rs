@@ -40,6 +40,8 @@ struct NetWrite<'g> {
     image: Option<&'g [u8]>,
     /// Begin ts of the committed version replaced (0: none).
     prev_ts: Timestamp,
+    /// Size of the committed version replaced, if any.
+    old_len: Option<usize>,
 }
 
 impl Transaction {
@@ -95,6 +97,10 @@ impl Transaction {
                 self.end();
                 return Err(EngineError::CommitFailed(err));
             }
+        }
+        // The commit can no longer fail: account for it.
+        for w in &net {
+            w.table.account(w.image.map(|i| i.len()), w.old_len);
         }
         drop(net);
 
@@ -180,14 +186,14 @@ impl Transaction {
             top = false;
             cur = v.next.load(Acquire, guard);
         }
-        let prev_ts = match unsafe { cur.as_ref() } {
-            Some(orig) if orig.end.load(Acquire) == self.me => orig.begin.load(Acquire),
-            _ => 0,
+        let (prev_ts, old_len) = match unsafe { cur.as_ref() } {
+            Some(orig) if orig.end.load(Acquire) == self.me => (orig.begin.load(Acquire), Some(orig.data.len())),
+            _ => (0, None),
         };
         if image.is_none() && prev_ts == 0 {
             return None; // inserted and deleted again
         }
-        Some(NetWrite { table, row, image, prev_ts })
+        Some(NetWrite { table, row, image, prev_ts, old_len })
     }
 
     fn stamp(&self, rows: &[usize], ts: Timestamp, guard: &Guard) {

@@ -97,5 +97,5 @@ pub use engine::{CommitLog, Engine, EngineConfig, EngineStats, LocalCommitLog};
 pub use error::{ConflictReason, EngineError, ErrorClass, Result};
 pub use schema::{IndexId, IndexKind, IndexSpec, PRIMARY, TableId, TableSpec};
 pub use shared_log::SharedLog;
-pub use table::Table;
+pub use table::{Table, TableStats};
 pub use txn::{Durability, Isolation, KeyRange, PutCondition, PutOutcome, RowVersion, Savepoint, Transaction};

@@ -31,6 +31,16 @@ pub struct Table {
     /// takes it exclusively to register a new index between writes.
     pub(crate) ddl: RwLock<()>,
     secondary_count: std::sync::atomic::AtomicUsize,
+    /// Committed live rows and their bytes (for statistics and system views).
+    live_rows: crate::clock::StripedCounter,
+    live_bytes: crate::clock::StripedCounter,
+}
+
+/// Size of a table's committed contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TableStats {
+    pub rows: i64,
+    pub bytes: i64,
 }
 
 /// Extracts an index key from a row; the flag says whether a key field is NULL.
@@ -59,6 +69,8 @@ impl Table {
             secondary: RwLock::new(Arc::new(secondary)),
             ddl: RwLock::new(()),
             secondary_count: std::sync::atomic::AtomicUsize::new(spec_secondaries),
+            live_rows: Default::default(),
+            live_bytes: Default::default(),
         }
     }
 
@@ -72,6 +84,21 @@ impl Table {
 
     pub(crate) fn set_spec(&self, spec: TableSpec) {
         *self.spec.write() = Arc::new(spec);
+    }
+
+    /// Committed live rows and row bytes.
+    pub fn stats(&self) -> TableStats {
+        TableStats { rows: self.live_rows.get(), bytes: self.live_bytes.get() }
+    }
+
+    /// Records a committed change of one row: its new size (None: deleted)
+    /// and the size of the version it replaced (None: it was inserted).
+    pub(crate) fn account(&self, new_len: Option<usize>, old_len: Option<usize>) {
+        let rows = new_len.is_some() as i64 - old_len.is_some() as i64;
+        if rows != 0 {
+            self.live_rows.add(rows);
+        }
+        self.live_bytes.add(new_len.unwrap_or(0) as i64 - old_len.unwrap_or(0) as i64);
     }
 
     pub(crate) fn has_secondaries(&self) -> bool {

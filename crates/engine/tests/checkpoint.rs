@@ -202,3 +202,32 @@ fn truncate_empties_a_table_durably_and_keeps_its_definition() {
         e.checkpoint().unwrap();
     }
 }
+
+#[test]
+fn table_statistics_follow_commits_and_survive_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let row_len = row(0, 0).len() as i64;
+    {
+        let e = Engine::open(config(dir.path())).unwrap();
+        let t = e.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+        upsert_all(&e, &t, 100, 1);
+        e.checkpoint().unwrap();
+        upsert_all(&e, &t, 50, 2);
+        let mut tx = e.begin(Isolation::Snapshot).unwrap();
+        for i in 90..100 {
+            tx.delete(&t, &key(i)).unwrap();
+        }
+        tx.insert(&t, row(500, 1)).unwrap();
+        tx.delete(&t, &key(500)).unwrap(); // nets out
+        tx.commit().unwrap();
+        let mut aborted = e.begin(Isolation::Snapshot).unwrap();
+        aborted.insert(&t, row(600, 1)).unwrap();
+        aborted.abort();
+        assert_eq!(t.stats(), TableStats { rows: 90, bytes: 90 * row_len });
+    }
+    let e = Engine::open(config(dir.path())).unwrap();
+    let t = e.table("t").unwrap();
+    assert_eq!(t.stats(), TableStats { rows: 90, bytes: 90 * row_len });
+    let t = e.truncate_table("t").unwrap();
+    assert_eq!(t.stats(), TableStats::default());
+}

@@ -51,6 +51,8 @@ fn check(e: &Engine, model: &Model, context: &str) {
     let mut tx = e.begin(Isolation::Snapshot).unwrap();
     let all: Model = tx.scan_collect(&t, PRIMARY, &KeyRange::all()).unwrap().iter().map(|r| decode(r)).collect();
     assert_eq!(&all, model, "{context}: full scan");
+    let bytes: usize = model.iter().map(|(id, (v, s))| row(*id, *v, s).len()).sum();
+    assert_eq!(t.stats(), TableStats { rows: model.len() as i64, bytes: bytes as i64 }, "{context}: statistics");
     let v_ix = t.spec().index_by_name("t_v").unwrap().id;
     let s_ix = t.spec().index_by_name("t_s").unwrap().id;
     for v in 0..5 {

@@ -83,16 +83,29 @@ impl Sequencer {
     /// Waits until `ts` is readable by new transactions (so that a client
     /// that is told "committed" sees its write in its next transaction).
     pub fn wait_visible(&self, ts: Timestamp) {
-        let mut spins = 0u32;
+        let mut backoff = Backoff::default();
         while self.visible.load(Acquire) < ts {
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else if spins < 256 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(std::time::Duration::from_micros(20));
-            }
+            backoff.snooze();
+        }
+    }
+}
+
+/// Waiting that starts cheap and gets polite: spin briefly (the wait is
+/// usually a few hundred nanoseconds), then yield, then sleep.
+#[derive(Default)]
+pub struct Backoff {
+    spins: u32,
+}
+
+impl Backoff {
+    pub fn snooze(&mut self) {
+        self.spins = self.spins.saturating_add(1);
+        if self.spins < 64 {
+            std::hint::spin_loop();
+        } else if self.spins < 256 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(20));
         }
     }
 }

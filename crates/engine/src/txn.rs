@@ -396,55 +396,23 @@ impl Transaction {
     }
 
     /// Claims the newest version of the row with primary key `key` for an
-    /// update or delete. Returns None when no row is visible.
+    /// update or delete. Returns None when no row is there to change.
+    ///
+    /// `latest == false` (snapshot semantics): the version must be the one
+    /// our snapshot sees; anything newer, or held by another writer, is a
+    /// write-write conflict. `latest == true` (read committed): wait for a
+    /// writer that holds the row, then claim the newest committed version
+    /// even if it is newer than the statement's snapshot, as PostgreSQL does
+    /// before it re-evaluates an UPDATE.
     fn claim<'g>(
         &self,
         table: &Table,
         key: &[u8],
+        latest: bool,
         guard: &'g Guard,
     ) -> Result<Option<(Arc<Row>, Shared<'g, Version>)>> {
         let Some(row) = table.lookup(key) else { return Ok(None) };
-        loop {
-            let head = row.head.load(Acquire, guard);
-            if head.tag() == REMOVED_TAG {
-                return Ok(None);
-            }
-            let Some(h) = (unsafe { head.as_ref() }) else { return Ok(None) };
-            let begin = h.begin.load(Acquire);
-            let end = h.end.load(Acquire);
-            if begin == INFINITY {
-                std::hint::spin_loop();
-                continue;
-            }
-            if begin != self.me && (is_marker(begin) || begin > self.read_ts) {
-                return Err(EngineError::conflict(ConflictReason::WriteWrite));
-            }
-            if end == self.me {
-                return Ok(None); // deleted by this transaction
-            }
-            if end != INFINITY {
-                if is_marker(end) || end > self.read_ts {
-                    return Err(EngineError::conflict(ConflictReason::WriteWrite));
-                }
-                return Ok(None); // deleted before our snapshot
-            }
-            if h.end.compare_exchange(INFINITY, self.me, AcqRel, Acquire).is_ok() {
-                return Ok(Some((row, head)));
-            }
-        }
-    }
-
-    /// Read committed: claims the row's newest committed version even if it
-    /// is newer than the statement's snapshot, waiting first for any
-    /// transaction that holds the row (PostgreSQL's row lock wait before it
-    /// re-evaluates an UPDATE on the newest version).
-    fn claim_latest<'g>(
-        &self,
-        table: &Table,
-        key: &[u8],
-        guard: &'g Guard,
-    ) -> Result<Option<(Arc<Row>, Shared<'g, Version>)>> {
-        let Some(row) = table.lookup(key) else { return Ok(None) };
+        let conflict = || Err(EngineError::conflict(ConflictReason::WriteWrite));
         loop {
             let head = row.head.load(Acquire, guard);
             if head.tag() == REMOVED_TAG {
@@ -458,16 +426,29 @@ impl Transaction {
                 continue;
             }
             if is_marker(begin) && begin != self.me {
+                if !latest {
+                    return conflict();
+                }
                 self.wait_for(marker_txn(begin))?;
                 continue;
             }
+            if !latest && !is_marker(begin) && begin > self.read_ts {
+                return conflict();
+            }
             if end == self.me {
-                return Ok(None);
+                return Ok(None); // deleted by this transaction
             }
             if end != INFINITY {
                 if is_marker(end) {
+                    if !latest {
+                        return conflict();
+                    }
                     self.wait_for(marker_txn(end))?;
                     continue;
+                }
+                if !latest {
+                    // Deleted before our snapshot, or (a conflict) after it.
+                    return if end > self.read_ts { conflict() } else { Ok(None) };
                 }
                 if row.head.load(Acquire, guard) != head {
                     // Not deleted but superseded: a writer replaced the
@@ -482,6 +463,35 @@ impl Transaction {
         }
     }
 
+    /// Links `data` as the new head of `row` over the version `head` we
+    /// claimed, records the write and maintains the secondary indexes.
+    fn install_update(
+        &mut self,
+        table: &Arc<Table>,
+        row: Arc<Row>,
+        head: Shared<'_, Version>,
+        data: Vec<u8>,
+        guard: &Guard,
+    ) -> Result<()> {
+        let new = self.new_version(data);
+        new.next.store(head, Relaxed);
+        // We hold the claim on the head, so nobody else can move it.
+        let published = new.into_shared(guard);
+        row.head.store(published, Release);
+        // Record the write first: if a unique index rejects it below, the
+        // statement's rollback must find the version to unlink.
+        self.ops.push(WriteOp {
+            table: table.clone(),
+            row: row.clone(),
+            new: published.into_usize(),
+            claimed: head.into_usize(),
+            prev_head: head.into_usize(),
+        });
+        let data = unsafe { &published.deref().data };
+        table.index_new_version(&row, data, self.me, guard)?;
+        Ok(())
+    }
+
     /// Waits until transaction `other` has finished, detecting deadlocks
     /// (the youngest member of a waits-for cycle gives up) and giving up
     /// after the engine's lock timeout.
@@ -490,7 +500,7 @@ impl Transaction {
         txns.set_waiting_for(self.slot, other);
         let started = std::time::Instant::now();
         let timeout = self.engine.config.lock_timeout;
-        let mut spins = 0u32;
+        let mut backoff = crate::clock::Backoff::default();
         let outcome = loop {
             if !txns.is_active(other) {
                 break Ok(());
@@ -503,14 +513,7 @@ impl Transaction {
             if started.elapsed() >= timeout {
                 break Err(EngineError::LockTimeout(timeout));
             }
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else if spins < 128 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(std::time::Duration::from_micros(50));
-            }
+            backoff.snooze();
         };
         txns.set_waiting_for(self.slot, 0);
         outcome
@@ -532,11 +535,7 @@ impl Transaction {
         self.check_writable()?;
         let _ddl = table.ddl.read();
         let guard = epoch::pin();
-        let claimed = if self.isolation == Isolation::ReadCommitted {
-            self.claim_latest(table, key, &guard)?
-        } else {
-            self.claim(table, key, &guard)?
-        };
+        let claimed = self.claim(table, key, self.isolation == Isolation::ReadCommitted, &guard)?;
         let Some((row, head)) = claimed else { return Ok(false) };
         let current = unsafe { head.deref() };
         let Some(data) = f(&current.data) else {
@@ -548,19 +547,7 @@ impl Transaction {
             current.end.store(INFINITY, Release);
             return Err(EngineError::InvalidSchema("an update may not change the primary key".into()));
         }
-        let new = self.new_version(data);
-        new.next.store(head, Relaxed);
-        let published = new.into_shared(&guard);
-        row.head.store(published, Release);
-        self.ops.push(WriteOp {
-            table: table.clone(),
-            row: row.clone(),
-            new: published.into_usize(),
-            claimed: head.into_usize(),
-            prev_head: head.into_usize(),
-        });
-        let data = unsafe { &published.deref().data };
-        table.index_new_version(&row, data, self.me, &guard)?;
+        self.install_update(table, row, head, data, &guard)?;
         Ok(true)
     }
 
@@ -571,21 +558,8 @@ impl Transaction {
         let key = table.primary_key(&data)?;
         let _ddl = table.ddl.read();
         let guard = epoch::pin();
-        let Some((row, head)) = self.claim(table, &key, &guard)? else { return Ok(false) };
-        let new = self.new_version(data);
-        new.next.store(head, Relaxed);
-        // We hold the claim on the head, so nobody else can move it.
-        let published = new.into_shared(&guard);
-        row.head.store(published, Release);
-        self.ops.push(WriteOp {
-            table: table.clone(),
-            row: row.clone(),
-            new: published.into_usize(),
-            claimed: head.into_usize(),
-            prev_head: head.into_usize(),
-        });
-        let data = unsafe { &published.deref().data };
-        table.index_new_version(&row, data, self.me, &guard)?;
+        let Some((row, head)) = self.claim(table, &key, false, &guard)? else { return Ok(false) };
+        self.install_update(table, row, head, data, &guard)?;
         Ok(true)
     }
 
@@ -594,11 +568,7 @@ impl Transaction {
     pub fn delete(&mut self, table: &Arc<Table>, key: &[u8]) -> Result<bool> {
         self.check_writable()?;
         let guard = epoch::pin();
-        let claimed = if self.isolation == Isolation::ReadCommitted {
-            self.claim_latest(table, key, &guard)?
-        } else {
-            self.claim(table, key, &guard)?
-        };
+        let claimed = self.claim(table, key, self.isolation == Isolation::ReadCommitted, &guard)?;
         let Some((row, head)) = claimed else { return Ok(false) };
         self.ops.push(WriteOp {
             table: table.clone(),

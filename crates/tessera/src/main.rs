@@ -1,9 +1,11 @@
 //! The `tessera` command.
 //!
 //! `tessera start` opens (recovering if needed) the storage engine under
-//! `--data-dir` (default `./tessera-data`), reports that it is ready, and runs
-//! until SIGINT or SIGTERM, when it stops background work, flushes the log
-//! and exits cleanly. The SQL server will listen here once it exists.
+//! `--data-dir` (default `./tessera-data`), loads the SQL catalog, listens
+//! for PostgreSQL clients on `--listen` (127.0.0.1) port `--port` (5433; 0
+//! picks a free port) and prints `tessera: listening on ADDR`. It runs until
+//! SIGINT or SIGTERM, when it stops background work, flushes the log and
+//! exits cleanly.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +39,15 @@ enum Command {
         /// (flushed within a few milliseconds).
         #[arg(long)]
         lazy_commit: bool,
+        /// TCP port for PostgreSQL clients (0 picks a free one).
+        #[arg(long, default_value_t = 5433)]
+        port: u16,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        listen: String,
+        /// Most concurrent client connections.
+        #[arg(long, default_value_t = 100)]
+        max_connections: usize,
     },
 }
 
@@ -47,17 +58,24 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Start { data_dir, lazy_commit } => match start(data_dir, lazy_commit) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("tessera: {e}");
-                ExitCode::FAILURE
+        Command::Start { data_dir, lazy_commit, port, listen, max_connections } => {
+            match start(data_dir, lazy_commit, format!("{listen}:{port}"), max_connections) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("tessera: {e}");
+                    ExitCode::FAILURE
+                }
             }
-        },
+        }
     }
 }
 
-fn start(data_dir: PathBuf, lazy_commit: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn start(
+    data_dir: PathBuf,
+    lazy_commit: bool,
+    addr: String,
+    max_connections: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
     // Install the handlers before opening, so a signal during recovery is not lost.
     let mut signals = Signals::new([SIGINT, SIGTERM])?;
     std::fs::create_dir_all(&data_dir)
@@ -67,7 +85,7 @@ fn start(data_dir: PathBuf, lazy_commit: bool) -> Result<(), Box<dyn std::error:
     if lazy_commit {
         config.durability = Durability::Lazy;
     }
-    let engine = Engine::open(config)?;
+    let engine = std::sync::Arc::new(Engine::open(config)?);
     let stats = engine.stats();
     println!(
         "tessera: engine ready (data dir {}, {} tables, last commit {}, opened in {} ms)",
@@ -76,10 +94,19 @@ fn start(data_dir: PathBuf, lazy_commit: bool) -> Result<(), Box<dyn std::error:
         stats.last_commit_ts,
         started.elapsed().as_millis()
     );
+    let sql = tessera_sql::SqlEngine::open(engine.clone())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let listener =
+        runtime.block_on(tokio::net::TcpListener::bind(&addr)).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    println!("tessera: listening on {}", listener.local_addr()?);
+    let config = tessera_server::ServerConfig { max_connections };
+    let server = runtime.spawn(tessera_server::serve(listener, sql, config));
     if let Some(signal) = signals.forever().next() {
         let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
         println!("tessera: received {name}, shutting down");
     }
+    server.abort();
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     engine.close()?;
     println!("tessera: stopped cleanly");
     Ok(())

@@ -57,6 +57,7 @@ impl Server {
             .arg("start")
             .arg("--data-dir")
             .arg(data_dir)
+            .args(["--port", "0"])
             .args(extra)
             .env("TESSERA_LOG", "info")
             .stdin(Stdio::null())
@@ -185,8 +186,9 @@ fn sigterm_stops_cleanly_and_a_restart_recovers() {
     assert!(ready.contains("0 tables"), "{ready}");
     assert_has_log(&data);
 
+    // The first start created the SQL catalog's two tables.
     let again = start_and_stop(&data, &[], "TERM");
-    assert!(again.contains("0 tables"), "{again}");
+    assert!(again.contains("2 tables"), "{again}");
     assert_has_log(&data);
 }
 
@@ -208,7 +210,9 @@ fn the_binary_recovers_existing_data() {
     let data = tmp.path().join("data");
     let last_commit = {
         let e = Engine::open(EngineConfig::durable(&data)).unwrap();
-        let t = e.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+        // A `__` name: engine tables without a SQL catalog entry are otherwise
+        // dropped at start as leftovers of interrupted DDL.
+        let t = e.create_table(TableSpec::new("__probe", vec![0], IndexKind::Ordered)).unwrap();
         for i in 0..20 {
             let mut tx = e.begin(Isolation::Snapshot).unwrap();
             tx.insert(&t, encode_tuple(&[Some(&encode_i64(i)), Some(b"v")])).unwrap();
@@ -219,13 +223,14 @@ fn the_binary_recovers_existing_data() {
         }
         e.stats().last_commit_ts
     };
-    for signal in ["TERM", "INT"] {
-        let ready = start_and_stop(&data, &[], signal);
-        assert!(ready.contains("1 tables"), "{ready}");
-        assert!(ready.contains(&format!("last commit {last_commit},")), "{ready}");
-    }
+    let ready = start_and_stop(&data, &[], "TERM");
+    assert!(ready.contains("1 tables"), "{ready}");
+    assert!(ready.contains(&format!("last commit {last_commit},")), "{ready}");
+    // Now with the SQL catalog's two tables as well.
+    let ready = start_and_stop(&data, &[], "INT");
+    assert!(ready.contains("3 tables"), "{ready}");
     let e = Engine::open(EngineConfig::durable(&data)).unwrap();
-    let t = e.table("t").unwrap();
+    let t = e.table("__probe").unwrap();
     let mut tx = e.begin(Isolation::Snapshot).unwrap();
     assert_eq!(tx.scan_collect(&t, PRIMARY, &KeyRange::all()).unwrap().len(), 20);
 }

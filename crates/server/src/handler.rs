@@ -1,0 +1,453 @@
+//! pgwire handlers for one connection: startup, simple and extended query,
+//! COPY. Each connection owns one `Session`, created after startup from the
+//! user and database the client named.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::ScalarValue;
+use datafusion::sql::sqlparser::ast::Statement;
+use futures::{Sink, stream};
+use pgwire::api::auth::mechanism::{AuthMechanism, AuthState};
+use pgwire::api::auth::{
+    AuthDriver, AuthOutcome, DefaultServerParameterProvider, StartupHandler, protocol_negotiation,
+    save_startup_parameters_to_metadata,
+};
+use pgwire::api::copy::CopyHandler;
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::{CopyResponse, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::stmt::QueryParser;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore, METADATA_DATABASE, METADATA_USER, Type};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::copy::{CopyData, CopyDone};
+use pgwire::messages::startup::PasswordMessageFamily;
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use tessera_sql::error::{SqlError, code};
+use tessera_sql::session::parse_sql;
+use tessera_sql::{Output, Session, SqlEngine, SqlType, TxnStatus};
+use tokio::sync::Mutex;
+
+use crate::values::{decode_param, encode_batch, fields, pg_type};
+
+pub fn to_pg_error(e: SqlError) -> PgWireError {
+    PgWireError::UserError(Box::new(error_info(e)))
+}
+
+pub fn error_info(e: SqlError) -> ErrorInfo {
+    let mut info = ErrorInfo::new(e.severity.to_string(), e.code.to_string(), e.message.replace('\0', ""));
+    info.detail = e.detail.map(|d| d.replace('\0', ""));
+    info.hint = e.hint.map(|h| h.replace('\0', ""));
+    info
+}
+
+/// The per-connection state shared by all handlers of one connection.
+pub struct Conn {
+    pub sql: Arc<SqlEngine>,
+    pub session: Mutex<Option<Session>>,
+    pub copy: Mutex<Option<Box<tessera_sql::copy::CopyIn>>>,
+}
+
+impl Conn {
+    async fn session<C: ClientInfo>(&self, client: &C) -> PgWireResult<tokio::sync::MutexGuard<'_, Option<Session>>> {
+        let mut guard = self.session.lock().await;
+        if guard.is_none() {
+            let meta = client.metadata();
+            let user = meta.get(METADATA_USER).cloned().unwrap_or_else(|| "tessera".into());
+            let db = meta.get(METADATA_DATABASE).cloned().unwrap_or_else(|| user.clone());
+            let session = self.sql.session(&user, &db).map_err(to_pg_error)?;
+            {
+                let mut settings = session.info.settings.lock();
+                for (k, v) in meta.iter() {
+                    if !matches!(k.as_str(), "user" | "database" | "options" | "replication") {
+                        settings.set_startup(k, v);
+                    }
+                }
+            }
+            *guard = Some(session);
+        }
+        Ok(guard)
+    }
+}
+
+fn status_response(before: TxnStatus, after: TxnStatus, tag: Tag) -> Response {
+    match (before, after) {
+        (TxnStatus::Idle, TxnStatus::InBlock) => Response::TransactionStart(tag),
+        (TxnStatus::InBlock | TxnStatus::Failed, TxnStatus::Idle) => Response::TransactionEnd(tag),
+        _ => Response::Execution(tag),
+    }
+}
+
+fn tag_of(text: &str) -> Tag {
+    // "INSERT 0 5" -> command "INSERT 0", rows 5; pgwire appends the row count.
+    let mut parts: Vec<&str> = text.split(' ').collect();
+    if parts.len() > 1
+        && let Ok(n) = parts.last().unwrap().parse::<usize>()
+        && !matches!(parts[0], "CREATE" | "DROP" | "ALTER")
+    {
+        parts.pop();
+        return Tag::new(&parts.join(" ")).with_rows(n);
+    }
+    Tag::new(text)
+}
+
+fn rows_response(
+    schema: &SchemaRef,
+    batches: &[datafusion::arrow::array::RecordBatch],
+    format: &Format,
+) -> PgWireResult<QueryResponse> {
+    let fi = Arc::new(fields(schema, &|i| format.format_for(i)));
+    let binary: Vec<bool> = (0..schema.fields().len()).map(|i| format.format_for(i) == FieldFormat::Binary).collect();
+    let types: Vec<SqlType> = schema.fields().iter().map(|f| SqlType::of_field(f)).collect();
+    let mut rows = Vec::new();
+    for b in batches {
+        encode_batch(b, &binary, &types, &mut rows).map_err(to_pg_error)?;
+    }
+    Ok(QueryResponse::new(fi, stream::iter(rows.into_iter().map(Ok))))
+}
+
+fn output_response(out: Output, before: TxnStatus, after: TxnStatus, format: &Format) -> PgWireResult<Response> {
+    Ok(match out {
+        Output::Rows { schema, batches, tag } => {
+            let mut q = rows_response(&schema, &batches, format)?;
+            let cmd = tag.split(' ').next().unwrap_or("SELECT").to_string();
+            q.set_command_tag(&cmd);
+            Response::Query(q)
+        }
+        Output::Command(t) => status_response(before, after, tag_of(&t)),
+        Output::Empty => Response::EmptyQuery,
+        Output::CopyOut { data, columns, rows: _ } => {
+            let chunk = CopyData::new(bytes::Bytes::from(data));
+            Response::CopyOut(CopyResponse::new(0, columns, stream::iter(vec![Ok(chunk)])))
+        }
+        Output::CopyIn(_) => unreachable!("handled by the caller"),
+    })
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Conn {
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut guard = self.session(client).await?;
+        let session = guard.as_mut().expect("session");
+        let stmts = match parse_sql(query) {
+            Ok(s) => s,
+            Err(e) => return Ok(vec![Response::Error(Box::new(error_info(e)))]),
+        };
+        if stmts.is_empty() {
+            return Ok(vec![Response::EmptyQuery]);
+        }
+        // Several statements without transaction control run as one implicit transaction.
+        let implicit = stmts.len() > 1
+            && session.status() == TxnStatus::Idle
+            && !stmts.iter().any(|s| {
+                matches!(
+                    s,
+                    Statement::StartTransaction { .. }
+                        | Statement::Commit { .. }
+                        | Statement::Rollback { .. }
+                        | Statement::Copy { .. }
+                        | Statement::Savepoint { .. }
+                )
+            });
+        if implicit {
+            session.begin_implicit().map_err(to_pg_error)?;
+        }
+        let mut out = Vec::new();
+        let mut failed = false;
+        for stmt in stmts {
+            let before = session.status();
+            let result = run_with_timeout(session, stmt, &[]).await;
+            let after = session.status();
+            match result {
+                Ok(Output::CopyIn(copy)) => {
+                    let columns = copy.columns.len();
+                    *self.copy.lock().await = Some(copy);
+                    out.push(Response::CopyIn(CopyResponse::new(0, columns, stream::empty())));
+                    break;
+                }
+                Ok(o) => out.push(output_response(o, before, after, &Format::UnifiedText)?),
+                Err(e) => {
+                    out.push(Response::Error(Box::new(error_info(e))));
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if implicit {
+            if failed {
+                session.reset();
+            } else if let Err(e) = session.end_implicit() {
+                out.push(Response::Error(Box::new(error_info(e))));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Runs a statement under the session's `statement_timeout`.
+async fn run_with_timeout(session: &mut Session, stmt: Statement, params: &[ScalarValue]) -> Result<Output, SqlError> {
+    let ms = session.info.settings.lock().millis("statement_timeout");
+    if ms == 0 {
+        return session.execute(stmt, params).await;
+    }
+    match tokio::time::timeout(std::time::Duration::from_millis(ms), session.execute(stmt, params)).await {
+        Ok(r) => r,
+        Err(_) => {
+            // The statement future was dropped mid-way: undo what it did.
+            let e = SqlError::new(code::QUERY_CANCELED, "canceling statement due to statement timeout");
+            session.abort_statement();
+            Err(e)
+        }
+    }
+}
+
+#[async_trait]
+impl CopyHandler for Conn {
+    async fn on_copy_data<C>(&self, _client: &mut C, data: CopyData) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let Some(c) = self.copy.lock().await.as_mut() {
+            c.data.extend_from_slice(&data.data);
+        }
+        Ok(())
+    }
+
+    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let Some(copy) = self.copy.lock().await.take() else {
+            return Err(to_pg_error(SqlError::new(code::PROTOCOL_VIOLATION, "no COPY in progress")));
+        };
+        let mut guard = self.session.lock().await;
+        let session = guard.as_mut().expect("session");
+        let result = session.finish_copy(copy, Ok(())).await;
+        set_status(client, session.status());
+        match result {
+            Ok(Output::Command(tag)) => {
+                use futures::SinkExt;
+                client.send(PgWireBackendMessage::CommandComplete(tag_of(&tag).into())).await?;
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(to_pg_error(e)),
+        }
+    }
+
+    async fn on_copy_fail<C>(&self, client: &mut C, fail: pgwire::messages::copy::CopyFail) -> PgWireError
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let copy = self.copy.lock().await.take();
+        let mut guard = self.session.lock().await;
+        if let (Some(copy), Some(session)) = (copy, guard.as_mut()) {
+            let r = session.finish_copy(copy, Err(fail.message.clone())).await;
+            set_status(client, session.status());
+            if let Err(e) = r {
+                return to_pg_error(e);
+            }
+        }
+        to_pg_error(SqlError::new(code::QUERY_CANCELED, format!("COPY from stdin failed: {}", fail.message)))
+    }
+}
+
+fn set_status<C: ClientInfo>(client: &mut C, s: TxnStatus) {
+    use pgwire::messages::response::TransactionStatus;
+    client.set_transaction_status(match s {
+        TxnStatus::Idle => TransactionStatus::Idle,
+        TxnStatus::InBlock => TransactionStatus::Transaction,
+        TxnStatus::Failed => TransactionStatus::Error,
+    });
+}
+
+// ----- extended protocol -----
+
+/// A parsed statement with what Describe reports about it.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub stmt: Option<Statement>,
+    /// Arrow type each `$n` is bound as (None: text, converted by the plan).
+    pub param_types: Vec<Option<DataType>>,
+    pub param_oids: Vec<Type>,
+    pub schema: Option<SchemaRef>,
+}
+
+pub struct Parser {
+    conn: Arc<Conn>,
+}
+
+impl Parser {
+    pub fn new(conn: Arc<Conn>) -> Self {
+        Parser { conn }
+    }
+}
+
+#[async_trait]
+impl QueryParser for Parser {
+    type Statement = Prepared;
+
+    async fn parse_sql<C>(&self, client: &C, sql: &str, types: &[Option<Type>]) -> PgWireResult<Option<Prepared>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let mut guard = self.conn.session(client).await?;
+        let session = guard.as_mut().expect("session");
+        let mut stmts = parse_sql(sql).map_err(to_pg_error)?;
+        if stmts.len() > 1 {
+            return Err(to_pg_error(SqlError::syntax("cannot insert multiple commands into a prepared statement")));
+        }
+        let Some(stmt) = stmts.pop() else {
+            return Ok(None);
+        };
+        let described = session.describe(&stmt).await.map_err(to_pg_error)?;
+        let n = described.params.keys().max().copied().unwrap_or(0).max(types.len());
+        let mut param_types = Vec::with_capacity(n);
+        let mut param_oids = Vec::with_capacity(n);
+        for k in 1..=n {
+            let declared = types.get(k - 1).cloned().flatten().filter(|t| t.oid() != 0);
+            let inferred = described.params.get(&k).cloned();
+            let dt = match (&declared, &inferred) {
+                (Some(t), _) => SqlType::from_oid(t.oid()).map(|s| s.arrow_type()).or(inferred.clone()),
+                (None, Some(d)) => Some(d.clone()),
+                _ => None,
+            };
+            let oid = match (&declared, &dt) {
+                (Some(t), _) => t.clone(),
+                (None, Some(d)) => SqlType::from_arrow(d).map(pg_type).unwrap_or(Type::TEXT),
+                _ => Type::TEXT,
+            };
+            param_types.push(dt);
+            param_oids.push(oid);
+        }
+        Ok(Some(Prepared { stmt: Some(stmt), param_types, param_oids, schema: described.schema }))
+    }
+
+    fn get_parameter_types(&self, stmt: &Prepared) -> PgWireResult<Vec<Type>> {
+        Ok(stmt.param_oids.clone())
+    }
+
+    fn get_result_schema(&self, stmt: &Prepared, format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
+        let format = format.cloned().unwrap_or(Format::UnifiedText);
+        Ok(match &stmt.schema {
+            Some(s) => fields(s, &|i| format.format_for(i)),
+            None => vec![],
+        })
+    }
+}
+
+pub struct Extended {
+    pub conn: Arc<Conn>,
+    pub parser: Arc<Parser>,
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Extended {
+    type Statement = Prepared;
+    type QueryParser = Parser;
+
+    fn query_parser(&self) -> Arc<Parser> {
+        self.parser.clone()
+    }
+
+    async fn do_query<C>(&self, client: &mut C, portal: &Portal<Prepared>, _max_rows: usize) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let prepared = &portal.statement.statement;
+        let Some(stmt) = prepared.stmt.clone() else { return Ok(Response::EmptyQuery) };
+        let mut params = Vec::with_capacity(portal.parameters.len());
+        for (i, raw) in portal.parameters.iter().enumerate() {
+            let ty = prepared.param_oids.get(i).cloned().unwrap_or(Type::TEXT);
+            let want = prepared.param_types.get(i).cloned().flatten();
+            let v = decode_param(i, raw.as_deref(), portal.parameter_format.is_binary(i), &ty, want.as_ref())
+                .map_err(to_pg_error)?;
+            params.push(v);
+        }
+        let mut guard = self.conn.session(client).await?;
+        let session = guard.as_mut().expect("session");
+        let before = session.status();
+        let result = run_with_timeout(session, stmt, &params).await;
+        let after = session.status();
+        set_status(client, after);
+        match result {
+            Ok(Output::CopyIn(copy)) => {
+                let columns = copy.columns.len();
+                *self.conn.copy.lock().await = Some(copy);
+                Ok(Response::CopyIn(CopyResponse::new(0, columns, stream::empty())))
+            }
+            Ok(o) => output_response(o, before, after, &portal.result_column_format),
+            Err(e) => Err(to_pg_error(e)),
+        }
+    }
+}
+
+// ----- startup: trust -----
+
+struct Trust;
+
+#[async_trait]
+impl AuthMechanism for Trust {
+    async fn begin(&mut self, _c: &(dyn ClientInfo + Send + Sync)) -> PgWireResult<AuthState> {
+        Ok(AuthState::Ok { final_message: None, identity: None })
+    }
+    async fn next(
+        &mut self,
+        _c: &(dyn ClientInfo + Send + Sync),
+        _m: PasswordMessageFamily,
+    ) -> PgWireResult<AuthState> {
+        Err(PgWireError::NoAuthenticationInProgress)
+    }
+}
+
+pub struct Startup {
+    pub conn: Arc<Conn>,
+    pub driver: AuthDriver<Arc<DefaultServerParameterProvider>>,
+}
+
+#[async_trait]
+impl StartupHandler for Startup {
+    async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let PgWireFrontendMessage::Startup(ref startup) = message {
+            protocol_negotiation(client, startup).await?;
+            save_startup_parameters_to_metadata(client, startup);
+            // Refuse an unknown database or role before authenticating.
+            drop(self.conn.session(client).await?);
+            if let AuthOutcome::Authenticated { final_message, .. } =
+                self.driver.begin_authentication(client, Box::new(Trust)).await?
+            {
+                self.driver.complete_authentication(client, final_message).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn server_params() -> Arc<DefaultServerParameterProvider> {
+    let mut p = DefaultServerParameterProvider::default();
+    p.server_version = tessera_sql::settings::SERVER_VERSION.to_string();
+    Arc::new(p)
+}

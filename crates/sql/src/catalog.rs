@@ -1,0 +1,611 @@
+//! The SQL catalog: databases, tables, columns, constraints, indexes,
+//! sequences and roles.
+//!
+//! Definitions live as JSON documents in the engine table `__catalog`, so
+//! DDL is logged, checkpointed and recovered like any data. Each SQL table is
+//! one engine table named `t<oid>` (renames touch only the catalog); its
+//! engine primary key is the SQL primary key, or a hidden row id when the
+//! table has none. The in-memory copy answers lookups; every change writes the
+//! engine first, then memory, under one DDL mutex.
+//!
+//! A crash between creating an engine table and writing its catalog entry
+//! leaves an orphan engine table: `Catalog::open` drops it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use parking_lot::{Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+use tessera_engine::tuple::{Tuple, encode_key, encode_tuple};
+use tessera_engine::{Engine, IndexKind, Isolation, KeyRange, PRIMARY, Table, TableSpec};
+
+use crate::error::{Result, SqlError, code};
+use crate::types::SqlType;
+
+pub const CATALOG_TABLE: &str = "__catalog";
+pub const SEQUENCE_TABLE: &str = "__sequences";
+pub const DEFAULT_DB: &str = "tessera";
+pub const BOOTSTRAP_USER: &str = "tessera";
+/// OIDs below this are PostgreSQL's built-ins (types, namespaces).
+pub const FIRST_USER_OID: u32 = 16384;
+/// The hidden row-id column of a table without a primary key.
+pub const ROWID: &str = "__rowid";
+/// How many sequence values one durable write reserves.
+const SEQUENCE_BATCH: i64 = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Identity {
+    Always,
+    ByDefault,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: SqlType,
+    pub not_null: bool,
+    /// The DEFAULT expression as SQL text.
+    pub default: Option<String>,
+    pub identity: Option<Identity>,
+    /// The engine tuple field holding this column.
+    pub field: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexMethod {
+    Btree,
+    Hash,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IndexDef {
+    pub name: String,
+    pub oid: u32,
+    pub columns: Vec<String>,
+    pub unique: bool,
+    pub method: IndexMethod,
+    /// Backs a PRIMARY KEY (true) or UNIQUE constraint rather than CREATE INDEX.
+    pub primary: bool,
+    pub constraint: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckDef {
+    pub name: String,
+    pub expr: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TableDef {
+    pub oid: u32,
+    pub db: String,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// The PRIMARY KEY columns; empty when the table has a hidden row id.
+    pub primary_key: Vec<String>,
+    /// Indexes, including those backing PRIMARY KEY and UNIQUE constraints.
+    pub indexes: Vec<IndexDef>,
+    pub checks: Vec<CheckDef>,
+    pub next_field: u16,
+    /// The engine field of the hidden row id, when there is no primary key.
+    pub rowid_field: Option<u16>,
+    /// The engine table's name (changes when the table is rebuilt).
+    pub engine_name: String,
+}
+
+impl TableDef {
+    pub fn column(&self, name: &str) -> Option<&ColumnDef> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// The table's schema as DataFusion sees it (no hidden row id).
+    pub fn arrow_schema(&self) -> SchemaRef {
+        // Declared nullable even for NOT NULL columns: Tessera checks NOT NULL
+        // itself, with PostgreSQL's error, before rows reach the engine.
+        Arc::new(Schema::new(self.columns.iter().map(|c| c.ty.field(&c.name, true)).collect::<Vec<_>>()))
+    }
+
+    /// Engine fields of the primary key, in key order.
+    pub fn key_fields(&self) -> Vec<u16> {
+        match self.rowid_field {
+            Some(f) => vec![f],
+            None => self.primary_key.iter().map(|n| self.column(n).expect("pk column").field).collect(),
+        }
+    }
+
+    /// The engine key of a stored row.
+    pub fn key_of(&self, row: &[u8]) -> Result<Vec<u8>> {
+        let t = Tuple::parse(row).map_err(|e| SqlError::internal(e.to_string()))?;
+        let fields: Vec<Option<&[u8]>> = self.key_fields().iter().map(|f| t.field(*f as usize)).collect();
+        Ok(encode_key(&fields))
+    }
+
+    /// The SQL name of the constraint behind an engine index (the engine
+    /// names the primary key after its own table).
+    pub fn constraint_name(&self, engine_index: &str) -> String {
+        if engine_index == format!("{}_pkey", self.engine_name)
+            && let Some(ix) = self.indexes.iter().find(|i| i.primary)
+        {
+            return ix.name.clone();
+        }
+        engine_index.to_string()
+    }
+
+    pub fn qualified(&self) -> String {
+        format!("public.{}", self.name)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SequenceDef {
+    pub oid: u32,
+    pub db: String,
+    pub name: String,
+    pub start: i64,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    /// (table oid, column name) for serial and identity columns.
+    pub owned_by: Option<(u32, String)>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DatabaseDef {
+    pub oid: u32,
+    pub name: String,
+    pub owner: String,
+}
+
+/// A SCRAM-SHA-256 verifier: what the server keeps instead of a password.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScramSecret {
+    pub salt: Vec<u8>,
+    pub iterations: u32,
+    pub salted_password: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoleDef {
+    pub oid: u32,
+    pub name: String,
+    pub superuser: bool,
+    pub login: bool,
+    pub create_db: bool,
+    pub password: Option<ScramSecret>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+enum Entry {
+    Database(DatabaseDef),
+    Table(TableDef),
+    Sequence(SequenceDef),
+    Role(RoleDef),
+}
+
+impl Entry {
+    fn key(&self) -> String {
+        match self {
+            Entry::Database(d) => format!("database:{}", d.oid),
+            Entry::Table(t) => format!("table:{}", t.oid),
+            Entry::Sequence(s) => format!("sequence:{}", s.oid),
+            Entry::Role(r) => format!("role:{}", r.oid),
+        }
+    }
+}
+
+/// The live state of one sequence: `next` is handed out, `reserved` is the
+/// last value already made durable.
+#[derive(Debug)]
+struct SequenceState {
+    next: AtomicI64,
+    reserved: Mutex<i64>,
+    /// Whether nextval has been called since creation (for currval/setval semantics).
+    called: std::sync::atomic::AtomicBool,
+}
+
+#[derive(Default)]
+struct State {
+    databases: BTreeMap<String, DatabaseDef>,
+    tables: BTreeMap<(String, String), Arc<TableDef>>,
+    sequences: BTreeMap<(String, String), Arc<SequenceDef>>,
+    roles: BTreeMap<String, RoleDef>,
+    next_oid: u32,
+}
+
+pub struct Catalog {
+    engine: Arc<Engine>,
+    catalog_table: Arc<Table>,
+    sequence_table: Arc<Table>,
+    state: RwLock<State>,
+    /// Serializes DDL so catalog entries and engine tables change together.
+    ddl: Mutex<()>,
+    sequences: RwLock<BTreeMap<u32, Arc<SequenceState>>>,
+    /// Bumped by every change; sessions cache plans against it.
+    version: AtomicI64,
+}
+
+impl Catalog {
+    /// Loads the catalog, creating the bootstrap database and role on a new
+    /// data directory and dropping engine tables no catalog entry owns.
+    pub fn open(engine: Arc<Engine>) -> Result<Arc<Catalog>> {
+        let catalog_table = match engine.table(CATALOG_TABLE) {
+            Some(t) => t,
+            None => engine.create_table(TableSpec::new(CATALOG_TABLE, vec![0], IndexKind::Hash))?,
+        };
+        let sequence_table = match engine.table(SEQUENCE_TABLE) {
+            Some(t) => t,
+            None => engine.create_table(TableSpec::new(SEQUENCE_TABLE, vec![0], IndexKind::Hash))?,
+        };
+        let catalog = Catalog {
+            engine: engine.clone(),
+            catalog_table,
+            sequence_table,
+            state: RwLock::new(State { next_oid: FIRST_USER_OID, ..Default::default() }),
+            ddl: Mutex::new(()),
+            sequences: RwLock::new(BTreeMap::new()),
+            version: AtomicI64::new(0),
+        };
+        catalog.load()?;
+        let catalog = Arc::new(catalog);
+        if catalog.state.read().databases.is_empty() {
+            catalog.bootstrap()?;
+        }
+        catalog.drop_orphans()?;
+        Ok(catalog)
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub fn version(&self) -> i64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    fn load(&self) -> Result<()> {
+        let mut txn = self.engine.begin(Isolation::Snapshot)?;
+        let rows = txn.scan_collect(&self.catalog_table, PRIMARY, &KeyRange::all())?;
+        let seq_rows = txn.scan_collect(&self.sequence_table, PRIMARY, &KeyRange::all())?;
+        txn.abort();
+        let mut state = self.state.write();
+        for row in rows {
+            let t = Tuple::parse(&row).map_err(|e| SqlError::internal(e.to_string()))?;
+            let doc = t.field(1).ok_or_else(|| SqlError::internal("catalog entry without a document"))?;
+            let entry: Entry = serde_json::from_slice(doc)
+                .map_err(|e| SqlError::new(code::DATA_CORRUPTED, format!("catalog entry is unreadable: {e}")))?;
+            let oid = match &entry {
+                Entry::Database(d) => d.oid,
+                Entry::Table(t) => t.oid,
+                Entry::Sequence(s) => s.oid,
+                Entry::Role(r) => r.oid,
+            };
+            state.next_oid = state.next_oid.max(oid + 1);
+            for ix in match &entry {
+                Entry::Table(t) => t.indexes.clone(),
+                _ => vec![],
+            } {
+                state.next_oid = state.next_oid.max(ix.oid + 1);
+            }
+            match entry {
+                Entry::Database(d) => {
+                    state.databases.insert(d.name.clone(), d);
+                }
+                Entry::Table(t) => {
+                    state.tables.insert((t.db.clone(), t.name.clone()), Arc::new(t));
+                }
+                Entry::Sequence(s) => {
+                    state.sequences.insert((s.db.clone(), s.name.clone()), Arc::new(s));
+                }
+                Entry::Role(r) => {
+                    state.roles.insert(r.name.clone(), r);
+                }
+            }
+        }
+        let mut reserved = BTreeMap::new();
+        for row in seq_rows {
+            let t = Tuple::parse(&row).map_err(|e| SqlError::internal(e.to_string()))?;
+            let oid = t.field(0).and_then(|b| b.try_into().ok()).map(u32::from_be_bytes);
+            let value = t.field(1).and_then(|b| b.try_into().ok()).map(i64::from_be_bytes);
+            if let (Some(oid), Some(value)) = (oid, value) {
+                reserved.insert(oid, value);
+            }
+        }
+        let mut seqs = self.sequences.write();
+        for s in state.sequences.values() {
+            // After a restart continue past everything that may have been handed out.
+            let (next, res, called) = match reserved.get(&s.oid) {
+                Some(r) => (r + s.increment, *r, true),
+                None => (s.start, s.start - s.increment, false),
+            };
+            seqs.insert(
+                s.oid,
+                Arc::new(SequenceState {
+                    next: AtomicI64::new(next),
+                    reserved: Mutex::new(res),
+                    called: std::sync::atomic::AtomicBool::new(called),
+                }),
+            );
+        }
+        Ok(())
+    }
+
+    fn bootstrap(&self) -> Result<()> {
+        let _g = self.ddl.lock();
+        let oid = self.alloc_oid();
+        self.write_entries(&[Entry::Role(RoleDef {
+            oid: 10,
+            name: BOOTSTRAP_USER.into(),
+            superuser: true,
+            login: true,
+            create_db: true,
+            password: None,
+        })])?;
+        self.write_entries(&[Entry::Database(DatabaseDef {
+            oid,
+            name: DEFAULT_DB.into(),
+            owner: BOOTSTRAP_USER.into(),
+        })])?;
+        // `postgres` exists too: many tools connect to it first.
+        let oid = self.alloc_oid();
+        self.write_entries(&[Entry::Database(DatabaseDef {
+            oid,
+            name: "postgres".into(),
+            owner: BOOTSTRAP_USER.into(),
+        })])
+    }
+
+    fn drop_orphans(&self) -> Result<()> {
+        let owned: std::collections::HashSet<String> =
+            self.state.read().tables.values().map(|t| t.engine_name.clone()).collect();
+        for spec in self.engine.tables() {
+            if spec.name.starts_with("__") || owned.contains(&spec.name) {
+                continue;
+            }
+            tracing::warn!(table = %spec.name, "dropping an engine table no catalog entry owns (interrupted DDL)");
+            self.engine.drop_table(&spec.name)?;
+        }
+        Ok(())
+    }
+
+    pub fn alloc_oid(&self) -> u32 {
+        let mut s = self.state.write();
+        let oid = s.next_oid;
+        s.next_oid += 1;
+        oid
+    }
+
+    /// Writes catalog documents durably, then applies them in memory.
+    fn write_entries(&self, entries: &[Entry]) -> Result<()> {
+        let mut txn = self.engine.begin(Isolation::Snapshot)?;
+        for e in entries {
+            let key = e.key();
+            let doc = serde_json::to_vec(e).map_err(|e| SqlError::internal(e.to_string()))?;
+            let row = encode_tuple(&[Some(key.as_bytes()), Some(&doc)]);
+            txn.put(&self.catalog_table, row, tessera_engine::PutCondition::Always)?;
+        }
+        txn.commit()?;
+        let mut state = self.state.write();
+        for e in entries {
+            match e.clone() {
+                Entry::Database(d) => {
+                    state.databases.retain(|_, x| x.oid != d.oid);
+                    state.databases.insert(d.name.clone(), d);
+                }
+                Entry::Table(t) => {
+                    state.tables.retain(|_, x| x.oid != t.oid);
+                    state.tables.insert((t.db.clone(), t.name.clone()), Arc::new(t));
+                }
+                Entry::Sequence(s) => {
+                    state.sequences.retain(|_, x| x.oid != s.oid);
+                    state.sequences.insert((s.db.clone(), s.name.clone()), Arc::new(s));
+                }
+                Entry::Role(r) => {
+                    state.roles.retain(|_, x| x.oid != r.oid);
+                    state.roles.insert(r.name.clone(), r);
+                }
+            }
+        }
+        self.version.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    fn delete_entries(&self, keys: &[String]) -> Result<()> {
+        let mut txn = self.engine.begin(Isolation::Snapshot)?;
+        for key in keys {
+            txn.delete(&self.catalog_table, &encode_key(&[Some(key.as_bytes())]))?;
+        }
+        txn.commit()?;
+        let mut state = self.state.write();
+        for key in keys {
+            let (kind, oid) = key.split_once(':').expect("catalog key");
+            let oid: u32 = oid.parse().expect("catalog oid");
+            match kind {
+                "database" => state.databases.retain(|_, x| x.oid != oid),
+                "table" => state.tables.retain(|_, x| x.oid != oid),
+                "sequence" => state.sequences.retain(|_, x| x.oid != oid),
+                _ => state.roles.retain(|_, x| x.oid != oid),
+            }
+        }
+        self.version.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    pub fn ddl_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.ddl.lock()
+    }
+
+    // ----- lookups -----
+
+    pub fn database(&self, name: &str) -> Option<DatabaseDef> {
+        self.state.read().databases.get(name).cloned()
+    }
+
+    pub fn databases(&self) -> Vec<DatabaseDef> {
+        self.state.read().databases.values().cloned().collect()
+    }
+
+    pub fn table(&self, db: &str, name: &str) -> Option<Arc<TableDef>> {
+        self.state.read().tables.get(&(db.to_string(), name.to_string())).cloned()
+    }
+
+    pub fn tables(&self, db: &str) -> Vec<Arc<TableDef>> {
+        self.state.read().tables.values().filter(|t| t.db == db).cloned().collect()
+    }
+
+    pub fn sequence(&self, db: &str, name: &str) -> Option<Arc<SequenceDef>> {
+        self.state.read().sequences.get(&(db.to_string(), name.to_string())).cloned()
+    }
+
+    pub fn sequences(&self, db: &str) -> Vec<Arc<SequenceDef>> {
+        self.state.read().sequences.values().filter(|s| s.db == db).cloned().collect()
+    }
+
+    pub fn role(&self, name: &str) -> Option<RoleDef> {
+        self.state.read().roles.get(name).cloned()
+    }
+
+    pub fn roles(&self) -> Vec<RoleDef> {
+        self.state.read().roles.values().cloned().collect()
+    }
+
+    /// Finds the index named `name` in database `db`.
+    pub fn index(&self, db: &str, name: &str) -> Option<(Arc<TableDef>, IndexDef)> {
+        let state = self.state.read();
+        state
+            .tables
+            .values()
+            .filter(|t| t.db == db)
+            .find_map(|t| t.indexes.iter().find(|i| i.name == name).map(|i| (t.clone(), i.clone())))
+    }
+
+    pub fn engine_table(&self, def: &TableDef) -> Result<Arc<Table>> {
+        self.engine.table(&def.engine_name).ok_or_else(|| {
+            SqlError::internal(format!("engine table {} of \"{}\" is missing", def.engine_name, def.name))
+        })
+    }
+
+    // ----- changes (callers hold `ddl_lock`) -----
+
+    pub fn put_database(&self, d: DatabaseDef) -> Result<()> {
+        self.write_entries(&[Entry::Database(d)])
+    }
+
+    pub fn put_table(&self, t: TableDef) -> Result<()> {
+        self.write_entries(&[Entry::Table(t)])
+    }
+
+    pub fn put_role(&self, r: RoleDef) -> Result<()> {
+        self.write_entries(&[Entry::Role(r)])
+    }
+
+    pub fn drop_role(&self, oid: u32) -> Result<()> {
+        self.delete_entries(&[format!("role:{oid}")])
+    }
+
+    pub fn drop_database_entry(&self, oid: u32) -> Result<()> {
+        self.delete_entries(&[format!("database:{oid}")])
+    }
+
+    /// Removes a table's catalog entry and the sequences it owns.
+    pub fn drop_table_entry(&self, t: &TableDef) -> Result<()> {
+        let mut keys = vec![format!("table:{}", t.oid)];
+        for s in self.sequences(&t.db) {
+            if s.owned_by.as_ref().map(|o| o.0) == Some(t.oid) {
+                keys.push(format!("sequence:{}", s.oid));
+            }
+        }
+        self.delete_entries(&keys)
+    }
+
+    pub fn put_sequence(&self, s: SequenceDef) -> Result<()> {
+        let oid = s.oid;
+        let start = s.start;
+        let inc = s.increment;
+        let fresh = !self.sequences.read().contains_key(&oid);
+        self.write_entries(&[Entry::Sequence(s)])?;
+        if fresh {
+            self.sequences.write().insert(
+                oid,
+                Arc::new(SequenceState {
+                    next: AtomicI64::new(start),
+                    reserved: Mutex::new(start - inc),
+                    called: std::sync::atomic::AtomicBool::new(false),
+                }),
+            );
+        }
+        Ok(())
+    }
+
+    pub fn drop_sequence_entry(&self, oid: u32) -> Result<()> {
+        self.delete_entries(&[format!("sequence:{oid}")])?;
+        self.sequences.write().remove(&oid);
+        Ok(())
+    }
+
+    // ----- sequences -----
+
+    /// The next value of a sequence. Values are handed out without regard to
+    /// transactions (as in PostgreSQL); a durable reservation is written
+    /// every few values so a restart never repeats one.
+    pub fn nextval(&self, seq: &SequenceDef) -> Result<i64> {
+        let state =
+            self.sequences.read().get(&seq.oid).cloned().ok_or_else(|| {
+                SqlError::new(code::UNDEFINED_TABLE, format!("sequence \"{}\" does not exist", seq.name))
+            })?;
+        let mut reserved = state.reserved.lock();
+        let v = state.next.load(Ordering::Acquire);
+        if (seq.increment > 0 && v > seq.max) || (seq.increment < 0 && v < seq.min) {
+            return Err(SqlError::new(
+                code::OUT_OF_RANGE,
+                format!("nextval: reached maximum value of sequence \"{}\" ({})", seq.name, seq.max),
+            ));
+        }
+        let past = if seq.increment > 0 { v > *reserved } else { v < *reserved };
+        if past {
+            let upto = v.saturating_add(seq.increment.saturating_mul(SEQUENCE_BATCH - 1));
+            self.write_sequence_mark(seq.oid, upto)?;
+            *reserved = upto;
+        }
+        state.next.store(v.saturating_add(seq.increment), Ordering::Release);
+        state.called.store(true, Ordering::Release);
+        Ok(v)
+    }
+
+    /// Sets the sequence so that the next nextval returns `next`.
+    pub fn setval(&self, seq: &SequenceDef, value: i64, is_called: bool) -> Result<()> {
+        let state = self.sequences.read().get(&seq.oid).cloned();
+        let Some(state) = state else { return Ok(()) };
+        let mut reserved = state.reserved.lock();
+        let next = if is_called { value + seq.increment } else { value };
+        self.write_sequence_mark(seq.oid, next - seq.increment)?;
+        *reserved = next - seq.increment;
+        state.next.store(next, Ordering::Release);
+        Ok(())
+    }
+
+    /// The value the last nextval returned, if any (across sessions).
+    pub fn last_value(&self, seq: &SequenceDef) -> Option<i64> {
+        let state = self.sequences.read().get(&seq.oid).cloned()?;
+        state.called.load(Ordering::Acquire).then(|| state.next.load(Ordering::Acquire) - seq.increment)
+    }
+
+    fn write_sequence_mark(&self, oid: u32, value: i64) -> Result<()> {
+        let mut txn = self.engine.begin(Isolation::Snapshot)?;
+        let row = encode_tuple(&[Some(&oid.to_be_bytes()), Some(&value.to_be_bytes())]);
+        txn.put(&self.sequence_table, row, tessera_engine::PutCondition::Always)?;
+        txn.commit()?;
+        Ok(())
+    }
+}
+
+/// A 32-bit identifier that PostgreSQL clients display as a table's OID.
+pub fn relkind_table() -> &'static str {
+    "r"
+}

@@ -1,0 +1,152 @@
+//! The DataFusion side of a session: a catalog provider per session that
+//! resolves names against the Tessera catalog and reads through the
+//! session's transaction, and the session context configured for
+//! PostgreSQL's dialect.
+//!
+//! Schemas: `public` (user tables; unqualified names also find the system
+//! tables, as PostgreSQL's implicit `pg_catalog` search path does),
+//! `pg_catalog`, `information_schema`, and `__dml`, which exposes keyless
+//! tables' hidden row id to the statements UPDATE and DELETE run.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::catalog::{CatalogProvider, SchemaProvider};
+use datafusion::common::config::Dialect;
+use datafusion::datasource::TableProvider;
+use datafusion::error::Result as DfResult;
+use datafusion::execution::context::{SessionConfig, SessionContext};
+
+use crate::catalog::Catalog;
+use crate::pg_catalog;
+use crate::provider::{EngineTable, ScanNotes, TxnSlot};
+use crate::session::SessionInfo;
+
+pub const DML_SCHEMA: &str = "__dml";
+
+#[derive(Clone)]
+pub struct Resolver {
+    pub catalog: Arc<Catalog>,
+    pub db: String,
+    pub txn: TxnSlot,
+    pub notes: ScanNotes,
+    pub info: Arc<SessionInfo>,
+    /// Rows a statement binds to a name for DataFusion to read (the rows
+    /// RETURNING or a CHECK is evaluated over), in schema `__scratch`.
+    pub scratch: Scratch,
+}
+
+pub type Scratch = Arc<parking_lot::Mutex<std::collections::HashMap<String, datafusion::arrow::array::RecordBatch>>>;
+
+impl std::fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Resolver({})", self.db)
+    }
+}
+
+impl Resolver {
+    fn user_table(&self, name: &str, with_rowid: bool) -> Option<Arc<dyn TableProvider>> {
+        let def = self.catalog.table(&self.db, name)?;
+        let table = self.catalog.engine_table(&def).ok()?;
+        Some(Arc::new(EngineTable::new(def, table, self.txn.clone(), self.notes.clone(), with_rowid)))
+    }
+}
+
+#[derive(Debug)]
+struct TesseraCatalog(Resolver);
+
+impl CatalogProvider for TesseraCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        vec!["public".into(), "pg_catalog".into(), "information_schema".into()]
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        let kind = match name {
+            "public" => SchemaKind::Public,
+            "pg_catalog" => SchemaKind::PgCatalog,
+            "information_schema" => SchemaKind::InformationSchema,
+            DML_SCHEMA => SchemaKind::Dml,
+            "__scratch" => SchemaKind::Scratch,
+            _ => return None,
+        };
+        Some(Arc::new(TesseraSchema { r: self.0.clone(), kind }))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SchemaKind {
+    Public,
+    PgCatalog,
+    InformationSchema,
+    Dml,
+    Scratch,
+}
+
+#[derive(Debug)]
+struct TesseraSchema {
+    r: Resolver,
+    kind: SchemaKind,
+}
+
+#[async_trait]
+impl SchemaProvider for TesseraSchema {
+    fn table_names(&self) -> Vec<String> {
+        match self.kind {
+            SchemaKind::Public | SchemaKind::Dml => {
+                self.r.catalog.tables(&self.r.db).iter().map(|t| t.name.clone()).collect()
+            }
+            SchemaKind::PgCatalog => pg_catalog::PG_CATALOG_TABLES.iter().map(|s| s.to_string()).collect(),
+            SchemaKind::InformationSchema => {
+                pg_catalog::INFORMATION_SCHEMA_TABLES.iter().map(|s| s.to_string()).collect()
+            }
+            SchemaKind::Scratch => self.r.scratch.lock().keys().cloned().collect(),
+        }
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        Ok(match self.kind {
+            SchemaKind::Public => match self.r.user_table(name, false) {
+                Some(t) => Some(t),
+                None => pg_catalog::pg_catalog_table(&self.r, name)?,
+            },
+            SchemaKind::Dml => self.r.user_table(name, true),
+            SchemaKind::PgCatalog => pg_catalog::pg_catalog_table(&self.r, name)?,
+            SchemaKind::InformationSchema => pg_catalog::information_schema_table(&self.r, name)?,
+            SchemaKind::Scratch => match self.r.scratch.lock().get(name) {
+                Some(b) => {
+                    Some(Arc::new(datafusion::datasource::MemTable::try_new(b.schema(), vec![vec![b.clone()]])?))
+                }
+                None => None,
+            },
+        })
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        match self.kind {
+            SchemaKind::Public | SchemaKind::Dml => self.r.catalog.table(&self.r.db, name).is_some(),
+            SchemaKind::PgCatalog => pg_catalog::PG_CATALOG_TABLES.contains(&name),
+            SchemaKind::InformationSchema => pg_catalog::INFORMATION_SCHEMA_TABLES.contains(&name),
+            SchemaKind::Scratch => self.r.scratch.lock().contains_key(name),
+        }
+    }
+}
+
+/// A DataFusion context for one session.
+pub fn new_context(resolver: Resolver) -> SessionContext {
+    let db = resolver.db.clone();
+    let mut config = SessionConfig::new()
+        .with_target_partitions(1)
+        .with_information_schema(false)
+        .with_create_default_catalog_and_schema(false)
+        .with_default_catalog_and_schema(db.clone(), "public");
+    let options = config.options_mut();
+    options.sql_parser.dialect = Dialect::PostgreSQL;
+    options.sql_parser.map_string_types_to_utf8view = false;
+    options.sql_parser.parse_float_as_decimal = true;
+    options.sql_parser.enable_ident_normalization = true;
+    options.execution.time_zone = Some("+00:00".into());
+    let ctx = SessionContext::new_with_config(config);
+    ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
+    crate::functions::register(&ctx, &resolver);
+    ctx
+}

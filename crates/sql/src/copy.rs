@@ -1,0 +1,550 @@
+//! COPY … FROM STDIN and COPY … TO STDOUT, in text and CSV formats.
+//!
+//! COPY FROM collects the client's data, then parses it into columns,
+//! converts each column to its type (an error names the line and column),
+//! applies the same checks as INSERT and writes the rows in the statement's
+//! transaction. Long loads log their progress.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, BinaryArray, BooleanArray, RecordBatch, StringArray, new_null_array};
+use datafusion::sql::sqlparser::ast::{
+    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
+};
+use tessera_engine::Savepoint;
+
+use crate::catalog::TableDef;
+use crate::dml::{check_rows, encode_rows, normalize, rowid_sequence, target_table};
+use crate::error::{Result, SqlError, code};
+use crate::session::{Output, Session};
+use crate::types::SqlType;
+
+#[derive(Debug, Clone)]
+pub struct Format {
+    pub csv: bool,
+    pub delimiter: char,
+    pub null: String,
+    pub header: bool,
+    pub quote: char,
+    pub escape: char,
+}
+
+pub struct CopyIn {
+    pub def: Arc<TableDef>,
+    /// Target columns (indexes into the table's columns).
+    pub columns: Vec<usize>,
+    pub format: Format,
+    pub data: Vec<u8>,
+    pub autocommit: bool,
+    pub savepoint: Savepoint,
+}
+
+fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Format> {
+    let mut f = Format { csv: false, delimiter: '\t', null: "\\N".into(), header: false, quote: '"', escape: '"' };
+    let mut delim = None;
+    let mut null = None;
+    for o in options {
+        match o {
+            CopyOption::Format(name) => match name.value.to_lowercase().as_str() {
+                "csv" => f.csv = true,
+                "text" => f.csv = false,
+                "binary" => return Err(SqlError::unsupported("COPY in binary format")),
+                other => {
+                    return Err(SqlError::new(
+                        code::INVALID_PARAMETER_VALUE,
+                        format!("COPY format \"{other}\" not recognized"),
+                    ));
+                }
+            },
+            CopyOption::Delimiter(c) => delim = Some(*c),
+            CopyOption::Null(s) => null = Some(s.clone()),
+            CopyOption::Header(h) => f.header = *h,
+            CopyOption::Quote(c) => f.quote = *c,
+            CopyOption::Escape(c) => f.escape = *c,
+            CopyOption::Freeze(_) | CopyOption::Encoding(_) => {}
+            other => return Err(SqlError::unsupported(format!("the COPY option {other}"))),
+        }
+    }
+    for o in legacy {
+        match o {
+            CopyLegacyOption::Csv(opts) => {
+                f.csv = true;
+                for c in opts {
+                    match c {
+                        CopyLegacyCsvOption::Header => f.header = true,
+                        CopyLegacyCsvOption::Quote(q) => f.quote = *q,
+                        CopyLegacyCsvOption::Escape(e) => f.escape = *e,
+                        _ => {}
+                    }
+                }
+            }
+            CopyLegacyOption::Delimiter(c) => delim = Some(*c),
+            CopyLegacyOption::Null(s) => null = Some(s.clone()),
+            CopyLegacyOption::Header => f.header = true,
+            CopyLegacyOption::Binary => return Err(SqlError::unsupported("COPY in binary format")),
+            other => return Err(SqlError::unsupported(format!("the COPY option {other}"))),
+        }
+    }
+    if f.csv {
+        f.delimiter = delim.unwrap_or(',');
+        f.null = null.unwrap_or_default();
+    } else {
+        f.delimiter = delim.unwrap_or('\t');
+        f.null = null.unwrap_or_else(|| "\\N".into());
+        if f.header {
+            // PostgreSQL 15 accepts HEADER for text format too.
+        }
+    }
+    Ok(f)
+}
+
+pub async fn start(
+    session: &mut Session,
+    source: CopySource,
+    to: bool,
+    target: CopyTarget,
+    options: Vec<CopyOption>,
+    legacy: Vec<CopyLegacyOption>,
+) -> Result<Output> {
+    let format = format_of(&options, &legacy)?;
+    match (&target, to) {
+        (CopyTarget::Stdin, false) | (CopyTarget::Stdout, true) => {}
+        _ => {
+            return Err(SqlError::unsupported(
+                "COPY to or from a server file or program (use COPY … FROM STDIN / TO STDOUT, or psql's \\copy)",
+            ));
+        }
+    }
+    if to {
+        let query = match source {
+            CopySource::Query(q) => Statement::Query(q),
+            CopySource::Table { table_name, columns } => {
+                let def = target_table(session, &table_name)?;
+                let cols: Vec<String> = if columns.is_empty() {
+                    def.columns.iter().map(|c| format!("\"{}\"", c.name)).collect()
+                } else {
+                    columns.iter().map(|c| format!("\"{}\"", normalize(&c.value, c.quote_style))).collect()
+                };
+                crate::session::parse_sql(&format!("SELECT {} FROM \"{}\"", cols.join(", "), def.name))?
+                    .pop()
+                    .expect("statement")
+            }
+        };
+        let plan = session.plan_query(query, &[]).await?;
+        let Output::Rows { schema, batches, .. } = session.collect(plan).await? else {
+            return Err(SqlError::internal("COPY query returned no rows"));
+        };
+        let mut data = Vec::new();
+        let mut rows = 0;
+        if format.header {
+            let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+            let line: Vec<String> = names.iter().map(|n| quote_field(n, &format)).collect();
+            data.extend_from_slice(line.join(&format.delimiter.to_string()).as_bytes());
+            data.push(b'\n');
+        }
+        let mut cell = String::new();
+        for b in &batches {
+            for r in 0..b.num_rows() {
+                for (ci, col) in b.columns().iter().enumerate() {
+                    if ci > 0 {
+                        data.extend_from_slice(format.delimiter.to_string().as_bytes());
+                    }
+                    match crate::text::format_cell(col, r) {
+                        None => data.extend_from_slice(format.null.as_bytes()),
+                        Some(v) => {
+                            cell.clear();
+                            cell.push_str(&v);
+                            data.extend_from_slice(quote_field(&cell, &format).as_bytes());
+                        }
+                    }
+                }
+                data.push(b'\n');
+                rows += 1;
+            }
+        }
+        return Ok(Output::CopyOut { data, columns: schema.fields().len(), rows });
+    }
+    let CopySource::Table { table_name, columns } = source else {
+        return Err(SqlError::syntax("COPY FROM needs a table"));
+    };
+    let def = target_table(session, &table_name)?;
+    let cols: Vec<usize> = if columns.is_empty() {
+        (0..def.columns.len()).collect()
+    } else {
+        columns
+            .iter()
+            .map(|c| {
+                let n = normalize(&c.value, c.quote_style);
+                def.column_index(&n).ok_or_else(|| {
+                    SqlError::new(
+                        code::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" of relation \"{}\" does not exist", def.name),
+                    )
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    let (autocommit, savepoint) = session.statement_state();
+    Ok(Output::CopyIn(Box::new(CopyIn { def, columns: cols, format, data: Vec::new(), autocommit, savepoint })))
+}
+
+fn quote_field(v: &str, f: &Format) -> String {
+    if f.csv {
+        let needs = v.is_empty() && !f.null.is_empty()
+            || v.contains(f.delimiter)
+            || v.contains(f.quote)
+            || v.contains('\n')
+            || v.contains('\r')
+            || v == f.null;
+        if needs {
+            let q = f.quote.to_string();
+            let escaped = v.replace(&q, &format!("{}{}", f.escape, f.quote));
+            format!("{q}{escaped}{q}")
+        } else {
+            v.to_string()
+        }
+    } else {
+        let mut out = String::with_capacity(v.len());
+        for ch in v.chars() {
+            match ch {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c == f.delimiter => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+}
+
+/// One parsed line: its number and fields (None = NULL).
+type Line = (usize, Vec<Option<String>>);
+
+fn parse_text(data: &str, f: &Format) -> Result<Vec<Line>> {
+    let mut lines = Vec::new();
+    for (n, raw) in data.split('\n').enumerate() {
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        if raw == "\\." {
+            break;
+        }
+        if raw.is_empty() && n + 1 == data.split('\n').count() {
+            continue;
+        }
+        if n == 0 && f.header {
+            continue;
+        }
+        let mut fields = Vec::new();
+        for part in split_unescaped(raw, f.delimiter) {
+            if part == f.null {
+                fields.push(None);
+            } else {
+                fields.push(Some(unescape(&part)));
+            }
+        }
+        lines.push((n + 1, fields));
+    }
+    Ok(lines)
+}
+
+/// Splits on the delimiter, keeping backslash escapes for `unescape`.
+fn split_unescaped(s: &str, delim: char) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let cur = out.last_mut().unwrap();
+            cur.push(c);
+            if let Some(n) = chars.next() {
+                cur.push(n);
+            }
+        } else if c == delim {
+            out.push(String::new());
+        } else {
+            out.last_mut().unwrap().push(c);
+        }
+    }
+    out
+}
+
+fn unescape(s: &str) -> String {
+    if !s.contains('\\') {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('v') => out.push('\u{b}'),
+            Some(d) if d.is_digit(8) => {
+                let mut v = d.to_digit(8).unwrap();
+                for _ in 0..2 {
+                    match chars.peek() {
+                        Some(x) if x.is_digit(8) => {
+                            v = v * 8 + x.to_digit(8).unwrap();
+                            chars.next();
+                        }
+                        _ => break,
+                    }
+                }
+                out.push(char::from_u32(v).unwrap_or('?'));
+            }
+            Some(o) => out.push(o),
+            None => {}
+        }
+    }
+    out
+}
+
+fn parse_csv(data: &str, f: &Format) -> Result<Vec<Line>> {
+    let mut lines = Vec::new();
+    let mut fields: Vec<Option<String>> = Vec::new();
+    let mut cur = String::new();
+    let mut quoted_field = false;
+    let mut in_quotes = false;
+    let mut line_no = 1;
+    let mut start_line = 1;
+    let mut chars = data.chars().peekable();
+    let mut any = false;
+    let finish_field = |cur: &mut String, quoted: &mut bool, fields: &mut Vec<Option<String>>| {
+        let v = std::mem::take(cur);
+        if !*quoted && v == f.null {
+            fields.push(None);
+        } else {
+            fields.push(Some(v));
+        }
+        *quoted = false;
+    };
+    while let Some(c) = chars.next() {
+        any = true;
+        if in_quotes {
+            if c == f.escape && chars.peek() == Some(&f.quote) && f.escape != f.quote {
+                cur.push(chars.next().unwrap());
+            } else if c == f.quote {
+                if f.escape == f.quote && chars.peek() == Some(&f.quote) {
+                    cur.push(chars.next().unwrap());
+                } else {
+                    in_quotes = false;
+                }
+            } else {
+                if c == '\n' {
+                    line_no += 1;
+                }
+                cur.push(c);
+            }
+            continue;
+        }
+        if c == f.quote {
+            in_quotes = true;
+            quoted_field = true;
+        } else if c == f.delimiter {
+            finish_field(&mut cur, &mut quoted_field, &mut fields);
+        } else if c == '\n' || c == '\r' {
+            if c == '\r' && chars.peek() == Some(&'\n') {
+                chars.next();
+            }
+            if fields.is_empty() && cur == "\\." && !quoted_field {
+                cur.clear();
+                break;
+            }
+            finish_field(&mut cur, &mut quoted_field, &mut fields);
+            lines.push((start_line, std::mem::take(&mut fields)));
+            line_no += 1;
+            start_line = line_no;
+            any = false;
+        } else {
+            cur.push(c);
+        }
+    }
+    if in_quotes {
+        return Err(SqlError::new(code::BAD_COPY_FORMAT, format!("unterminated CSV quoted field (line {start_line})")));
+    }
+    if any && !(fields.is_empty() && cur == "\\.") {
+        finish_field(&mut cur, &mut quoted_field, &mut fields);
+        lines.push((start_line, fields));
+    }
+    if f.header && !lines.is_empty() {
+        lines.remove(0);
+    }
+    Ok(lines)
+}
+
+const BATCH_ROWS: usize = 50_000;
+
+pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
+    let text = String::from_utf8(copy.data)
+        .map_err(|e| SqlError::new(code::INVALID_TEXT, format!("COPY data is not valid UTF-8: {e}")))?;
+    let f = &copy.format;
+    let lines = if f.csv { parse_csv(&text, f)? } else { parse_text(&text, f)? };
+    drop(text);
+    let def = copy.def;
+    let table = session.catalog().engine_table(&def)?;
+    let total = lines.len();
+    let mut done = 0usize;
+    let started = std::time::Instant::now();
+    for chunk in lines.chunks(BATCH_ROWS) {
+        for (line, fields) in chunk {
+            if fields.len() != copy.columns.len() {
+                let what = if fields.len() > copy.columns.len() {
+                    "extra data after last expected column"
+                } else {
+                    "missing data for column"
+                };
+                return Err(SqlError::new(code::BAD_COPY_FORMAT, format!("{what} (COPY {}, line {line})", def.name)));
+            }
+        }
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(def.columns.len());
+        for (ci, col) in def.columns.iter().enumerate() {
+            let Some(pos) = copy.columns.iter().position(|c| *c == ci) else {
+                arrays.push(new_null_array(&col.ty.arrow_type(), chunk.len()));
+                continue;
+            };
+            let values: Vec<Option<&str>> = chunk.iter().map(|(_, fs)| fs[pos].as_deref()).collect();
+            arrays.push(convert(col.ty, &col.name, &values).map_err(|(row, e)| {
+                let (line, _) = &chunk[row];
+                let v = values[row].unwrap_or("");
+                SqlError::new(
+                    e.code,
+                    format!("{} (COPY {}, line {line}, column {}: \"{v}\")", e.message, def.name, col.name),
+                )
+            })?);
+        }
+        // Columns left out of the list take their defaults.
+        let missing: Vec<usize> = (0..def.columns.len()).filter(|c| !copy.columns.contains(c)).collect();
+        for ci in missing {
+            if def.columns[ci].default.is_some() {
+                let needed = vec![true; chunk.len()];
+                arrays[ci] = crate::dml::default_values_pub(session, &def, ci, chunk.len(), &needed).await?;
+            }
+        }
+        let batch = RecordBatch::try_new(def.arrow_schema(), arrays)?;
+        let batch = check_rows(session, &def, batch).await?;
+        let rowids = match def.rowid_field {
+            Some(_) => {
+                let seq = session
+                    .catalog()
+                    .sequence(&def.db, &rowid_sequence(&def))
+                    .ok_or_else(|| SqlError::internal("row id sequence missing"))?;
+                let mut ids = Vec::with_capacity(chunk.len());
+                for _ in 0..chunk.len() {
+                    ids.push(session.catalog().nextval(&seq)?);
+                }
+                Some(ids)
+            }
+            None => None,
+        };
+        let rows = encode_rows(&def, &batch, rowids.as_deref())?;
+        {
+            let mut slot = session.txn.lock();
+            let txn = slot.as_mut().expect("transaction");
+            for (k, row) in rows.into_iter().enumerate() {
+                txn.insert(&table, row).map_err(|e| {
+                    let mut err = SqlError::from(e);
+                    err.message = format!("{} (COPY {}, line {})", err.message, def.name, chunk[k].0);
+                    err
+                })?;
+            }
+        }
+        done += chunk.len();
+        if total > BATCH_ROWS {
+            tracing::info!(table = %def.name, rows = done, of = total, elapsed_ms = started.elapsed().as_millis() as u64, "COPY progress");
+        }
+    }
+    Ok(Output::Command(format!("COPY {done}")))
+}
+
+/// Converts text fields to a column; on failure returns the failing row.
+fn convert(ty: SqlType, column: &str, values: &[Option<&str>]) -> std::result::Result<ArrayRef, (usize, SqlError)> {
+    match ty {
+        SqlType::Bool => {
+            let mut out = Vec::with_capacity(values.len());
+            for (i, v) in values.iter().enumerate() {
+                out.push(match v {
+                    None => None,
+                    Some(s) => Some(parse_bool(s).ok_or_else(|| {
+                        (
+                            i,
+                            SqlError::new(
+                                code::INVALID_TEXT,
+                                format!("invalid input syntax for type boolean: \"{s}\""),
+                            ),
+                        )
+                    })?),
+                });
+            }
+            Ok(std::sync::Arc::new(BooleanArray::from(out)))
+        }
+        SqlType::Bytea => {
+            let mut out = Vec::with_capacity(values.len());
+            for (i, v) in values.iter().enumerate() {
+                out.push(match v {
+                    None => None,
+                    Some(s) => Some(crate::text::parse_bytea(s).map_err(|e| (i, e))?),
+                });
+            }
+            Ok(std::sync::Arc::new(BinaryArray::from_iter(out)))
+        }
+        _ => {
+            let strings: ArrayRef = std::sync::Arc::new(StringArray::from(values.to_vec()));
+            match crate::dml::cast_to(&strings, ty, column) {
+                Ok(a) => Ok(a),
+                Err(_) => {
+                    // Find the offending value to name its line.
+                    for (i, v) in values.iter().enumerate() {
+                        let one: ArrayRef = std::sync::Arc::new(StringArray::from(vec![*v]));
+                        if crate::dml::cast_to(&one, ty, column).is_err() {
+                            let s = v.unwrap_or("");
+                            return Err((
+                                i,
+                                SqlError::new(
+                                    code::INVALID_TEXT,
+                                    format!("invalid input syntax for type {}: \"{s}\"", ty.name()),
+                                ),
+                            ));
+                        }
+                    }
+                    Err((0, SqlError::new(code::INVALID_TEXT, format!("invalid input for type {}", ty.name()))))
+                }
+            }
+        }
+    }
+}
+
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_lowercase().as_str() {
+        "t" | "true" | "y" | "yes" | "on" | "1" => Some(true),
+        "f" | "false" | "n" | "no" | "off" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_text_and_csv() {
+        let f = Format { csv: false, delimiter: '\t', null: "\\N".into(), header: false, quote: '"', escape: '"' };
+        let lines = parse_text("1\ta\\tb\n2\t\\N\n\\.\n", &f).unwrap();
+        assert_eq!(lines, vec![(1, vec![Some("1".into()), Some("a\tb".into())]), (2, vec![Some("2".into()), None])]);
+        let f = Format { csv: true, delimiter: ',', null: "".into(), header: true, quote: '"', escape: '"' };
+        let lines = parse_csv("id,name\n1,\"x, \"\"y\"\"\"\n2,\n", &f).unwrap();
+        assert_eq!(
+            lines,
+            vec![(2, vec![Some("1".into()), Some("x, \"y\"".into())]), (3, vec![Some("2".into()), None])]
+        );
+    }
+}

@@ -1,0 +1,1054 @@
+//! DDL: databases, tables, indexes, sequences, roles, ALTER TABLE, TRUNCATE.
+//!
+//! Each statement takes the catalog's DDL lock, changes the engine (durably)
+//! and then the catalog entry. DDL is not transactional: it takes effect at
+//! once, inside or outside a transaction block, and ROLLBACK does not undo it.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use datafusion::sql::sqlparser::ast::{
+    AlterColumnOperation, AlterRoleOperation, AlterTableOperation, ColumnOption, CreateIndex, CreateTable, Expr,
+    GeneratedAs, Ident, IndexType, ObjectName, ObjectType, Password, RenameTableNameKind, RoleOption, Statement,
+    TableConstraint,
+};
+use tessera_engine::tuple::{Tuple, TupleBuilder};
+use tessera_engine::{EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY, TableSpec};
+
+use crate::catalog::{
+    CheckDef, ColumnDef, DatabaseDef, Identity, IndexDef, IndexMethod, RoleDef, ScramSecret, SequenceDef, TableDef,
+};
+use crate::dml::{normalize, rowid_sequence, target_table};
+use crate::error::{Result, SqlError, code};
+use crate::session::{Output, Session};
+use crate::types::SqlType;
+
+fn ident(i: &Ident) -> String {
+    normalize(&i.value, i.quote_style)
+}
+
+fn object_name(n: &ObjectName) -> String {
+    n.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default()
+}
+
+fn cmd(tag: &str) -> Result<Option<Output>> {
+    Ok(Some(Output::Command(tag.to_string())))
+}
+
+pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Output>> {
+    match stmt {
+        Statement::CreateTable(ct) => create_table(session, ct).await,
+        Statement::CreateIndex(ci) => create_index(session, ci),
+        Statement::Drop { object_type, if_exists, names, cascade, .. } => {
+            drop_objects(session, *object_type, *if_exists, names, *cascade)
+        }
+        Statement::AlterTable(at) => alter_table(session, &at.name, at.if_exists, &at.operations).await,
+        Statement::Truncate(t) => {
+            let restart = matches!(t.identity, Some(datafusion::sql::sqlparser::ast::TruncateIdentityOption::Restart));
+            let _g = session.catalog().ddl_lock();
+            let mut defs = Vec::new();
+            for target in &t.table_names {
+                defs.push(target_table(session, &target.name)?);
+            }
+            for def in defs {
+                session.catalog().engine().truncate_table(&def.engine_name)?;
+                if restart {
+                    for s in session.catalog().sequences(&def.db) {
+                        if s.owned_by.as_ref().map(|o| o.0) == Some(def.oid) {
+                            session.catalog().setval(&s, s.start, false)?;
+                        }
+                    }
+                }
+            }
+            cmd("TRUNCATE TABLE")
+        }
+        Statement::CreateDatabase { db_name, if_not_exists, .. } => {
+            let name = object_name(db_name);
+            let _g = session.catalog().ddl_lock();
+            if session.catalog().database(&name).is_some() {
+                if *if_not_exists {
+                    return cmd("CREATE DATABASE");
+                }
+                return Err(SqlError::new(code::DUPLICATE_DATABASE, format!("database \"{name}\" already exists")));
+            }
+            let oid = session.catalog().alloc_oid();
+            session.catalog().put_database(DatabaseDef { oid, name, owner: session.info.user.clone() })?;
+            cmd("CREATE DATABASE")
+        }
+        Statement::CreateSequence { if_not_exists, name, sequence_options, .. } => {
+            let name = object_name(name);
+            let _g = session.catalog().ddl_lock();
+            if session.catalog().sequence(session.db(), &name).is_some()
+                || session.catalog().table(session.db(), &name).is_some()
+            {
+                if *if_not_exists {
+                    return cmd("CREATE SEQUENCE");
+                }
+                return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+            }
+            let mut seq = new_sequence(session, &name, None);
+            apply_sequence_options(&mut seq, sequence_options)?;
+            session.catalog().put_sequence(seq)?;
+            cmd("CREATE SEQUENCE")
+        }
+        Statement::CreateRole(cr) => {
+            let _g = session.catalog().ddl_lock();
+            require_superuser(session)?;
+            for n in &cr.names {
+                let name = object_name(n);
+                if session.catalog().role(&name).is_some() {
+                    if cr.if_not_exists {
+                        continue;
+                    }
+                    return Err(SqlError::new(code::DUPLICATE_OBJECT, format!("role \"{name}\" already exists")));
+                }
+                let password = match &cr.password {
+                    Some(Password::Password(e)) => Some(scram_secret(&password_text(e)?)),
+                    _ => None,
+                };
+                let oid = session.catalog().alloc_oid();
+                session.catalog().put_role(RoleDef {
+                    oid,
+                    name,
+                    superuser: cr.superuser.unwrap_or(false),
+                    login: cr.login.unwrap_or(false),
+                    create_db: cr.create_db.unwrap_or(false),
+                    password,
+                })?;
+            }
+            cmd("CREATE ROLE")
+        }
+        Statement::AlterRole { name, operation } => {
+            let _g = session.catalog().ddl_lock();
+            let name = ident(name);
+            let mut role = session
+                .catalog()
+                .role(&name)
+                .ok_or_else(|| SqlError::new(code::UNDEFINED_OBJECT, format!("role \"{name}\" does not exist")))?;
+            if name != session.info.user {
+                require_superuser(session)?;
+            }
+            match operation {
+                AlterRoleOperation::WithOptions { options } => {
+                    for o in options {
+                        match o {
+                            RoleOption::Password(Password::Password(e)) => {
+                                role.password = Some(scram_secret(&password_text(e)?))
+                            }
+                            RoleOption::Password(Password::NullPassword) => role.password = None,
+                            RoleOption::Login(b) => role.login = *b,
+                            RoleOption::SuperUser(b) => {
+                                require_superuser(session)?;
+                                role.superuser = *b
+                            }
+                            RoleOption::CreateDB(b) => role.create_db = *b,
+                            _ => {}
+                        }
+                    }
+                }
+                AlterRoleOperation::RenameRole { role_name } => role.name = ident(role_name),
+                _ => return Err(SqlError::unsupported("this form of ALTER ROLE")),
+            }
+            session.catalog().put_role(role)?;
+            cmd("ALTER ROLE")
+        }
+        Statement::CreateView { .. } => Err(SqlError::unsupported("CREATE VIEW")),
+        Statement::CreateSchema { .. } => Err(SqlError::unsupported("CREATE SCHEMA (Tessera has one schema, public)")),
+        Statement::CreateFunction(_) => Err(SqlError::unsupported("CREATE FUNCTION")),
+        Statement::CreateTrigger(_) => Err(SqlError::unsupported("CREATE TRIGGER")),
+        Statement::CreateExtension(_) => Err(SqlError::unsupported("CREATE EXTENSION")),
+        Statement::Analyze(_) => {
+            // Statistics are kept continuously (per-table live rows and bytes).
+            cmd("ANALYZE")
+        }
+        Statement::Vacuum(_) => {
+            session.catalog().engine().collect_garbage();
+            cmd("VACUUM")
+        }
+        _ => Ok(None),
+    }
+}
+
+fn require_superuser(session: &Session) -> Result<()> {
+    match session.catalog().role(&session.info.user) {
+        Some(r) if r.superuser => Ok(()),
+        _ => Err(SqlError::new(code::INSUFFICIENT_PRIVILEGE, "permission denied: must be superuser")),
+    }
+}
+
+fn password_text(e: &Expr) -> Result<String> {
+    match e {
+        Expr::Value(v) => match &v.value {
+            datafusion::sql::sqlparser::ast::Value::SingleQuotedString(s) => Ok(s.clone()),
+            _ => Err(SqlError::syntax("a password must be a string literal")),
+        },
+        _ => Err(SqlError::syntax("a password must be a string literal")),
+    }
+}
+
+/// The SCRAM-SHA-256 verifier of a password (RFC 5802: SaltedPassword).
+pub fn scram_secret(password: &str) -> ScramSecret {
+    use ring::rand::SecureRandom;
+    let mut salt = vec![0u8; 16];
+    ring::rand::SystemRandom::new().fill(&mut salt).expect("random salt");
+    let iterations = 4096;
+    let mut salted = vec![0u8; 32];
+    ring::pbkdf2::derive(
+        ring::pbkdf2::PBKDF2_HMAC_SHA256,
+        std::num::NonZeroU32::new(iterations).unwrap(),
+        &salt,
+        password.as_bytes(),
+        &mut salted,
+    );
+    ScramSecret { salt, iterations, salted_password: salted }
+}
+
+fn new_sequence(session: &Session, name: &str, owned_by: Option<(u32, String)>) -> SequenceDef {
+    SequenceDef {
+        oid: session.catalog().alloc_oid(),
+        db: session.db().to_string(),
+        name: name.to_string(),
+        start: 1,
+        increment: 1,
+        min: 1,
+        max: i64::MAX,
+        owned_by,
+    }
+}
+
+fn const_i64(e: &Expr) -> Result<i64> {
+    let s = e.to_string().replace(' ', "");
+    s.parse::<i64>().map_err(|_| SqlError::syntax(format!("expected an integer, found {e}")))
+}
+
+fn apply_sequence_options(
+    seq: &mut SequenceDef,
+    options: &[datafusion::sql::sqlparser::ast::SequenceOptions],
+) -> Result<()> {
+    use datafusion::sql::sqlparser::ast::SequenceOptions as O;
+    let mut start_given = false;
+    for o in options {
+        match o {
+            O::IncrementBy(e, _) => seq.increment = const_i64(e)?,
+            O::MinValue(Some(e)) => seq.min = const_i64(e)?,
+            O::MaxValue(Some(e)) => seq.max = const_i64(e)?,
+            O::StartWith(e, _) => {
+                seq.start = const_i64(e)?;
+                start_given = true;
+            }
+            _ => {}
+        }
+    }
+    if seq.increment == 0 {
+        return Err(SqlError::new(code::INVALID_PARAMETER_VALUE, "INCREMENT must not be zero"));
+    }
+    if seq.increment < 0 {
+        if seq.min == 1 {
+            seq.min = i64::MIN;
+        }
+        if seq.max == i64::MAX {
+            seq.max = -1;
+        }
+        if !start_given {
+            seq.start = seq.max;
+        }
+    } else if !start_given {
+        seq.start = seq.min;
+    }
+    Ok(())
+}
+
+fn index_columns(cols: &[datafusion::sql::sqlparser::ast::IndexColumn]) -> Result<Vec<String>> {
+    cols.iter()
+        .map(|c| match &c.column.expr {
+            Expr::Identifier(i) => Ok(ident(i)),
+            Expr::CompoundIdentifier(p) => Ok(p.last().map(ident).unwrap_or_default()),
+            other => Err(SqlError::unsupported(format!("an index on the expression {other}"))),
+        })
+        .collect()
+}
+
+/// The engine field numbers of named columns (42703 when one is missing).
+fn fields_of(def: &TableDef, cols: &[String]) -> Result<Vec<u16>> {
+    cols.iter()
+        .map(|c| {
+            def.column(c).map(|c| c.field).ok_or_else(|| {
+                SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" named in key does not exist"))
+            })
+        })
+        .collect()
+}
+
+fn engine_spec(def: &TableDef, engine_name: &str) -> Result<TableSpec> {
+    let (pk_fields, kind) = match def.rowid_field {
+        Some(f) => (vec![f], IndexKind::Hash),
+        None => (fields_of(def, &def.primary_key)?, IndexKind::Ordered),
+    };
+    let mut spec = TableSpec::new(engine_name, pk_fields, kind);
+    for ix in def.indexes.iter().filter(|i| !i.primary) {
+        let kind = if ix.method == IndexMethod::Hash { IndexKind::Hash } else { IndexKind::Ordered };
+        spec = spec.with_index(IndexSpec::new(ix.name.clone(), kind, ix.unique, fields_of(def, &ix.columns)?));
+    }
+    Ok(spec)
+}
+
+async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
+    if ct.query.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE … AS"));
+    }
+    let name = object_name(&ct.name);
+    let _g = session.catalog().ddl_lock();
+    let db = session.db().to_string();
+    if session.catalog().table(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
+        if ct.if_not_exists {
+            return cmd("CREATE TABLE");
+        }
+        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+    }
+    if ct.columns.is_empty() {
+        return Err(SqlError::unsupported("a table without columns"));
+    }
+    let oid = session.catalog().alloc_oid();
+    let mut def = TableDef {
+        oid,
+        db: db.clone(),
+        name: name.clone(),
+        columns: Vec::new(),
+        primary_key: Vec::new(),
+        indexes: Vec::new(),
+        checks: Vec::new(),
+        next_field: 0,
+        rowid_field: None,
+        engine_name: format!("t{oid}"),
+    };
+    let mut sequences: Vec<SequenceDef> = Vec::new();
+    let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    let mut pk: Option<Vec<String>> = None;
+    let set_pk = |cols: Vec<String>, pk: &mut Option<Vec<String>>| {
+        if pk.is_some() {
+            return Err(SqlError::new(
+                code::INVALID_PK,
+                format!("multiple primary keys for table \"{name}\" are not allowed"),
+            ));
+        }
+        *pk = Some(cols);
+        Ok(())
+    };
+    for (i, c) in ct.columns.iter().enumerate() {
+        let cname = ident(&c.name);
+        if def.column(&cname).is_some() {
+            return Err(SqlError::new(code::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
+        }
+        let type_name = c.data_type.to_string();
+        let ty = SqlType::parse(&type_name)?;
+        let mut col =
+            ColumnDef { name: cname.clone(), ty, not_null: false, default: None, identity: None, field: i as u16 };
+        if SqlType::is_serial_name(&type_name) {
+            let seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())));
+            col.default = Some(format!("nextval('{}'::regclass)", seq.name));
+            col.not_null = true;
+            sequences.push(seq);
+        }
+        for opt in &c.options {
+            match &opt.option {
+                ColumnOption::NotNull => col.not_null = true,
+                ColumnOption::Null => col.not_null = false,
+                ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                ColumnOption::PrimaryKey(_) => {
+                    set_pk(vec![cname.clone()], &mut pk)?;
+                    col.not_null = true;
+                }
+                ColumnOption::Unique(_) => uniques.push((opt.name.as_ref().map(ident), vec![cname.clone()])),
+                ColumnOption::Check(chk) => def.checks.push(CheckDef {
+                    name: opt.name.as_ref().map(ident).unwrap_or_else(|| format!("{name}_{cname}_check")),
+                    expr: chk.expr.to_string(),
+                }),
+                ColumnOption::Generated { generated_as, sequence_options, generation_expr: None, .. } => {
+                    col.identity = Some(match generated_as {
+                        GeneratedAs::Always => Identity::Always,
+                        _ => Identity::ByDefault,
+                    });
+                    let mut seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())));
+                    if let Some(o) = sequence_options {
+                        apply_sequence_options(&mut seq, o)?;
+                    }
+                    col.default = Some(format!("nextval('{}'::regclass)", seq.name));
+                    col.not_null = true;
+                    sequences.push(seq);
+                }
+                ColumnOption::Generated { .. } => return Err(SqlError::unsupported("generated columns")),
+                ColumnOption::ForeignKey(_) => return Err(SqlError::unsupported("FOREIGN KEY constraints")),
+                ColumnOption::Collation(_) | ColumnOption::Comment(_) => {}
+                other => return Err(SqlError::unsupported(format!("the column option {other}"))),
+            }
+        }
+        def.columns.push(col);
+    }
+    def.next_field = def.columns.len() as u16;
+    for tc in &ct.constraints {
+        match tc {
+            TableConstraint::PrimaryKey(p) => set_pk(index_columns(&p.columns)?, &mut pk)?,
+            TableConstraint::Unique(u) => uniques.push((u.name.as_ref().map(ident), index_columns(&u.columns)?)),
+            TableConstraint::Check(c) => def.checks.push(CheckDef {
+                name: c.name.as_ref().map(ident).unwrap_or_else(|| format!("{name}_check")),
+                expr: c.expr.to_string(),
+            }),
+            TableConstraint::ForeignKey(_) => return Err(SqlError::unsupported("FOREIGN KEY constraints")),
+            other => return Err(SqlError::unsupported(format!("the table constraint {other}"))),
+        }
+    }
+    match pk {
+        Some(cols) => {
+            for c in &cols {
+                let col = def.columns.iter_mut().find(|x| &x.name == c).ok_or_else(|| {
+                    SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" named in key does not exist"))
+                })?;
+                if !col.ty.indexable() {
+                    return Err(SqlError::unsupported(format!("a primary key on a column of type {}", col.ty)));
+                }
+                col.not_null = true;
+            }
+            def.indexes.push(IndexDef {
+                name: format!("{name}_pkey"),
+                oid: session.catalog().alloc_oid(),
+                columns: cols.clone(),
+                unique: true,
+                method: IndexMethod::Btree,
+                primary: true,
+                constraint: true,
+            });
+            def.primary_key = cols;
+        }
+        None => {
+            def.rowid_field = Some(def.next_field);
+            def.next_field += 1;
+            let mut seq = new_sequence(session, &rowid_sequence(&def), Some((oid, crate::catalog::ROWID.into())));
+            seq.name = rowid_sequence(&def);
+            sequences.push(seq);
+        }
+    }
+    for (cname, cols) in uniques {
+        fields_of(&def, &cols)?;
+        let iname = cname.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
+        def.indexes.push(IndexDef {
+            name: iname,
+            oid: session.catalog().alloc_oid(),
+            columns: cols,
+            unique: true,
+            method: IndexMethod::Btree,
+            primary: false,
+            constraint: true,
+        });
+    }
+    check_index_names(session, &def)?;
+    let spec = engine_spec(&def, &def.engine_name)?;
+    for s in sequences {
+        session.catalog().put_sequence(s)?;
+    }
+    session.catalog().engine().create_table(spec)?;
+    session.catalog().put_table(def)?;
+    cmd("CREATE TABLE")
+}
+
+fn check_index_names(session: &Session, def: &TableDef) -> Result<()> {
+    let mut seen = HashSet::new();
+    for ix in &def.indexes {
+        if !seen.insert(ix.name.clone())
+            || session.catalog().index(&def.db, &ix.name).is_some_and(|(t, _)| t.oid != def.oid)
+        {
+            return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{}\" already exists", ix.name)));
+        }
+    }
+    Ok(())
+}
+
+fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output>> {
+    let _g = session.catalog().ddl_lock();
+    let def = target_table(session, &ci.table_name)?;
+    let cols = index_columns(&ci.columns)?;
+    for c in &cols {
+        let col = def
+            .column(c)
+            .ok_or_else(|| SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" does not exist")))?;
+        if !col.ty.indexable() {
+            return Err(SqlError::unsupported(format!("an index on a column of type {}", col.ty)));
+        }
+    }
+    if ci.predicate.is_some() {
+        return Err(SqlError::unsupported("partial indexes"));
+    }
+    let method = match &ci.using {
+        None | Some(IndexType::BTree) => IndexMethod::Btree,
+        Some(IndexType::Hash) => IndexMethod::Hash,
+        Some(other) => return Err(SqlError::unsupported(format!("index method {other}"))),
+    };
+    let name = match &ci.name {
+        Some(n) => object_name(n),
+        None => {
+            let base = format!("{}_{}_{}", def.name, cols.join("_"), if ci.unique { "key" } else { "idx" });
+            let mut n = base.clone();
+            let mut k = 1;
+            while session.catalog().index(&def.db, &n).is_some() {
+                n = format!("{base}{k}");
+                k += 1;
+            }
+            n
+        }
+    };
+    if session.catalog().index(&def.db, &name).is_some() || session.catalog().table(&def.db, &name).is_some() {
+        if ci.if_not_exists {
+            return cmd("CREATE INDEX");
+        }
+        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+    }
+    let kind = if method == IndexMethod::Hash { IndexKind::Hash } else { IndexKind::Ordered };
+    let fields = fields_of(&def, &cols)?;
+    session
+        .catalog()
+        .engine()
+        .create_index(&def.engine_name, IndexSpec::new(name.clone(), kind, ci.unique, fields))
+        .map_err(|e| match e {
+            EngineError::UniqueViolation { .. } => {
+                SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
+                    .with_detail("The table contains duplicated values.")
+            }
+            other => other.into(),
+        })?;
+    let mut new_def = (*def).clone();
+    new_def.indexes.push(IndexDef {
+        name,
+        oid: session.catalog().alloc_oid(),
+        columns: cols,
+        unique: ci.unique,
+        method,
+        primary: false,
+        constraint: false,
+    });
+    session.catalog().put_table(new_def)?;
+    cmd("CREATE INDEX")
+}
+
+fn drop_objects(
+    session: &mut Session,
+    kind: ObjectType,
+    if_exists: bool,
+    names: &[ObjectName],
+    cascade: bool,
+) -> Result<Option<Output>> {
+    let _g = session.catalog().ddl_lock();
+    let catalog = session.catalog().clone();
+    let db = session.db().to_string();
+    for n in names {
+        let name = object_name(n);
+        let missing = |what: &str| -> Result<()> {
+            if if_exists {
+                Ok(())
+            } else {
+                let code = match what {
+                    "database" => code::UNDEFINED_DATABASE,
+                    "index" | "role" => code::UNDEFINED_OBJECT,
+                    _ => code::UNDEFINED_TABLE,
+                };
+                Err(SqlError::new(code, format!("{what} \"{name}\" does not exist")))
+            }
+        };
+        match kind {
+            ObjectType::Table => match catalog.table(&db, &name) {
+                Some(def) => {
+                    catalog.engine().drop_table(&def.engine_name)?;
+                    catalog.drop_table_entry(&def)?;
+                }
+                None => missing("table")?,
+            },
+            ObjectType::Index => match catalog.index(&db, &name) {
+                Some((def, ix)) => {
+                    if ix.constraint {
+                        return Err(SqlError::new(
+                            code::DEPENDENT_OBJECTS,
+                            format!(
+                                "cannot drop index {name} because constraint {name} on table {} requires it",
+                                def.name
+                            ),
+                        )
+                        .with_hint(format!("You can drop constraint {name} on table {} instead.", def.name)));
+                    }
+                    catalog.engine().drop_index(&def.engine_name, &name)?;
+                    let mut new_def = (*def).clone();
+                    new_def.indexes.retain(|i| i.name != name);
+                    catalog.put_table(new_def)?;
+                }
+                None => missing("index")?,
+            },
+            ObjectType::Sequence => match catalog.sequence(&db, &name) {
+                Some(s) => {
+                    if s.owned_by.is_some() && !cascade {
+                        let owner =
+                            s.owned_by.as_ref().and_then(|o| catalog.tables(&db).into_iter().find(|t| t.oid == o.0));
+                        if let Some(t) = owner {
+                            return Err(SqlError::new(
+                                code::DEPENDENT_OBJECTS,
+                                format!("cannot drop sequence {name} because other objects depend on it"),
+                            )
+                            .with_detail(format!(
+                                "default value for column of table {} depends on sequence {name}",
+                                t.name
+                            )));
+                        }
+                    }
+                    catalog.drop_sequence_entry(s.oid)?;
+                }
+                None => missing("sequence")?,
+            },
+            ObjectType::Database => match catalog.database(&name) {
+                Some(d) => {
+                    if name == db {
+                        return Err(SqlError::new(code::OBJECT_IN_USE, "cannot drop the currently open database"));
+                    }
+                    for t in catalog.tables(&name) {
+                        catalog.engine().drop_table(&t.engine_name)?;
+                        catalog.drop_table_entry(&t)?;
+                    }
+                    for s in catalog.sequences(&name) {
+                        catalog.drop_sequence_entry(s.oid)?;
+                    }
+                    catalog.drop_database_entry(d.oid)?;
+                }
+                None => missing("database")?,
+            },
+            ObjectType::Role | ObjectType::User => {
+                require_superuser(session)?;
+                match catalog.role(&name) {
+                    Some(r) if r.name == session.info.user => {
+                        return Err(SqlError::new(code::OBJECT_IN_USE, "current user cannot be dropped"));
+                    }
+                    Some(r) => catalog.drop_role(r.oid)?,
+                    None => missing("role")?,
+                }
+            }
+            ObjectType::View => missing("view")?,
+            ObjectType::Schema => return Err(SqlError::unsupported("DROP SCHEMA")),
+            other => return Err(SqlError::unsupported(format!("DROP {other}"))),
+        }
+    }
+    let tag = match kind {
+        ObjectType::Table => "DROP TABLE",
+        ObjectType::Index => "DROP INDEX",
+        ObjectType::Sequence => "DROP SEQUENCE",
+        ObjectType::Database => "DROP DATABASE",
+        ObjectType::Role | ObjectType::User => "DROP ROLE",
+        ObjectType::View => "DROP VIEW",
+        _ => "DROP",
+    };
+    cmd(tag)
+}
+
+async fn alter_table(
+    session: &mut Session,
+    name: &ObjectName,
+    if_exists: bool,
+    ops: &[AlterTableOperation],
+) -> Result<Option<Output>> {
+    for op in ops {
+        let def = match target_table(session, name) {
+            Ok(d) => d,
+            Err(_) if if_exists => return cmd("ALTER TABLE"),
+            Err(e) => return Err(e),
+        };
+        alter_one(session, def, op).await?;
+    }
+    cmd("ALTER TABLE")
+}
+
+/// Runs a SQL query expected to return one integer.
+async fn count(session: &mut Session, sql: &str) -> Result<i64> {
+    let stmt = crate::session::parse_sql(sql)?.pop().expect("statement");
+    let started = session.txn.lock().is_none();
+    if started {
+        *session.txn.lock() = Some(session.catalog().engine().begin(Isolation::Snapshot)?);
+    }
+    let plan = session.plan_query(stmt, &[]).await;
+    let result = match plan {
+        Ok(p) => session.collect(p).await,
+        Err(e) => Err(e),
+    };
+    if started && let Some(t) = session.txn.lock().take() {
+        t.abort();
+    }
+    match result? {
+        Output::Rows { batches, .. } => {
+            let b = batches.iter().find(|b| b.num_rows() > 0).ok_or_else(|| SqlError::internal("no count"))?;
+            let v = datafusion::common::ScalarValue::try_from_array(b.column(0), 0)?;
+            Ok(v.to_string().parse().unwrap_or(0))
+        }
+        _ => Err(SqlError::internal("no count")),
+    }
+}
+
+async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOperation) -> Result<()> {
+    let quoted = format!("\"{}\"", def.name.replace('"', "\"\""));
+    match op {
+        AlterTableOperation::AddColumn { if_not_exists, column_def, .. } => {
+            let cname = ident(&column_def.name);
+            if def.column(&cname).is_some() {
+                if *if_not_exists {
+                    return Ok(());
+                }
+                return Err(SqlError::new(
+                    code::DUPLICATE_COLUMN,
+                    format!("column \"{cname}\" of relation \"{}\" already exists", def.name),
+                ));
+            }
+            let type_name = column_def.data_type.to_string();
+            let ty = SqlType::parse(&type_name)?;
+            let mut col = ColumnDef {
+                name: cname.clone(),
+                ty,
+                not_null: false,
+                default: None,
+                identity: None,
+                field: def.next_field,
+            };
+            for opt in &column_def.options {
+                match &opt.option {
+                    ColumnOption::NotNull => col.not_null = true,
+                    ColumnOption::Null => {}
+                    ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                    other => return Err(SqlError::unsupported(format!("ALTER TABLE ADD COLUMN with {other}"))),
+                }
+            }
+            if SqlType::is_serial_name(&type_name) {
+                return Err(SqlError::unsupported("ADD COLUMN of a serial column"));
+            }
+            // Existing rows take the default (or NULL); compute it once.
+            let rows = count(session, &format!("SELECT count(*) FROM {quoted}")).await?;
+            let fill: Option<Vec<u8>> = match (&col.default, rows > 0) {
+                (Some(d), true) => {
+                    let stmt = crate::session::parse_sql(&format!("SELECT CAST({d} AS {})", cast_name(ty)))?
+                        .pop()
+                        .expect("stmt");
+                    *session.txn.lock() = Some(session.catalog().engine().begin(Isolation::Snapshot)?);
+                    let out = async { session.collect(session.plan_query(stmt, &[]).await?).await }.await;
+                    if let Some(t) = session.txn.lock().take() {
+                        t.abort();
+                    }
+                    match out? {
+                        Output::Rows { batches, .. } => {
+                            let b = &batches[0];
+                            let arr = crate::dml::cast_to(b.column(0), ty, &cname)?;
+                            crate::rowcodec::encode_column(ty, &arr)?.pop().flatten()
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if col.not_null && rows > 0 && fill.is_none() {
+                return Err(SqlError::new(
+                    code::NOT_NULL,
+                    format!("column \"{cname}\" of relation \"{}\" contains null values", def.name),
+                ));
+            }
+            let _g = session.catalog().ddl_lock();
+            if let Some(value) = fill {
+                rewrite_rows(session, &def, |fields| {
+                    while fields.len() <= col.field as usize {
+                        fields.push(None);
+                    }
+                    fields[col.field as usize] = Some(value.clone());
+                })?;
+            }
+            let mut new_def = (*def).clone();
+            new_def.columns.push(col);
+            new_def.next_field += 1;
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::DropColumn { column_names, if_exists, .. } => {
+            let _g = session.catalog().ddl_lock();
+            let mut new_def = (*def).clone();
+            for c in column_names {
+                let cname = ident(c);
+                if new_def.column(&cname).is_none() {
+                    if *if_exists {
+                        continue;
+                    }
+                    return Err(SqlError::new(
+                        code::UNDEFINED_COLUMN,
+                        format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
+                    ));
+                }
+                if new_def.primary_key.contains(&cname) {
+                    return Err(SqlError::unsupported("dropping a primary key column"));
+                }
+                for ix in new_def.indexes.iter().filter(|i| i.columns.contains(&cname)) {
+                    session.catalog().engine().drop_index(&def.engine_name, &ix.name)?;
+                }
+                new_def.indexes.retain(|i| !i.columns.contains(&cname));
+                new_def.columns.retain(|x| x.name != cname);
+            }
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
+            let _g = session.catalog().ddl_lock();
+            let (old, new) = (ident(old_column_name), ident(new_column_name));
+            let mut new_def = (*def).clone();
+            if new_def.column(&new).is_some() {
+                return Err(SqlError::new(
+                    code::DUPLICATE_COLUMN,
+                    format!("column \"{new}\" of relation \"{}\" already exists", def.name),
+                ));
+            }
+            let col = new_def
+                .columns
+                .iter_mut()
+                .find(|c| c.name == old)
+                .ok_or_else(|| SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{old}\" does not exist")))?;
+            col.name = new.clone();
+            for c in new_def.primary_key.iter_mut().chain(new_def.indexes.iter_mut().flat_map(|i| i.columns.iter_mut()))
+            {
+                if *c == old {
+                    *c = new.clone();
+                }
+            }
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::RenameTable { table_name } => {
+            let _g = session.catalog().ddl_lock();
+            let new = match table_name {
+                RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => object_name(n),
+            };
+            if session.catalog().table(&def.db, &new).is_some() {
+                return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{new}\" already exists")));
+            }
+            let mut new_def = (*def).clone();
+            new_def.name = new;
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
+            TableConstraint::PrimaryKey(p) => {
+                let cols = index_columns(&p.columns)?;
+                add_primary_key(session, &def, cols).await?;
+            }
+            TableConstraint::Unique(u) => {
+                let cols = index_columns(&u.columns)?;
+                let ci = CreateIndexLite { name: u.name.as_ref().map(ident), cols, unique: true };
+                add_unique(session, &def, ci)?;
+            }
+            TableConstraint::Check(c) => {
+                let bad = count(session, &format!("SELECT count(*) FROM {quoted} WHERE NOT ({})", c.expr)).await?;
+                let cname = c.name.as_ref().map(ident).unwrap_or_else(|| format!("{}_check", def.name));
+                if bad > 0 {
+                    return Err(SqlError::new(
+                        code::CHECK,
+                        format!("check constraint \"{cname}\" of relation \"{}\" is violated by some row", def.name),
+                    ));
+                }
+                let _g = session.catalog().ddl_lock();
+                let mut new_def = (*def).clone();
+                new_def.checks.push(CheckDef { name: cname, expr: c.expr.to_string() });
+                session.catalog().put_table(new_def)?;
+            }
+            other => return Err(SqlError::unsupported(format!("ADD CONSTRAINT {other}"))),
+        },
+        AlterTableOperation::DropConstraint { if_exists, name, .. } => {
+            let _g = session.catalog().ddl_lock();
+            let cname = ident(name);
+            let mut new_def = (*def).clone();
+            if let Some(ix) = new_def.indexes.iter().find(|i| i.name == cname && i.constraint).cloned() {
+                if ix.primary {
+                    return Err(SqlError::unsupported("dropping a primary key constraint"));
+                }
+                session.catalog().engine().drop_index(&def.engine_name, &ix.name)?;
+                new_def.indexes.retain(|i| i.name != cname);
+            } else if new_def.checks.iter().any(|c| c.name == cname) {
+                new_def.checks.retain(|c| c.name != cname);
+            } else if *if_exists {
+                return Ok(());
+            } else {
+                return Err(SqlError::new(
+                    code::UNDEFINED_OBJECT,
+                    format!("constraint \"{cname}\" of relation \"{}\" does not exist", def.name),
+                ));
+            }
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::AlterColumn { column_name, op } => {
+            let cname = ident(column_name);
+            if def.column(&cname).is_none() {
+                return Err(SqlError::new(
+                    code::UNDEFINED_COLUMN,
+                    format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
+                ));
+            }
+            if matches!(op, AlterColumnOperation::SetNotNull) {
+                let nulls = count(session, &format!("SELECT count(*) FROM {quoted} WHERE \"{cname}\" IS NULL")).await?;
+                if nulls > 0 {
+                    return Err(SqlError::new(
+                        code::NOT_NULL,
+                        format!("column \"{cname}\" of relation \"{}\" contains null values", def.name),
+                    ));
+                }
+            }
+            let _g = session.catalog().ddl_lock();
+            let mut new_def = (*def).clone();
+            let col = new_def.columns.iter_mut().find(|c| c.name == cname).expect("column");
+            match op {
+                AlterColumnOperation::SetNotNull => col.not_null = true,
+                AlterColumnOperation::DropNotNull => {
+                    if def.primary_key.contains(&cname) {
+                        return Err(SqlError::new(code::INVALID_PK, format!("column \"{cname}\" is in a primary key")));
+                    }
+                    col.not_null = false
+                }
+                AlterColumnOperation::SetDefault { value } => col.default = Some(value.to_string()),
+                AlterColumnOperation::DropDefault => col.default = None,
+                _ => return Err(SqlError::unsupported("changing a column's type")),
+            }
+            session.catalog().put_table(new_def)?;
+        }
+        other => return Err(SqlError::unsupported(format!("ALTER TABLE {other}"))),
+    }
+    Ok(())
+}
+
+fn cast_name(ty: SqlType) -> String {
+    match ty {
+        SqlType::Numeric { precision, scale } => format!("DECIMAL({precision},{scale})"),
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
+            "TEXT".into()
+        }
+        SqlType::TimestampTz => "TIMESTAMPTZ".into(),
+        other => other.name().to_uppercase(),
+    }
+}
+
+struct CreateIndexLite {
+    name: Option<String>,
+    cols: Vec<String>,
+    unique: bool,
+}
+
+fn add_unique(session: &mut Session, def: &TableDef, ci: CreateIndexLite) -> Result<()> {
+    let _g = session.catalog().ddl_lock();
+    let name = ci.name.unwrap_or_else(|| format!("{}_{}_key", def.name, ci.cols.join("_")));
+    if session.catalog().index(&def.db, &name).is_some() {
+        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+    }
+    let fields = fields_of(def, &ci.cols)?;
+    session
+        .catalog()
+        .engine()
+        .create_index(&def.engine_name, IndexSpec::new(name.clone(), IndexKind::Ordered, ci.unique, fields))
+        .map_err(|e| match e {
+            EngineError::UniqueViolation { .. } => {
+                SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
+                    .with_detail("The table contains duplicated values.")
+            }
+            other => other.into(),
+        })?;
+    let mut new_def = def.clone();
+    new_def.indexes.push(IndexDef {
+        name,
+        oid: session.catalog().alloc_oid(),
+        columns: ci.cols,
+        unique: ci.unique,
+        method: IndexMethod::Btree,
+        primary: false,
+        constraint: true,
+    });
+    session.catalog().put_table(new_def)
+}
+
+/// ADD PRIMARY KEY on a table with a hidden row id: the table is rebuilt
+/// under the new key (a new engine table, rows copied in one transaction,
+/// then the catalog switches over), so lookups by the key are direct.
+async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String>) -> Result<()> {
+    if def.rowid_field.is_none() {
+        return Err(SqlError::new(
+            code::INVALID_PK,
+            format!("multiple primary keys for table \"{}\" are not allowed", def.name),
+        ));
+    }
+    let _g = session.catalog().ddl_lock();
+    let mut new_def = def.clone();
+    for c in &cols {
+        let col = new_def.columns.iter_mut().find(|x| &x.name == c).ok_or_else(|| {
+            SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" of relation \"{}\" does not exist", def.name))
+        })?;
+        col.not_null = true;
+    }
+    let pk_name = format!("{}_pkey", def.name);
+    if session.catalog().index(&def.db, &pk_name).is_some() {
+        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{pk_name}\" already exists")));
+    }
+    new_def.primary_key = cols.clone();
+    new_def.rowid_field = None;
+    new_def.indexes.push(IndexDef {
+        name: pk_name.clone(),
+        oid: session.catalog().alloc_oid(),
+        columns: cols.clone(),
+        unique: true,
+        method: IndexMethod::Btree,
+        primary: true,
+        constraint: true,
+    });
+    let engine = session.catalog().engine().clone();
+    let new_engine_name = format!("t{}_{}", def.oid, session.catalog().alloc_oid());
+    new_def.engine_name = new_engine_name.clone();
+    let spec = engine_spec(&new_def, &new_engine_name)?;
+    let new_table = engine.create_table(spec)?;
+    let old_table = session.catalog().engine_table(def)?;
+    let pk_fields = fields_of(&new_def, &cols)?;
+    let copy = || -> Result<()> {
+        let mut txn = engine.begin(Isolation::Snapshot)?;
+        let mut rows = Vec::new();
+        txn.scan(&old_table, PRIMARY, &KeyRange::all(), |r| {
+            rows.push(r.to_vec());
+            true
+        })?;
+        for r in rows {
+            let t = Tuple::parse(&r).map_err(|e| SqlError::internal(e.to_string()))?;
+            if pk_fields.iter().any(|f| t.field(*f as usize).is_none()) {
+                return Err(SqlError::new(
+                    code::NOT_NULL,
+                    format!("column of relation \"{}\" contains null values", def.name),
+                ));
+            }
+            txn.insert(&new_table, r).map_err(|e| match e {
+                EngineError::UniqueViolation { .. } => {
+                    SqlError::new(code::UNIQUE, format!("could not create unique index \"{pk_name}\""))
+                        .with_detail("The table contains duplicated values.")
+                }
+                other => other.into(),
+            })?;
+        }
+        txn.commit()?;
+        Ok(())
+    };
+    if let Err(e) = tokio::task::block_in_place(copy) {
+        engine.drop_table(&new_engine_name)?;
+        return Err(e);
+    }
+    session.catalog().put_table(new_def)?;
+    engine.drop_table(&def.engine_name)?;
+    Ok(())
+}
+
+/// Rewrites every row of a table in one transaction.
+fn rewrite_rows(session: &Session, def: &TableDef, mut f: impl FnMut(&mut Vec<Option<Vec<u8>>>)) -> Result<()> {
+    let engine = session.catalog().engine().clone();
+    let table = session.catalog().engine_table(def)?;
+    let mut txn = engine.begin(Isolation::Snapshot)?;
+    let rows = txn.scan_collect(&table, PRIMARY, &KeyRange::all())?;
+    for r in rows {
+        let t = Tuple::parse(&r).map_err(|e| SqlError::internal(e.to_string()))?;
+        let mut fields: Vec<Option<Vec<u8>>> = (0..t.len()).map(|i| t.field(i).map(|b| b.to_vec())).collect();
+        f(&mut fields);
+        let mut b = TupleBuilder::new();
+        for x in &fields {
+            b.push(x.as_deref());
+        }
+        txn.update(&table, b.finish())?;
+    }
+    txn.commit()?;
+    Ok(())
+}

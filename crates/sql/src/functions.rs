@@ -1,0 +1,471 @@
+//! PostgreSQL functions DataFusion lacks: session information, sequences,
+//! and the catalog helpers psql and drivers call.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, StringArray};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
+
+use crate::context::Resolver;
+use crate::error::{SqlError, code};
+use crate::settings::SERVER_VERSION;
+use crate::types::SqlType;
+
+fn text(v: impl Into<String>) -> DfResult<ColumnarValue> {
+    Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(v.into()))))
+}
+
+/// Applies `f` to each string argument value (scalar or array).
+fn map_text(arg: &ColumnarValue, mut f: impl FnMut(&str) -> DfResult<Option<ScalarValue>>) -> DfResult<ColumnarValue> {
+    match arg {
+        ColumnarValue::Scalar(s) => {
+            let v = match s {
+                ScalarValue::Utf8(Some(v)) | ScalarValue::LargeUtf8(Some(v)) | ScalarValue::Utf8View(Some(v)) => f(v)?,
+                _ => None,
+            };
+            Ok(ColumnarValue::Scalar(v.unwrap_or(ScalarValue::Null)))
+        }
+        ColumnarValue::Array(a) => {
+            let a = datafusion::arrow::compute::cast(a, &DataType::Utf8)?;
+            let strings = a.as_string::<i32>();
+            let mut out = Vec::with_capacity(strings.len());
+            for v in strings.iter() {
+                out.push(match v {
+                    Some(v) => f(v)?.unwrap_or(ScalarValue::Null),
+                    None => ScalarValue::Null,
+                });
+            }
+            Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+        }
+    }
+}
+
+fn sql_err(e: SqlError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+fn seq_name(s: &str) -> String {
+    let s = s.trim().trim_start_matches("public.");
+    if s.starts_with('"') { s.trim_matches('"').to_string() } else { s.to_lowercase() }
+}
+
+/// Rewrites casts to types DataFusion lacks (`::uuid`, `::json`,
+/// `::jsonb`, `::regclass`, `::oid`) into Tessera's conversion functions.
+pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
+    use datafusion::sql::sqlparser::ast::{DataType as AstType, Expr, visit_expressions_mut};
+    let _ = visit_expressions_mut(stmt, |e| {
+        if let Expr::Cast { expr, data_type, .. } = e {
+            let t = data_type.to_string().to_lowercase();
+            let t = t.trim_start_matches("pg_catalog.");
+            let f = match t {
+                "uuid" => Some("tessera_to_uuid"),
+                "json" => Some("tessera_to_json"),
+                "jsonb" => Some("tessera_to_jsonb"),
+                "regclass" => Some("tessera_to_regclass"),
+                "oid" | "regtype" | "regproc" | "regnamespace" | "regrole" | "xid" => {
+                    *data_type = AstType::BigInt(None);
+                    None
+                }
+                "name" => {
+                    *data_type = AstType::Text;
+                    None
+                }
+                _ => None,
+            };
+            if let Some(f) = f
+                && let Ok(new) = crate::dml::parse_expr(&format!("{f}({expr})"))
+            {
+                *e = new;
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+}
+
+pub fn register(ctx: &SessionContext, r: &Resolver) {
+    for (name, ty) in
+        [("tessera_to_uuid", SqlType::Uuid), ("tessera_to_json", SqlType::Json), ("tessera_to_jsonb", SqlType::Jsonb)]
+    {
+        ctx.register_udf(create_udf(
+            name,
+            vec![DataType::Utf8],
+            DataType::Utf8,
+            Volatility::Immutable,
+            Arc::new(move |args| {
+                let array = args[0].to_array(1)?;
+                let array = datafusion::arrow::compute::cast(&array, &DataType::Utf8)?;
+                let fixed = crate::text::enforce_text_type(ty, &array).map_err(sql_err)?.unwrap_or(array);
+                Ok(match &args[0] {
+                    ColumnarValue::Scalar(_) => ColumnarValue::Scalar(ScalarValue::try_from_array(&fixed, 0)?),
+                    ColumnarValue::Array(_) => ColumnarValue::Array(fixed),
+                })
+            }),
+        ));
+    }
+    let (c, d) = (r.catalog.clone(), r.db.clone());
+    ctx.register_udf(create_udf(
+        "tessera_to_regclass",
+        vec![DataType::Utf8],
+        DataType::Int64,
+        Volatility::Stable,
+        Arc::new(move |args| {
+            map_text(&args[0], |n| {
+                if let Ok(oid) = n.parse::<i64>() {
+                    return Ok(Some(ScalarValue::Int64(Some(oid))));
+                }
+                let name = seq_name(n);
+                if let Some(t) = c.table(&d, &name) {
+                    return Ok(Some(ScalarValue::Int64(Some(t.oid as i64))));
+                }
+                if let Some(s) = c.sequence(&d, &name) {
+                    return Ok(Some(ScalarValue::Int64(Some(s.oid as i64))));
+                }
+                if let Some((_, ix)) = c.index(&d, &name) {
+                    return Ok(Some(ScalarValue::Int64(Some(ix.oid as i64))));
+                }
+                Err(sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))))
+            })
+        }),
+    ));
+    let info = r.info.clone();
+    let db = r.db.clone();
+    ctx.register_udf(create_udf(
+        "version",
+        vec![],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(|_| text(format!("PostgreSQL {SERVER_VERSION} on x86_64-linux, compiled by rustc, 64-bit"))),
+    ));
+    let d = db.clone();
+    ctx.register_udf(create_udf(
+        "current_database",
+        vec![],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(move |_| text(d.clone())),
+    ));
+    ctx.register_udf(create_udf(
+        "current_schema",
+        vec![],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(|_| text("public")),
+    ));
+    for name in ["current_user", "session_user", "user", "current_role"] {
+        let i = info.clone();
+        ctx.register_udf(create_udf(
+            name,
+            vec![],
+            DataType::Utf8,
+            Volatility::Stable,
+            Arc::new(move |_| text(i.user.clone())),
+        ));
+    }
+    let i = info.clone();
+    ctx.register_udf(create_udf(
+        "pg_backend_pid",
+        vec![],
+        DataType::Int32,
+        Volatility::Stable,
+        Arc::new(move |_| Ok(ColumnarValue::Scalar(ScalarValue::Int32(Some(i.pid))))),
+    ));
+    let i = info.clone();
+    ctx.register_udf(create_udf(
+        "current_setting",
+        vec![DataType::Utf8],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(move |args| {
+            let i = i.clone();
+            map_text(&args[0], move |n| Ok(Some(ScalarValue::Utf8(Some(i.settings.lock().get(n))))))
+        }),
+    ));
+    let (c, d) = (r.catalog.clone(), db.clone());
+    ctx.register_udf(create_udf(
+        "nextval",
+        vec![DataType::Utf8],
+        DataType::Int64,
+        Volatility::Volatile,
+        Arc::new(move |args| {
+            map_text(&args[0], |n| {
+                let name = seq_name(n);
+                let seq = c.sequence(&d, &name).ok_or_else(|| {
+                    sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
+                })?;
+                Ok(Some(ScalarValue::Int64(Some(c.nextval(&seq).map_err(sql_err)?))))
+            })
+        }),
+    ));
+    let (c, d) = (r.catalog.clone(), db.clone());
+    ctx.register_udf(create_udf(
+        "currval",
+        vec![DataType::Utf8],
+        DataType::Int64,
+        Volatility::Volatile,
+        Arc::new(move |args| {
+            map_text(&args[0], |n| {
+                let name = seq_name(n);
+                let seq = c.sequence(&d, &name).ok_or_else(|| {
+                    sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
+                })?;
+                match c.last_value(&seq) {
+                    Some(v) => Ok(Some(ScalarValue::Int64(Some(v)))),
+                    None => Err(sql_err(SqlError::new(
+                        "55000",
+                        format!("currval of sequence \"{name}\" is not yet defined in this session"),
+                    ))),
+                }
+            })
+        }),
+    ));
+    let (c, d) = (r.catalog.clone(), db.clone());
+    ctx.register_udf(create_udf(
+        "setval",
+        vec![DataType::Utf8, DataType::Int64],
+        DataType::Int64,
+        Volatility::Volatile,
+        Arc::new(move |args| {
+            let value = match &args[1] {
+                ColumnarValue::Scalar(ScalarValue::Int64(Some(v))) => *v,
+                ColumnarValue::Array(a) if !a.is_empty() => {
+                    a.as_any().downcast_ref::<Int64Array>().map(|a| a.value(0)).unwrap_or(1)
+                }
+                _ => return Err(sql_err(SqlError::new(code::INVALID_PARAMETER_VALUE, "setval needs a value"))),
+            };
+            map_text(&args[0], |n| {
+                let name = seq_name(n);
+                let seq = c.sequence(&d, &name).ok_or_else(|| {
+                    sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
+                })?;
+                c.setval(&seq, value, true).map_err(sql_err)?;
+                Ok(Some(ScalarValue::Int64(Some(value))))
+            })
+        }),
+    ));
+    ctx.register_udf(create_udf(
+        "gen_random_uuid",
+        vec![],
+        DataType::Utf8,
+        Volatility::Volatile,
+        Arc::new(|_| {
+            let mut b = [0u8; 16];
+            for chunk in b.chunks_mut(8) {
+                chunk.copy_from_slice(&rand_u64().to_le_bytes());
+            }
+            b[6] = (b[6] & 0x0f) | 0x40;
+            b[8] = (b[8] & 0x3f) | 0x80;
+            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            text(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
+        }),
+    ));
+    // Catalog helpers for psql and drivers.
+    let c = r.catalog.clone();
+    ctx.register_udf(create_udf(
+        "pg_get_userbyid",
+        vec![DataType::Int64],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(move |args| {
+            let roles = c.roles();
+            map_int(&args[0], |oid| {
+                Some(
+                    roles
+                        .iter()
+                        .find(|r| r.oid as i64 == oid)
+                        .map(|r| r.name.clone())
+                        .unwrap_or_else(|| "unknown".into()),
+                )
+            })
+        }),
+    ));
+    ctx.register_udf(create_udf(
+        "pg_table_is_visible",
+        vec![DataType::Int64],
+        DataType::Boolean,
+        Volatility::Stable,
+        Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))))),
+    ));
+    ctx.register_udf(create_udf(
+        "pg_type_is_visible",
+        vec![DataType::Int64],
+        DataType::Boolean,
+        Volatility::Stable,
+        Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))))),
+    ));
+    ctx.register_udf(create_udf(
+        "format_type",
+        vec![DataType::Int64, DataType::Int64],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(|args| {
+            let typmod = match &args[1] {
+                ColumnarValue::Scalar(s) => vec![scalar_i64(s)],
+                ColumnarValue::Array(a) => {
+                    let a = datafusion::arrow::compute::cast(a, &DataType::Int64)?;
+                    a.as_primitive::<datafusion::arrow::datatypes::Int64Type>().iter().collect()
+                }
+            };
+            let mut k = 0;
+            map_int(&args[0], move |oid| {
+                let m = typmod.get(k).copied().flatten().or(typmod.first().copied().flatten()).unwrap_or(-1);
+                k += 1;
+                Some(format_type(oid as u32, m as i32))
+            })
+        }),
+    ));
+    for (name, argc) in [("obj_description", 2), ("col_description", 2), ("shobj_description", 2)] {
+        ctx.register_udf(create_udf(
+            name,
+            vec![DataType::Int64; argc],
+            DataType::Utf8,
+            Volatility::Stable,
+            Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Utf8(None)))),
+        ));
+    }
+    ctx.register_udf(create_udf(
+        "pg_encoding_to_char",
+        vec![DataType::Int64],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(|_| text("UTF8")),
+    ));
+    for (name, argc) in [("has_table_privilege", 2), ("has_schema_privilege", 2), ("has_database_privilege", 2)] {
+        ctx.register_udf(create_udf(
+            name,
+            vec![DataType::Utf8; argc],
+            DataType::Boolean,
+            Volatility::Stable,
+            Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))))),
+        ));
+    }
+    ctx.register_udf(create_udf(
+        "pg_get_expr",
+        vec![DataType::Utf8, DataType::Int64],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(|args| map_text(&args[0], |s| Ok(Some(ScalarValue::Utf8(Some(s.to_string())))))),
+    ));
+    let (c, d) = (r.catalog.clone(), db.clone());
+    ctx.register_udf(create_udf(
+        "pg_get_indexdef",
+        vec![DataType::Int64],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(move |args| {
+            let tables = c.tables(&d);
+            map_int(&args[0], |oid| {
+                tables.iter().find_map(|t| {
+                    t.indexes.iter().find(|i| i.oid as i64 == oid).map(|i| crate::pg_catalog::index_def(t, i))
+                })
+            })
+        }),
+    ));
+    let (c, d) = (r.catalog.clone(), db.clone());
+    ctx.register_udf(create_udf(
+        "pg_get_constraintdef",
+        vec![DataType::Int64],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(move |args| {
+            let tables = c.tables(&d);
+            map_int(&args[0], |oid| crate::pg_catalog::constraint_def(&tables, oid as u32))
+        }),
+    ));
+    let (c, d) = (r.catalog.clone(), db.clone());
+    for name in ["pg_relation_size", "pg_total_relation_size", "pg_table_size"] {
+        let (c, d) = (c.clone(), d.clone());
+        ctx.register_udf(create_udf(
+            name,
+            vec![DataType::Int64],
+            DataType::Int64,
+            Volatility::Volatile,
+            Arc::new(move |args| {
+                let tables = c.tables(&d);
+                let engine = c.engine().clone();
+                map_int_i64(&args[0], |oid| {
+                    tables
+                        .iter()
+                        .find(|t| t.oid as i64 == oid)
+                        .and_then(|t| engine.table(&t.engine_name))
+                        .map(|t| t.stats().bytes)
+                })
+            }),
+        ));
+    }
+    ctx.register_udf(create_udf(
+        "pg_size_pretty",
+        vec![DataType::Int64],
+        DataType::Utf8,
+        Volatility::Immutable,
+        Arc::new(|args| {
+            map_int(&args[0], |b| {
+                Some(if b < 10 * 1024 {
+                    format!("{b} bytes")
+                } else if b < 10 * 1024 * 1024 {
+                    format!("{} kB", (b + 512) / 1024)
+                } else if b < 10 * 1024 * 1024 * 1024 {
+                    format!("{} MB", (b + 512 * 1024) / (1024 * 1024))
+                } else {
+                    format!("{} GB", (b + 512 * 1024 * 1024) / (1024 * 1024 * 1024))
+                })
+            })
+        }),
+    ));
+}
+
+fn rand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+    h.finish()
+}
+
+fn scalar_i64(s: &ScalarValue) -> Option<i64> {
+    s.cast_to(&DataType::Int64).ok().and_then(|v| match v {
+        ScalarValue::Int64(v) => v,
+        _ => None,
+    })
+}
+
+fn map_int(arg: &ColumnarValue, mut f: impl FnMut(i64) -> Option<String>) -> DfResult<ColumnarValue> {
+    match arg {
+        ColumnarValue::Scalar(s) => Ok(ColumnarValue::Scalar(ScalarValue::Utf8(scalar_i64(s).and_then(f)))),
+        ColumnarValue::Array(a) => {
+            let a = datafusion::arrow::compute::cast(a, &DataType::Int64)?;
+            let ints = a.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+            let out: StringArray = ints.iter().map(|v| v.and_then(&mut f)).collect();
+            Ok(ColumnarValue::Array(Arc::new(out) as ArrayRef))
+        }
+    }
+}
+
+fn map_int_i64(arg: &ColumnarValue, mut f: impl FnMut(i64) -> Option<i64>) -> DfResult<ColumnarValue> {
+    match arg {
+        ColumnarValue::Scalar(s) => Ok(ColumnarValue::Scalar(ScalarValue::Int64(scalar_i64(s).and_then(f)))),
+        ColumnarValue::Array(a) => {
+            let a = datafusion::arrow::compute::cast(a, &DataType::Int64)?;
+            let ints = a.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+            let out: Int64Array = ints.iter().map(|v| v.and_then(&mut f)).collect();
+            Ok(ColumnarValue::Array(Arc::new(out) as ArrayRef))
+        }
+    }
+}
+
+/// `format_type(oid, typmod)`.
+pub fn format_type(oid: u32, typmod: i32) -> String {
+    let Some(t) = SqlType::from_oid(oid) else { return "???".into() };
+    match (t, typmod) {
+        (SqlType::Varchar(_), m) if m > 4 => format!("character varying({})", m - 4),
+        (SqlType::Char(_), m) if m > 4 => format!("character({})", m - 4),
+        (SqlType::Numeric { .. }, m) if m > 4 => {
+            let m = m - 4;
+            format!("numeric({},{})", (m >> 16) & 0xffff, m & 0xffff)
+        }
+        (SqlType::Char(_), _) => "character".into(),
+        (t, _) => t.name(),
+    }
+}

@@ -1,0 +1,45 @@
+//! # tessera-sql: the SQL layer
+//!
+//! This crate turns SQL text into reads and writes of the storage engine.
+//! It is the only crate that depends on DataFusion.
+//!
+//! A [`session::Session`] belongs to one client connection. It parses each
+//! statement with DataFusion's sqlparser (PostgreSQL dialect) and dispatches:
+//!
+//! * transaction control, SET/SHOW — handled by the session itself;
+//! * DDL (`ddl`) — changes the engine and the catalog (`catalog`), which is
+//!   stored as documents in an engine table and so is durable like data;
+//! * queries — planned and executed by DataFusion over [`provider::EngineTable`],
+//!   a `TableProvider` that reads through the session's engine transaction
+//!   and picks a point lookup, an index range or a full scan from the
+//!   pushed-down filters;
+//! * INSERT / UPDATE / DELETE (`dml`) — rewritten as queries whose result rows
+//!   name exactly the rows to write, then applied to the engine here (never
+//!   through DataFusion's DML hooks);
+//! * COPY (`copy`) — text and CSV in and out.
+//!
+//! Values are stored one engine field per column in order-preserving
+//! encodings (`rowcodec`); `types` maps SQL types to Arrow and PostgreSQL
+//! OIDs; `text` formats values as PostgreSQL prints them. `pg_catalog` serves
+//! the system views psql and drivers query, `functions` the PostgreSQL
+//! functions DataFusion lacks. Errors carry SQLSTATEs (`error`).
+
+pub mod catalog;
+pub mod context;
+pub mod copy;
+pub mod ddl;
+pub mod dml;
+pub mod error;
+pub mod explain;
+pub mod functions;
+pub mod pg_catalog;
+pub mod provider;
+pub mod rowcodec;
+pub mod session;
+pub mod settings;
+pub mod text;
+pub mod types;
+
+pub use error::{Result, SqlError};
+pub use session::{Output, Session, SqlEngine, TxnStatus};
+pub use types::SqlType;

@@ -1,0 +1,821 @@
+//! `pg_catalog` and `information_schema`: views of the Tessera catalog in
+//! PostgreSQL's shapes, built when a query names them. OIDs are `bigint`.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::common::ScalarValue;
+use datafusion::datasource::{MemTable, TableProvider};
+use datafusion::error::Result as DfResult;
+
+use crate::catalog::{IndexDef, IndexMethod, TableDef};
+use crate::context::Resolver;
+use crate::types::SqlType;
+
+pub const PG_CATALOG_TABLES: &[&str] = &[
+    "pg_namespace",
+    "pg_class",
+    "pg_attribute",
+    "pg_type",
+    "pg_index",
+    "pg_database",
+    "pg_roles",
+    "pg_user",
+    "pg_tables",
+    "pg_indexes",
+    "pg_constraint",
+    "pg_attrdef",
+    "pg_am",
+    "pg_settings",
+    "pg_description",
+    "pg_proc",
+    "pg_sequence",
+    "pg_sequences",
+    "pg_stat_activity",
+    "pg_inherits",
+];
+
+pub const INFORMATION_SCHEMA_TABLES: &[&str] =
+    &["tables", "columns", "schemata", "table_constraints", "key_column_usage"];
+
+pub const PG_CATALOG_NS: i64 = 11;
+pub const PUBLIC_NS: i64 = 2200;
+const INFO_NS: i64 = 13_000;
+
+use ScalarValue as V;
+
+fn s(v: impl Into<String>) -> V {
+    V::Utf8(Some(v.into()))
+}
+fn i(v: i64) -> V {
+    V::Int64(Some(v))
+}
+fn i32v(v: i32) -> V {
+    V::Int32(Some(v))
+}
+fn i16v(v: i16) -> V {
+    V::Int16(Some(v))
+}
+fn b(v: bool) -> V {
+    V::Boolean(Some(v))
+}
+fn null_s() -> V {
+    V::Utf8(None)
+}
+
+/// A table from column definitions and rows of scalars.
+fn table(cols: &[(&str, DataType)], rows: Vec<Vec<V>>) -> DfResult<Arc<dyn TableProvider>> {
+    let schema = Arc::new(Schema::new(cols.iter().map(|(n, t)| Field::new(*n, t.clone(), true)).collect::<Vec<_>>()));
+    let mut arrays = Vec::with_capacity(cols.len());
+    for (ci, (_, t)) in cols.iter().enumerate() {
+        let values: Vec<V> = rows.iter().map(|r| r[ci].clone()).collect();
+        let array = if values.is_empty() {
+            datafusion::arrow::array::new_empty_array(t)
+        } else {
+            let a = V::iter_to_array(values)?;
+            datafusion::arrow::compute::cast(&a, t)?
+        };
+        arrays.push(array);
+    }
+    let batch = RecordBatch::try_new(schema.clone(), arrays)?;
+    Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+}
+
+use DataType::{Boolean as B, Float32 as F4, Int16 as I2, Int32 as I4, Int64 as I8, Utf8 as T};
+
+fn visible_tables(r: &Resolver) -> Vec<Arc<TableDef>> {
+    r.catalog.tables(&r.db)
+}
+
+const ALL_TYPES: &[SqlType] = &[
+    SqlType::Bool,
+    SqlType::Bytea,
+    SqlType::Int8,
+    SqlType::Int2,
+    SqlType::Int4,
+    SqlType::Text,
+    SqlType::Json,
+    SqlType::Float4,
+    SqlType::Float8,
+    SqlType::Char(1),
+    SqlType::Varchar(None),
+    SqlType::Date,
+    SqlType::Time,
+    SqlType::Timestamp,
+    SqlType::TimestampTz,
+    SqlType::Interval,
+    SqlType::NUMERIC_DEFAULT,
+    SqlType::Uuid,
+    SqlType::Jsonb,
+];
+
+fn typname(t: SqlType) -> &'static str {
+    match t {
+        SqlType::Bool => "bool",
+        SqlType::Bytea => "bytea",
+        SqlType::Int8 => "int8",
+        SqlType::Int2 => "int2",
+        SqlType::Int4 => "int4",
+        SqlType::Text => "text",
+        SqlType::Json => "json",
+        SqlType::Float4 => "float4",
+        SqlType::Float8 => "float8",
+        SqlType::Char(_) => "bpchar",
+        SqlType::Varchar(_) => "varchar",
+        SqlType::Date => "date",
+        SqlType::Time => "time",
+        SqlType::Timestamp => "timestamp",
+        SqlType::TimestampTz => "timestamptz",
+        SqlType::Interval => "interval",
+        SqlType::Numeric { .. } => "numeric",
+        SqlType::Uuid => "uuid",
+        SqlType::Jsonb => "jsonb",
+    }
+}
+
+pub fn index_def(t: &TableDef, ix: &IndexDef) -> String {
+    format!(
+        "CREATE {}INDEX {} ON public.{} USING {} ({})",
+        if ix.unique { "UNIQUE " } else { "" },
+        ix.name,
+        t.name,
+        if ix.method == IndexMethod::Hash { "hash" } else { "btree" },
+        ix.columns.join(", ")
+    )
+}
+
+/// Constraints get the OID of their index (unique/primary) or a derived one (check).
+fn check_oid(t: &TableDef, k: usize) -> u32 {
+    t.oid.wrapping_mul(64).wrapping_add(k as u32 + 1) | 0x4000_0000
+}
+
+pub fn constraint_def(tables: &[Arc<TableDef>], oid: u32) -> Option<String> {
+    for t in tables {
+        for ix in t.indexes.iter().filter(|i| i.constraint) {
+            if ix.oid == oid {
+                let kind = if ix.primary { "PRIMARY KEY" } else { "UNIQUE" };
+                return Some(format!("{kind} ({})", ix.columns.join(", ")));
+            }
+        }
+        for (k, c) in t.checks.iter().enumerate() {
+            if check_oid(t, k) == oid {
+                return Some(format!("CHECK ({})", c.expr));
+            }
+        }
+    }
+    None
+}
+
+pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+    let tables = visible_tables(r);
+    let t = match name {
+        "pg_namespace" => table(
+            &[("oid", I8), ("nspname", T), ("nspowner", I8), ("nspacl", T)],
+            vec![
+                vec![i(PG_CATALOG_NS), s("pg_catalog"), i(10), null_s()],
+                vec![i(PUBLIC_NS), s("public"), i(10), null_s()],
+                vec![i(INFO_NS), s("information_schema"), i(10), null_s()],
+            ],
+        )?,
+        "pg_class" => {
+            let mut rows = Vec::new();
+            for t in &tables {
+                let stats = r.catalog.engine().table(&t.engine_name).map(|e| e.stats());
+                let live = stats.map(|s| s.rows as f64).unwrap_or(0.0);
+                rows.push(vec![
+                    i(t.oid as i64),
+                    s(&t.name),
+                    i(PUBLIC_NS),
+                    s("r"),
+                    i(10),
+                    V::Float32(Some(live as f32)),
+                    b(!t.indexes.is_empty()),
+                    s("p"),
+                    i(2),
+                    i16v(t.columns.len() as i16),
+                    i(t.oid as i64),
+                    b(false),
+                    b(false),
+                    b(false),
+                    b(false),
+                    b(false),
+                    s("d"),
+                    null_s(),
+                    i(0),
+                    i(0),
+                    b(true),
+                    i16v(t.checks.len() as i16),
+                    i32v(0),
+                    null_s(),
+                ]);
+                for ix in &t.indexes {
+                    rows.push(vec![
+                        i(ix.oid as i64),
+                        s(&ix.name),
+                        i(PUBLIC_NS),
+                        s("i"),
+                        i(10),
+                        V::Float32(Some(live as f32)),
+                        b(false),
+                        s("p"),
+                        i(if ix.method == IndexMethod::Hash { 405 } else { 403 }),
+                        i16v(ix.columns.len() as i16),
+                        i(ix.oid as i64),
+                        b(false),
+                        b(false),
+                        b(false),
+                        b(false),
+                        b(false),
+                        s("n"),
+                        null_s(),
+                        i(0),
+                        i(0),
+                        b(true),
+                        i16v(0),
+                        i32v(0),
+                        null_s(),
+                    ]);
+                }
+            }
+            for sq in r.catalog.sequences(&r.db).iter().filter(|s| !s.name.starts_with("__")) {
+                rows.push(vec![
+                    i(sq.oid as i64),
+                    s(&sq.name),
+                    i(PUBLIC_NS),
+                    s("S"),
+                    i(10),
+                    V::Float32(Some(1.0)),
+                    b(false),
+                    s("p"),
+                    i(0),
+                    i16v(3),
+                    i(sq.oid as i64),
+                    b(false),
+                    b(false),
+                    b(false),
+                    b(false),
+                    b(false),
+                    s("n"),
+                    null_s(),
+                    i(0),
+                    i(0),
+                    b(true),
+                    i16v(0),
+                    i32v(0),
+                    null_s(),
+                ]);
+            }
+            table(
+                &[
+                    ("oid", I8),
+                    ("relname", T),
+                    ("relnamespace", I8),
+                    ("relkind", T),
+                    ("relowner", I8),
+                    ("reltuples", F4),
+                    ("relhasindex", B),
+                    ("relpersistence", T),
+                    ("relam", I8),
+                    ("relnatts", I2),
+                    ("relfilenode", I8),
+                    ("relhasrules", B),
+                    ("relhastriggers", B),
+                    ("relrowsecurity", B),
+                    ("relforcerowsecurity", B),
+                    ("relispartition", B),
+                    ("relreplident", T),
+                    ("reloptions", T),
+                    ("reltablespace", I8),
+                    ("reloftype", I8),
+                    ("relispopulated", B),
+                    ("relchecks", I2),
+                    ("relpages", I4),
+                    ("relacl", T),
+                ],
+                rows,
+            )?
+        }
+        "pg_attribute" => {
+            let mut rows = Vec::new();
+            for t in &tables {
+                for (k, c) in t.columns.iter().enumerate() {
+                    rows.push(vec![
+                        i(t.oid as i64),
+                        s(&c.name),
+                        i(c.ty.oid() as i64),
+                        i16v(k as i16 + 1),
+                        i32v(c.ty.typmod()),
+                        b(c.not_null),
+                        b(c.default.is_some()),
+                        b(false),
+                        b(false),
+                        s(""),
+                        s(if c.identity.is_some() {
+                            if c.identity == Some(crate::catalog::Identity::Always) { "a" } else { "d" }
+                        } else {
+                            ""
+                        }),
+                        s(""),
+                        i16v(c.ty.typlen()),
+                        i(0),
+                        i32v(0),
+                    ]);
+                }
+            }
+            table(
+                &[
+                    ("attrelid", I8),
+                    ("attname", T),
+                    ("atttypid", I8),
+                    ("attnum", I2),
+                    ("atttypmod", I4),
+                    ("attnotnull", B),
+                    ("atthasdef", B),
+                    ("attisdropped", B),
+                    ("attislocal", B),
+                    ("attgenerated", T),
+                    ("attidentity", T),
+                    ("attcompression", T),
+                    ("attlen", I2),
+                    ("attcollation", I8),
+                    ("attndims", I4),
+                ],
+                rows,
+            )?
+        }
+        "pg_type" => {
+            let rows = ALL_TYPES
+                .iter()
+                .map(|t| {
+                    vec![
+                        i(t.oid() as i64),
+                        s(typname(*t)),
+                        i(PG_CATALOG_NS),
+                        i16v(t.typlen()),
+                        s("b"),
+                        i(0),
+                        i(0),
+                        s(
+                            if matches!(
+                                t,
+                                SqlType::Int2
+                                    | SqlType::Int4
+                                    | SqlType::Int8
+                                    | SqlType::Float4
+                                    | SqlType::Float8
+                                    | SqlType::Numeric { .. }
+                            ) {
+                                "N"
+                            } else if matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) {
+                                "S"
+                            } else {
+                                "U"
+                            },
+                        ),
+                        i(10),
+                        b(true),
+                        s(","),
+                        i(0),
+                        i32v(-1),
+                        b(false),
+                    ]
+                })
+                .collect();
+            table(
+                &[
+                    ("oid", I8),
+                    ("typname", T),
+                    ("typnamespace", I8),
+                    ("typlen", I2),
+                    ("typtype", T),
+                    ("typelem", I8),
+                    ("typbasetype", I8),
+                    ("typcategory", T),
+                    ("typowner", I8),
+                    ("typisdefined", B),
+                    ("typdelim", T),
+                    ("typrelid", I8),
+                    ("typtypmod", I4),
+                    ("typnotnull", B),
+                ],
+                rows,
+            )?
+        }
+        "pg_index" => {
+            let mut rows = Vec::new();
+            for t in &tables {
+                for ix in &t.indexes {
+                    let keys: Vec<String> =
+                        ix.columns.iter().filter_map(|c| t.column_index(c)).map(|k| (k + 1).to_string()).collect();
+                    rows.push(vec![
+                        i(ix.oid as i64),
+                        i(t.oid as i64),
+                        i16v(ix.columns.len() as i16),
+                        b(ix.unique),
+                        b(ix.primary),
+                        b(false),
+                        b(true),
+                        b(true),
+                        b(false),
+                        s(keys.join(" ")),
+                        null_s(),
+                        null_s(),
+                        b(false),
+                    ]);
+                }
+            }
+            table(
+                &[
+                    ("indexrelid", I8),
+                    ("indrelid", I8),
+                    ("indnatts", I2),
+                    ("indisunique", B),
+                    ("indisprimary", B),
+                    ("indisclustered", B),
+                    ("indisvalid", B),
+                    ("indisready", B),
+                    ("indisreplident", B),
+                    ("indkey", T),
+                    ("indexprs", T),
+                    ("indpred", T),
+                    ("indisexclusion", B),
+                ],
+                rows,
+            )?
+        }
+        "pg_database" => table(
+            &[
+                ("oid", I8),
+                ("datname", T),
+                ("datdba", I8),
+                ("encoding", I4),
+                ("datcollate", T),
+                ("datctype", T),
+                ("datistemplate", B),
+                ("datallowconn", B),
+                ("datconnlimit", I4),
+                ("datacl", T),
+            ],
+            r.catalog
+                .databases()
+                .iter()
+                .map(|d| {
+                    vec![
+                        i(d.oid as i64),
+                        s(&d.name),
+                        i(10),
+                        i32v(6),
+                        s("C"),
+                        s("C"),
+                        b(false),
+                        b(true),
+                        i32v(-1),
+                        null_s(),
+                    ]
+                })
+                .collect(),
+        )?,
+        "pg_roles" | "pg_user" => {
+            let rows = r
+                .catalog
+                .roles()
+                .iter()
+                .map(|ro| {
+                    vec![
+                        i(ro.oid as i64),
+                        s(&ro.name),
+                        b(ro.superuser),
+                        b(true),
+                        b(ro.superuser),
+                        b(ro.create_db),
+                        b(ro.login),
+                        b(false),
+                        i32v(-1),
+                        s("********"),
+                        null_s(),
+                        b(false),
+                        i(ro.oid as i64),
+                        b(ro.superuser),
+                        b(ro.create_db),
+                    ]
+                })
+                .collect();
+            table(
+                &[
+                    ("oid", I8),
+                    ("rolname", T),
+                    ("rolsuper", B),
+                    ("rolinherit", B),
+                    ("rolcreaterole", B),
+                    ("rolcreatedb", B),
+                    ("rolcanlogin", B),
+                    ("rolreplication", B),
+                    ("rolconnlimit", I4),
+                    ("rolpassword", T),
+                    ("rolvaliduntil", T),
+                    ("rolbypassrls", B),
+                    ("usesysid", I8),
+                    ("usesuper", B),
+                    ("usecreatedb", B),
+                ],
+                rows,
+            )?
+        }
+        "pg_tables" => table(
+            &[
+                ("schemaname", T),
+                ("tablename", T),
+                ("tableowner", T),
+                ("tablespace", T),
+                ("hasindexes", B),
+                ("hasrules", B),
+                ("hastriggers", B),
+                ("rowsecurity", B),
+            ],
+            tables
+                .iter()
+                .map(|t| {
+                    vec![
+                        s("public"),
+                        s(&t.name),
+                        s("tessera"),
+                        null_s(),
+                        b(!t.indexes.is_empty()),
+                        b(false),
+                        b(false),
+                        b(false),
+                    ]
+                })
+                .collect(),
+        )?,
+        "pg_indexes" => table(
+            &[("schemaname", T), ("tablename", T), ("indexname", T), ("tablespace", T), ("indexdef", T)],
+            tables
+                .iter()
+                .flat_map(|t| t.indexes.iter().map(move |ix| (t, ix)))
+                .map(|(t, ix)| vec![s("public"), s(&t.name), s(&ix.name), null_s(), s(index_def(t, ix))])
+                .collect(),
+        )?,
+        "pg_constraint" => {
+            let mut rows = Vec::new();
+            for t in &tables {
+                for ix in t.indexes.iter().filter(|i| i.constraint) {
+                    let keys: Vec<String> =
+                        ix.columns.iter().filter_map(|c| t.column_index(c)).map(|k| (k + 1).to_string()).collect();
+                    rows.push(vec![
+                        i(ix.oid as i64),
+                        s(&ix.name),
+                        i(PUBLIC_NS),
+                        s(if ix.primary { "p" } else { "u" }),
+                        i(t.oid as i64),
+                        i(ix.oid as i64),
+                        s(format!("{{{}}}", keys.join(","))),
+                        b(false),
+                        b(false),
+                        b(true),
+                        i(0),
+                        null_s(),
+                    ]);
+                }
+                for (k, c) in t.checks.iter().enumerate() {
+                    rows.push(vec![
+                        i(check_oid(t, k) as i64),
+                        s(&c.name),
+                        i(PUBLIC_NS),
+                        s("c"),
+                        i(t.oid as i64),
+                        i(0),
+                        null_s(),
+                        b(false),
+                        b(false),
+                        b(true),
+                        i(0),
+                        s(&c.expr),
+                    ]);
+                }
+            }
+            table(
+                &[
+                    ("oid", I8),
+                    ("conname", T),
+                    ("connamespace", I8),
+                    ("contype", T),
+                    ("conrelid", I8),
+                    ("conindid", I8),
+                    ("conkey", T),
+                    ("condeferrable", B),
+                    ("condeferred", B),
+                    ("convalidated", B),
+                    ("confrelid", I8),
+                    ("conbin", T),
+                ],
+                rows,
+            )?
+        }
+        "pg_attrdef" => {
+            let mut rows = Vec::new();
+            for t in &tables {
+                for (k, c) in t.columns.iter().enumerate() {
+                    if let Some(d) = &c.default {
+                        rows.push(vec![i(t.oid as i64 * 1000 + k as i64), i(t.oid as i64), i16v(k as i16 + 1), s(d)]);
+                    }
+                }
+            }
+            table(&[("oid", I8), ("adrelid", I8), ("adnum", I2), ("adbin", T)], rows)?
+        }
+        "pg_am" => table(
+            &[("oid", I8), ("amname", T), ("amtype", T)],
+            vec![vec![i(2), s("heap"), s("t")], vec![i(403), s("btree"), s("i")], vec![i(405), s("hash"), s("i")]],
+        )?,
+        "pg_settings" => {
+            let all = r.info.settings.lock().all();
+            table(
+                &[("name", T), ("setting", T), ("short_desc", T), ("context", T), ("vartype", T), ("source", T)],
+                all.into_iter().map(|(n, v, d)| vec![s(n), s(v), s(d), s("user"), s("string"), s("default")]).collect(),
+            )?
+        }
+        "pg_description" => table(&[("objoid", I8), ("classoid", I8), ("objsubid", I4), ("description", T)], vec![])?,
+        "pg_inherits" => table(&[("inhrelid", I8), ("inhparent", I8), ("inhseqno", I4)], vec![])?,
+        "pg_proc" => table(&[("oid", I8), ("proname", T), ("pronamespace", I8), ("prorettype", I8)], vec![])?,
+        "pg_sequence" | "pg_sequences" => {
+            let seqs = r.catalog.sequences(&r.db);
+            table(
+                &[
+                    ("seqrelid", I8),
+                    ("sequencename", T),
+                    ("schemaname", T),
+                    ("seqstart", I8),
+                    ("seqincrement", I8),
+                    ("seqmin", I8),
+                    ("seqmax", I8),
+                    ("last_value", I8),
+                ],
+                seqs.iter()
+                    .filter(|q| !q.name.starts_with("__"))
+                    .map(|q| {
+                        vec![
+                            i(q.oid as i64),
+                            s(&q.name),
+                            s("public"),
+                            i(q.start),
+                            i(q.increment),
+                            i(q.min),
+                            i(q.max),
+                            V::Int64(r.catalog.last_value(q)),
+                        ]
+                    })
+                    .collect(),
+            )?
+        }
+        "pg_stat_activity" => table(
+            &[("datname", T), ("pid", I4), ("usename", T), ("application_name", T), ("state", T), ("query", T)],
+            vec![vec![
+                s(&r.db),
+                i32v(r.info.pid),
+                s(&r.info.user),
+                s(r.info.settings.lock().get("application_name")),
+                s("active"),
+                null_s(),
+            ]],
+        )?,
+        _ => return Ok(None),
+    };
+    Ok(Some(t))
+}
+
+pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+    let tables = visible_tables(r);
+    let t = match name {
+        "tables" => table(
+            &[("table_catalog", T), ("table_schema", T), ("table_name", T), ("table_type", T)],
+            tables.iter().map(|t| vec![s(&r.db), s("public"), s(&t.name), s("BASE TABLE")]).collect(),
+        )?,
+        "schemata" => table(
+            &[("catalog_name", T), ("schema_name", T), ("schema_owner", T)],
+            ["public", "pg_catalog", "information_schema"]
+                .iter()
+                .map(|n| vec![s(&r.db), s(*n), s("tessera")])
+                .collect(),
+        )?,
+        "columns" => {
+            let mut rows = Vec::new();
+            for t in &tables {
+                for (k, c) in t.columns.iter().enumerate() {
+                    let (len, prec, scale) = match c.ty {
+                        SqlType::Varchar(Some(n)) | SqlType::Char(n) => {
+                            (V::Int64(Some(n as i64)), V::Int64(None), V::Int64(None))
+                        }
+                        SqlType::Numeric { precision, scale } if c.ty != SqlType::NUMERIC_DEFAULT => {
+                            (V::Int64(None), i(precision as i64), i(scale as i64))
+                        }
+                        SqlType::Int2 => (V::Int64(None), i(16), i(0)),
+                        SqlType::Int4 => (V::Int64(None), i(32), i(0)),
+                        SqlType::Int8 => (V::Int64(None), i(64), i(0)),
+                        _ => (V::Int64(None), V::Int64(None), V::Int64(None)),
+                    };
+                    let data_type = match c.ty {
+                        SqlType::Varchar(_) => "character varying".to_string(),
+                        SqlType::Char(_) => "character".to_string(),
+                        SqlType::Numeric { .. } => "numeric".to_string(),
+                        other => other.name(),
+                    };
+                    rows.push(vec![
+                        s(&r.db),
+                        s("public"),
+                        s(&t.name),
+                        s(&c.name),
+                        i(k as i64 + 1),
+                        c.default.clone().map(s).unwrap_or(null_s()),
+                        s(if c.not_null { "NO" } else { "YES" }),
+                        s(data_type),
+                        len,
+                        prec,
+                        scale,
+                        s(typname(c.ty)),
+                        s(if c.identity.is_some() { "YES" } else { "NO" }),
+                    ]);
+                }
+            }
+            table(
+                &[
+                    ("table_catalog", T),
+                    ("table_schema", T),
+                    ("table_name", T),
+                    ("column_name", T),
+                    ("ordinal_position", I8),
+                    ("column_default", T),
+                    ("is_nullable", T),
+                    ("data_type", T),
+                    ("character_maximum_length", I8),
+                    ("numeric_precision", I8),
+                    ("numeric_scale", I8),
+                    ("udt_name", T),
+                    ("is_identity", T),
+                ],
+                rows,
+            )?
+        }
+        "table_constraints" => {
+            let mut rows = Vec::new();
+            for t in &tables {
+                for ix in t.indexes.iter().filter(|i| i.constraint) {
+                    rows.push(vec![
+                        s(&r.db),
+                        s("public"),
+                        s(&ix.name),
+                        s("public"),
+                        s(&t.name),
+                        s(if ix.primary { "PRIMARY KEY" } else { "UNIQUE" }),
+                    ]);
+                }
+                for c in &t.checks {
+                    rows.push(vec![s(&r.db), s("public"), s(&c.name), s("public"), s(&t.name), s("CHECK")]);
+                }
+            }
+            table(
+                &[
+                    ("constraint_catalog", T),
+                    ("constraint_schema", T),
+                    ("constraint_name", T),
+                    ("table_schema", T),
+                    ("table_name", T),
+                    ("constraint_type", T),
+                ],
+                rows,
+            )?
+        }
+        "key_column_usage" => {
+            let mut rows = Vec::new();
+            for t in &tables {
+                for ix in t.indexes.iter().filter(|i| i.constraint) {
+                    for (k, c) in ix.columns.iter().enumerate() {
+                        rows.push(vec![
+                            s(&r.db),
+                            s("public"),
+                            s(&ix.name),
+                            s("public"),
+                            s(&t.name),
+                            s(c),
+                            i(k as i64 + 1),
+                        ]);
+                    }
+                }
+            }
+            table(
+                &[
+                    ("constraint_catalog", T),
+                    ("constraint_schema", T),
+                    ("constraint_name", T),
+                    ("table_schema", T),
+                    ("table_name", T),
+                    ("column_name", T),
+                    ("ordinal_position", I8),
+                ],
+                rows,
+            )?
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(t))
+}

@@ -1,0 +1,316 @@
+//! DataFusion's view of engine tables.
+//!
+//! `EngineTable` reads through the session's open engine transaction, so a
+//! query sees exactly its transaction's snapshot (and its own writes). It
+//! chooses an access path from the pushed-down filters: a point lookup when
+//! every column of the primary key or a unique index is fixed by equality, a
+//! prefix or range scan over an ordered index for equality or range
+//! predicates on its leading column, a full scan otherwise. Filters stay
+//! `Inexact`: DataFusion re-applies them above the scan, so an access path
+//! only has to return a superset. The path chosen is recorded for EXPLAIN.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::{Column, ScalarValue};
+use datafusion::datasource::TableProvider;
+use datafusion::datasource::memory::MemorySourceConfig;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::{BinaryExpr, Expr, Operator, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+use parking_lot::Mutex;
+use tessera_engine::tuple::{encode_key, prefix_end, push_key_field};
+use tessera_engine::{IndexId, KeyRange, PRIMARY, Table, Transaction};
+
+use crate::catalog::{IndexMethod, ROWID, TableDef};
+use crate::error::{Result, SqlError};
+use crate::rowcodec::{decode_column, encode_column};
+use crate::types::SqlType;
+
+/// The session's current engine transaction, shared with the scans it plans.
+pub type TxnSlot = Arc<Mutex<Option<Transaction>>>;
+
+/// Notes on the access paths chosen while planning a statement (for EXPLAIN).
+pub type ScanNotes = Arc<Mutex<Vec<String>>>;
+
+pub struct EngineTable {
+    pub def: Arc<TableDef>,
+    pub table: Arc<Table>,
+    txn: TxnSlot,
+    notes: ScanNotes,
+    /// Also expose the hidden row id (for UPDATE and DELETE on keyless tables).
+    with_rowid: bool,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for EngineTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineTable").field("table", &self.def.name).field("with_rowid", &self.with_rowid).finish()
+    }
+}
+
+impl EngineTable {
+    pub fn new(def: Arc<TableDef>, table: Arc<Table>, txn: TxnSlot, notes: ScanNotes, with_rowid: bool) -> Self {
+        let mut fields: Vec<Field> = def.arrow_schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        if with_rowid && def.rowid_field.is_some() {
+            fields.push(Field::new(ROWID, DataType::Int64, false));
+        }
+        let schema = Arc::new(Schema::new(fields));
+        EngineTable { def, table, txn, notes, with_rowid, schema }
+    }
+
+    /// Reads the rows the access path selects, in the transaction.
+    pub fn read_rows(&self, filters: &[Expr], limit: Option<usize>) -> Result<(Vec<Vec<u8>>, String)> {
+        let path = choose_path(&self.def, &self.table, filters)?;
+        let mut guard = self.txn.lock();
+        let txn = guard.as_mut().ok_or_else(|| SqlError::internal("scan outside a transaction"))?;
+        let mut rows = Vec::new();
+        let describe = match &path {
+            AccessPath::Point { index: PRIMARY, key, name } => {
+                if let Some(r) = txn.get(&self.table, key)? {
+                    rows.push(r);
+                }
+                format!("point lookup on {name}")
+            }
+            AccessPath::Point { index, key, name } => {
+                txn.scan(&self.table, *index, &KeyRange::point(key.clone()), |r| {
+                    rows.push(r.to_vec());
+                    true
+                })?;
+                format!("point lookup on {name}")
+            }
+            AccessPath::Range { index, range, name, what } => {
+                txn.scan(&self.table, *index, range, |r| {
+                    rows.push(r.to_vec());
+                    limit.is_none_or(|l| rows.len() < l)
+                })?;
+                format!("{what} on {name}")
+            }
+            AccessPath::Full => {
+                txn.scan(&self.table, PRIMARY, &KeyRange::all(), |r| {
+                    rows.push(r.to_vec());
+                    limit.is_none_or(|l| rows.len() < l)
+                })?;
+                "full scan".to_string()
+            }
+        };
+        Ok((rows, describe))
+    }
+
+    /// Builds a batch of the projected columns from stored rows.
+    pub fn to_batch(&self, rows: &[Vec<u8>], projection: Option<&Vec<usize>>) -> Result<RecordBatch> {
+        let all: Vec<usize> = (0..self.schema.fields().len()).collect();
+        let cols = projection.unwrap_or(&all);
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(cols.len());
+        for &i in cols {
+            if i < self.def.columns.len() {
+                let c = &self.def.columns[i];
+                arrays.push(decode_column(c.ty, c.field as usize, &refs)?);
+            } else {
+                let f = self.def.rowid_field.expect("rowid field");
+                arrays.push(decode_column(SqlType::Int8, f as usize, &refs)?);
+            }
+        }
+        let schema = Arc::new(self.schema.project(cols)?);
+        Ok(RecordBatch::try_new_with_options(
+            schema,
+            arrays,
+            &RecordBatchOptions::new().with_row_count(Some(rows.len())),
+        )?)
+    }
+}
+
+#[async_trait]
+impl TableProvider for EngineTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        // DataFusion passes a limit only when no filter remains above the scan.
+        let limit = if filters.is_empty() { limit } else { None };
+        let (rows, describe) = self.read_rows(filters, limit).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        self.notes.lock().push(format!("{}: {describe}, {} rows read", self.def.name, rows.len()));
+        let batch = self.to_batch(&rows, projection).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let schema = batch.schema();
+        let exec = MemorySourceConfig::try_new_exec(&[vec![batch]], schema, None)?;
+        Ok(exec)
+    }
+
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+}
+
+#[derive(Debug)]
+enum AccessPath {
+    Point { index: IndexId, key: Vec<u8>, name: String },
+    Range { index: IndexId, range: KeyRange, name: String, what: &'static str },
+    Full,
+}
+
+/// A simple predicate `column op literal` found among the filters.
+struct Pred {
+    column: String,
+    op: Operator,
+    value: ScalarValue,
+}
+
+fn collect_preds(expr: &Expr, out: &mut Vec<Pred>) {
+    match expr {
+        Expr::BinaryExpr(BinaryExpr { left, op: Operator::And, right }) => {
+            collect_preds(left, out);
+            collect_preds(right, out);
+        }
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            let (col, lit, op) = match (strip_cast(left), strip_cast(right)) {
+                (Expr::Column(c), Expr::Literal(v, _)) => (c, v, *op),
+                (Expr::Literal(v, _), Expr::Column(c)) => match op.swap() {
+                    Some(o) => (c, v, o),
+                    None => return,
+                },
+                _ => return,
+            };
+            if matches!(op, Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq)
+                && !lit.is_null()
+            {
+                out.push(Pred { column: col.name.clone(), op, value: lit.clone() });
+            }
+        }
+        Expr::Between(b) if !b.negated => {
+            if let (Expr::Column(Column { name, .. }), Expr::Literal(lo, _), Expr::Literal(hi, _)) =
+                (strip_cast(&b.expr), strip_cast(&b.low), strip_cast(&b.high))
+            {
+                out.push(Pred { column: name.clone(), op: Operator::GtEq, value: lo.clone() });
+                out.push(Pred { column: name.clone(), op: Operator::LtEq, value: hi.clone() });
+            }
+        }
+        _ => {}
+    }
+}
+
+fn strip_cast(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast(c) => strip_cast(&c.expr),
+        Expr::TryCast(c) => strip_cast(&c.expr),
+        other => other,
+    }
+}
+
+/// The key bytes of `value` as a field of column type `ty`, if it converts
+/// exactly (a lossy conversion must not pick the wrong rows).
+fn key_field(ty: SqlType, value: &ScalarValue) -> Option<Vec<u8>> {
+    let target = ty.arrow_type();
+    let cast = value.cast_to(&target).ok()?;
+    if cast.is_null() {
+        return None;
+    }
+    // Reject lossy casts (1.5 -> 1): the value must survive the round trip.
+    if value.data_type() != target
+        && let Ok(back) = cast.cast_to(&value.data_type())
+        && back != *value
+    {
+        return None;
+    }
+    let array = cast.to_array().ok()?;
+    encode_column(ty, &array).ok()?.pop().flatten()
+}
+
+fn choose_path(def: &TableDef, table: &Arc<Table>, filters: &[Expr]) -> Result<AccessPath> {
+    let mut preds = Vec::new();
+    for f in filters {
+        collect_preds(f, &mut preds);
+    }
+    if preds.is_empty() {
+        return Ok(AccessPath::Full);
+    }
+    let spec = table.spec();
+    let eq = |col: &str| {
+        let ty = def.column(col)?.ty;
+        preds.iter().filter(|p| p.column == col && p.op == Operator::Eq).find_map(|p| key_field(ty, &p.value))
+    };
+    // 1. Every column of a unique key fixed by equality: a point lookup.
+    let mut candidates: Vec<(IndexId, String, Vec<String>, bool, IndexMethod)> = Vec::new();
+    if def.rowid_field.is_none() {
+        let m = if spec.primary.kind == tessera_engine::IndexKind::Ordered {
+            IndexMethod::Btree
+        } else {
+            IndexMethod::Hash
+        };
+        candidates.push((PRIMARY, spec.primary.name.clone(), def.primary_key.clone(), true, m));
+    }
+    for ix in &def.indexes {
+        if let Some(s) = spec.index_by_name(&ix.name)
+            && s.id != PRIMARY
+        {
+            candidates.push((s.id, ix.name.clone(), ix.columns.clone(), ix.unique, ix.method));
+        }
+    }
+    for (id, name, cols, unique, _) in &candidates {
+        if !unique {
+            continue;
+        }
+        let fields: Option<Vec<Vec<u8>>> = cols.iter().map(|c| eq(c)).collect();
+        if let Some(fields) = fields {
+            let refs: Vec<Option<&[u8]>> = fields.iter().map(|f| Some(f.as_slice())).collect();
+            return Ok(AccessPath::Point { index: *id, key: encode_key(&refs), name: name.clone() });
+        }
+    }
+    // 2. Equality on every column of a non-unique hash index, or a prefix /
+    //    range on the leading column of an ordered index.
+    for (id, name, cols, _, method) in &candidates {
+        let fields: Option<Vec<Vec<u8>>> = cols.iter().map(|c| eq(c)).collect();
+        if let Some(fields) = fields {
+            let refs: Vec<Option<&[u8]>> = fields.iter().map(|f| Some(f.as_slice())).collect();
+            let key = encode_key(&refs);
+            let what = "index equality scan";
+            return Ok(AccessPath::Range { index: *id, range: KeyRange::prefix(key), name: name.clone(), what });
+        }
+        if *method != IndexMethod::Btree {
+            continue;
+        }
+        let lead = &cols[0];
+        let Some(ty) = def.column(lead).map(|c| c.ty) else { continue };
+        let mut lower: Bound<Vec<u8>> = Bound::Unbounded;
+        let mut upper: Bound<Vec<u8>> = Bound::Unbounded;
+        let mut used = false;
+        for p in preds.iter().filter(|p| &p.column == lead) {
+            let Some(f) = key_field(ty, &p.value) else { continue };
+            let mut enc = Vec::new();
+            push_key_field(&mut enc, Some(&f));
+            let after = prefix_end(&enc);
+            match p.op {
+                Operator::Eq => {
+                    lower = Bound::Included(enc.clone());
+                    upper = after.map(Bound::Excluded).unwrap_or(Bound::Unbounded);
+                }
+                Operator::Gt => lower = after.map(Bound::Included).unwrap_or(Bound::Unbounded),
+                Operator::GtEq => lower = Bound::Included(enc),
+                Operator::Lt => upper = Bound::Excluded(enc),
+                Operator::LtEq => upper = after.map(Bound::Excluded).unwrap_or(Bound::Unbounded),
+                _ => continue,
+            }
+            used = true;
+        }
+        if used {
+            let range = KeyRange { lower, upper };
+            return Ok(AccessPath::Range { index: *id, range, name: name.clone(), what: "index range scan" });
+        }
+    }
+    Ok(AccessPath::Full)
+}

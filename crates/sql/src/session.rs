@@ -1,0 +1,727 @@
+//! A client session: its transaction state, settings and statement dispatch.
+//!
+//! Every statement runs inside an engine transaction. Outside BEGIN … COMMIT
+//! each statement gets its own (autocommit). Inside a block, a savepoint is
+//! taken before each statement so a failed statement leaves no partial
+//! effects; the block is then *aborted* and accepts only ROLLBACK (25P02), as
+//! in PostgreSQL. Read committed refreshes the snapshot per statement.
+//!
+//! Isolation levels map onto the engine: READ COMMITTED → `ReadCommitted`,
+//! REPEATABLE READ → `Snapshot` (what PostgreSQL provides under that name),
+//! SERIALIZABLE → `Serializable`. READ UNCOMMITTED behaves as READ COMMITTED.
+//!
+//! DDL takes effect at once and is not undone by ROLLBACK (a documented
+//! difference from PostgreSQL).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::{ParamValues, ScalarValue};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::sql::parser::{DFParser, Statement as DFStatement};
+use datafusion::sql::sqlparser::ast::{Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use parking_lot::Mutex;
+use tessera_engine::{Engine, Isolation, Savepoint};
+
+use crate::catalog::Catalog;
+use crate::context::{Resolver, new_context};
+use crate::copy::CopyIn;
+use crate::error::{Result, SqlError, code};
+use crate::provider::{ScanNotes, TxnSlot};
+use crate::settings::Settings;
+
+/// The SQL layer shared by all sessions of a node.
+pub struct SqlEngine {
+    pub engine: Arc<Engine>,
+    pub catalog: Arc<Catalog>,
+    next_pid: AtomicI32,
+}
+
+impl SqlEngine {
+    pub fn open(engine: Arc<Engine>) -> Result<Arc<SqlEngine>> {
+        let catalog = Catalog::open(engine.clone())?;
+        Ok(Arc::new(SqlEngine { engine, catalog, next_pid: AtomicI32::new(1000) }))
+    }
+
+    /// Opens a session for `user` on database `db`.
+    pub fn session(self: &Arc<Self>, user: &str, db: &str) -> Result<Session> {
+        if self.catalog.database(db).is_none() {
+            return Err(SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")));
+        }
+        if self.catalog.role(user).is_none() {
+            return Err(SqlError::new(code::INVALID_AUTH, format!("role \"{user}\" does not exist")));
+        }
+        let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
+        Ok(Session::new(self.clone(), user, db, pid))
+    }
+}
+
+/// What a session knows about itself, shared with SQL functions.
+pub struct SessionInfo {
+    pub user: String,
+    pub db: String,
+    pub pid: i32,
+    pub settings: Mutex<Settings>,
+    pub catalog: Arc<Catalog>,
+}
+
+/// The result of one statement.
+pub enum Output {
+    Rows {
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+        tag: String,
+    },
+    Command(String),
+    /// COPY … FROM STDIN: the caller streams the data into `CopyIn`, then
+    /// calls [`Session::finish_copy`].
+    CopyIn(Box<CopyIn>),
+    /// COPY … TO STDOUT: the rows, already formatted.
+    CopyOut {
+        data: Vec<u8>,
+        columns: usize,
+        rows: usize,
+    },
+    Empty,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Output::Rows { tag, .. } => write!(f, "Rows({tag})"),
+            Output::Command(t) => write!(f, "Command({t})"),
+            Output::CopyIn(_) => write!(f, "CopyIn"),
+            Output::CopyOut { rows, .. } => write!(f, "CopyOut({rows})"),
+            Output::Empty => write!(f, "Empty"),
+        }
+    }
+}
+
+/// The transaction status PostgreSQL reports in ReadyForQuery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnStatus {
+    Idle,
+    InBlock,
+    Failed,
+}
+
+pub struct Session {
+    pub shared: Arc<SqlEngine>,
+    pub info: Arc<SessionInfo>,
+    pub(crate) txn: TxnSlot,
+    pub(crate) notes: ScanNotes,
+    pub(crate) ctx: SessionContext,
+    scratch: crate::context::Scratch,
+    block: Option<Block>,
+    /// Set by SET TRANSACTION before the first statement of a block.
+    next_isolation: Option<Isolation>,
+}
+
+struct Block {
+    /// Opened for a multi-statement query string rather than by BEGIN.
+    implicit: bool,
+    isolation: Isolation,
+    read_only: bool,
+    failed: bool,
+    savepoints: Vec<(String, Savepoint)>,
+}
+
+/// Maps PostgreSQL's level names onto the engine.
+pub fn isolation_from_name(name: &str) -> Option<Isolation> {
+    match name.trim().to_lowercase().replace('_', " ").as_str() {
+        "read committed" | "read uncommitted" => Some(Isolation::ReadCommitted),
+        "repeatable read" => Some(Isolation::Snapshot),
+        "serializable" => Some(Isolation::Serializable),
+        _ => None,
+    }
+}
+
+pub fn isolation_name(i: Isolation) -> &'static str {
+    match i {
+        Isolation::ReadCommitted => "read committed",
+        Isolation::Snapshot | Isolation::RepeatableRead => "repeatable read",
+        Isolation::Serializable => "serializable",
+    }
+}
+
+fn level(l: &TransactionIsolationLevel) -> Isolation {
+    match l {
+        TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {
+            Isolation::ReadCommitted
+        }
+        TransactionIsolationLevel::RepeatableRead | TransactionIsolationLevel::Snapshot => Isolation::Snapshot,
+        TransactionIsolationLevel::Serializable => Isolation::Serializable,
+    }
+}
+
+/// Splits a query string into statements.
+pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
+    let stmts = DFParser::parse_sql_with_dialect(sql, &PostgreSqlDialect {}).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.trim_start_matches("SQL error: ").trim_start_matches("ParserError(\"").trim_end_matches("\")");
+        let msg = match msg.find(" at Line: ") {
+            Some(i) => &msg[..i],
+            None => msg,
+        };
+        SqlError::syntax(format!("syntax error: {msg}"))
+    })?;
+    let mut out = Vec::with_capacity(stmts.len());
+    for s in stmts {
+        match s {
+            DFStatement::Statement(s) => out.push(*s),
+            DFStatement::Explain(e) => match *e.statement {
+                DFStatement::Statement(inner) => {
+                    out.push(Statement::Explain {
+                        describe_alias: datafusion::sql::sqlparser::ast::DescribeAlias::Explain,
+                        analyze: e.options.analyze,
+                        verbose: e.options.verbose,
+                        query_plan: false,
+                        estimate: false,
+                        statement: inner,
+                        format: None,
+                        options: None,
+                    });
+                }
+                _ => return Err(SqlError::unsupported("this form of EXPLAIN")),
+            },
+            other => {
+                // DataFusion's own statements (RESET, CREATE EXTERNAL TABLE …): read
+                // them as plain PostgreSQL, which Tessera handles or rejects.
+                let text = other.to_string();
+                let mut parsed = datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, &text)
+                    .map_err(|_| SqlError::unsupported(format!("the statement {text}")))?;
+                out.append(&mut parsed);
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Session {
+    fn new(shared: Arc<SqlEngine>, user: &str, db: &str, pid: i32) -> Session {
+        let info = Arc::new(SessionInfo {
+            user: user.to_string(),
+            db: db.to_string(),
+            pid,
+            settings: Mutex::new(Settings::default()),
+            catalog: shared.catalog.clone(),
+        });
+        let txn: TxnSlot = Arc::new(Mutex::new(None));
+        let notes: ScanNotes = Arc::new(Mutex::new(Vec::new()));
+        let resolver = Resolver {
+            catalog: shared.catalog.clone(),
+            db: db.to_string(),
+            txn: txn.clone(),
+            notes: notes.clone(),
+            info: info.clone(),
+            scratch: Default::default(),
+        };
+        let scratch = resolver.scratch.clone();
+        let ctx = new_context(resolver);
+        Session { shared, info, txn, notes, ctx, scratch, block: None, next_isolation: None }
+    }
+
+    pub(crate) fn set_scratch(&self, name: &str, batch: RecordBatch) {
+        self.scratch.lock().insert(name.to_string(), batch);
+    }
+
+    pub(crate) fn clear_scratch(&self) {
+        self.scratch.lock().clear();
+    }
+
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.shared.catalog
+    }
+
+    pub fn db(&self) -> &str {
+        &self.info.db
+    }
+
+    pub fn status(&self) -> TxnStatus {
+        match &self.block {
+            None => TxnStatus::Idle,
+            Some(b) if b.implicit => TxnStatus::Idle,
+            Some(b) if b.failed => TxnStatus::Failed,
+            Some(_) => TxnStatus::InBlock,
+        }
+    }
+
+    fn default_isolation(&self) -> Isolation {
+        let name = self.info.settings.lock().get("default_transaction_isolation");
+        isolation_from_name(&name).unwrap_or(Isolation::ReadCommitted)
+    }
+
+    /// The isolation of the current or next transaction.
+    pub fn current_isolation(&self) -> Isolation {
+        match &self.block {
+            Some(b) => b.isolation,
+            None => self.next_isolation.unwrap_or_else(|| self.default_isolation()),
+        }
+    }
+
+    /// Runs every statement of a simple-protocol query string; stops at the
+    /// first error, which is returned after the outputs that preceded it.
+    pub async fn execute_sql(&mut self, sql: &str) -> (Vec<Output>, Option<SqlError>) {
+        let stmts = match parse_sql(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                self.fail_block();
+                return (vec![], Some(e));
+            }
+        };
+        if stmts.is_empty() {
+            return (vec![Output::Empty], None);
+        }
+        let mut outs = Vec::new();
+        for stmt in stmts {
+            match self.execute(stmt, &[]).await {
+                Ok(o) => {
+                    let is_copy = matches!(o, Output::CopyIn(_));
+                    outs.push(o);
+                    if is_copy {
+                        break;
+                    }
+                }
+                Err(e) => return (outs, Some(e)),
+            }
+        }
+        (outs, None)
+    }
+
+    fn fail_block(&mut self) {
+        if let Some(b) = &mut self.block {
+            b.failed = true;
+        }
+    }
+
+    /// Runs one statement with parameter values.
+    pub async fn execute(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        // Transaction control first: it works even in an aborted block.
+        match &stmt {
+            Statement::StartTransaction { modes, .. } => return self.begin(modes),
+            Statement::Commit { .. } => return self.commit(),
+            Statement::Rollback { savepoint: None, .. } => return Ok(self.rollback()),
+            Statement::Rollback { savepoint: Some(name), .. } => return self.rollback_to(&name.value),
+            _ => {}
+        }
+        if let Some(b) = &self.block
+            && b.failed
+        {
+            return Err(SqlError::new(
+                code::IN_FAILED_TXN,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        match &stmt {
+            Statement::Savepoint { name } => return self.savepoint(&name.value),
+            Statement::ReleaseSavepoint { name } => return self.release(&name.value),
+            _ => {}
+        }
+        let result = self.execute_in_txn(stmt, params).await;
+        if result.is_err() {
+            self.fail_block();
+        }
+        result
+    }
+
+    async fn execute_in_txn(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        // Statements that do not touch a transaction.
+        if let Some(out) = crate::settings::try_execute(self, &stmt)? {
+            return Ok(out);
+        }
+        if let Some(out) = crate::ddl::try_execute(self, &stmt).await? {
+            return Ok(out);
+        }
+        let autocommit = self.block.is_none();
+        self.ensure_txn()?;
+        let sp = {
+            let mut slot = self.txn.lock();
+            let txn = slot.as_mut().expect("transaction");
+            if txn.isolation() == Isolation::ReadCommitted {
+                txn.refresh_snapshot();
+            }
+            txn.savepoint()
+        };
+        self.notes.lock().clear();
+        let result = self.run_statement(stmt, params).await;
+        if let Ok(Output::CopyIn(_)) = &result {
+            // The transaction stays open until the data has arrived.
+            return result;
+        }
+        self.finish_statement(autocommit, sp, result)
+    }
+
+    /// Ends a statement: commits in autocommit mode, undoes a failed one.
+    pub(crate) fn finish_statement(
+        &mut self,
+        autocommit: bool,
+        sp: Savepoint,
+        result: Result<Output>,
+    ) -> Result<Output> {
+        let mut slot = self.txn.lock();
+        match result {
+            Ok(out) => {
+                if autocommit && let Some(txn) = slot.take() {
+                    txn.commit()?;
+                }
+                Ok(out)
+            }
+            Err(e) => {
+                if autocommit {
+                    if let Some(txn) = slot.take() {
+                        txn.abort();
+                    }
+                } else if let Some(txn) = slot.as_mut()
+                    && txn.rollback_to(sp).is_err()
+                {
+                    // The engine ended the transaction (a commit-time failure).
+                    slot.take();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn ensure_txn(&mut self) -> Result<()> {
+        let mut slot = self.txn.lock();
+        if slot.is_none() {
+            let isolation = self.current_isolation();
+            let mut txn = self.shared.engine.begin(isolation)?;
+            if self.info.settings.lock().get("synchronous_commit") == "off" {
+                txn.set_durability(tessera_engine::Durability::Lazy);
+            }
+            *slot = Some(txn);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn read_only(&self) -> bool {
+        self.block.as_ref().is_some_and(|b| b.read_only)
+    }
+
+    async fn run_statement(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        match stmt {
+            Statement::Query(q) => {
+                if !q.locks.is_empty() {
+                    return Err(SqlError::unsupported("SELECT … FOR UPDATE/SHARE (row locks)"));
+                }
+                let plan = self.plan_query(Statement::Query(q), params).await?;
+                self.collect(plan).await
+            }
+            Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+                if self.read_only() {
+                    return Err(SqlError::new(code::READ_ONLY_TXN, "cannot execute DML in a read-only transaction"));
+                }
+                crate::dml::execute(self, stmt, params).await
+            }
+            Statement::Explain { statement, analyze, verbose, .. } => {
+                crate::explain::execute(self, *statement, analyze, verbose, params).await
+            }
+            Statement::Copy { source, to, target, options, legacy_options, .. } => {
+                crate::copy::start(self, source, to, target, options, legacy_options).await
+            }
+            other => Err(unsupported_statement(&other)),
+        }
+    }
+
+    /// Plans a query statement with DataFusion and binds parameters.
+    pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
+        crate::functions::rewrite_casts(&mut stmt);
+        let state = self.ctx.state();
+        let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await.map_err(|e| {
+            let mut e = SqlError::from(e);
+            if let Some(db) = e.detail.as_deref().and_then(|d| d.strip_prefix(crate::error::CATALOG_MARK)) {
+                if db != self.info.db {
+                    return SqlError::unsupported(format!("cross-database references ({db}.…)"));
+                }
+                e.detail = None;
+            }
+            e
+        })?;
+        bind(plan, params)
+    }
+
+    pub(crate) async fn collect(&self, plan: LogicalPlan) -> Result<Output> {
+        let df = self.ctx.execute_logical_plan(plan).await?;
+        let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
+        let batches = df.collect().await?;
+        let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+        Ok(Output::Rows { schema, batches, tag: format!("SELECT {n}") })
+    }
+
+    // ----- transaction control -----
+
+    fn begin(&mut self, modes: &[TransactionMode]) -> Result<Output> {
+        if self.block.is_some() {
+            // PostgreSQL warns and carries on.
+            tracing::debug!("BEGIN inside a transaction block ignored");
+            return Ok(Output::Command("BEGIN".into()));
+        }
+        let mut isolation = self.next_isolation.take().unwrap_or_else(|| self.default_isolation());
+        let mut read_only = self.info.settings.lock().get("default_transaction_read_only") == "on";
+        for m in modes {
+            match m {
+                TransactionMode::IsolationLevel(l) => isolation = level(l),
+                TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => read_only = true,
+                TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => read_only = false,
+            }
+        }
+        if let Some(old) = self.txn.lock().take() {
+            old.abort();
+        }
+        self.block = Some(Block { implicit: false, isolation, read_only, failed: false, savepoints: Vec::new() });
+        self.ensure_txn()?;
+        Ok(Output::Command("BEGIN".into()))
+    }
+
+    fn commit(&mut self) -> Result<Output> {
+        let Some(block) = self.block.take() else {
+            // PostgreSQL warns "there is no transaction in progress".
+            return Ok(Output::Command("COMMIT".into()));
+        };
+        let txn = self.txn.lock().take();
+        if block.failed {
+            if let Some(t) = txn {
+                t.abort();
+            }
+            return Ok(Output::Command("ROLLBACK".into()));
+        }
+        if let Some(t) = txn {
+            t.commit()?;
+        }
+        Ok(Output::Command("COMMIT".into()))
+    }
+
+    fn rollback(&mut self) -> Output {
+        self.block = None;
+        self.next_isolation = None;
+        if let Some(t) = self.txn.lock().take() {
+            t.abort();
+        }
+        Output::Command("ROLLBACK".into())
+    }
+
+    /// Several statements sent in one simple query run as one implicit
+    /// transaction, as in PostgreSQL: an error undoes the earlier ones.
+    pub fn begin_implicit(&mut self) -> Result<()> {
+        if self.block.is_none() {
+            self.begin(&[])?;
+            if let Some(b) = &mut self.block {
+                b.implicit = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends an implicit transaction: commits unless a statement failed.
+    pub fn end_implicit(&mut self) -> Result<()> {
+        if self.block.as_ref().is_some_and(|b| b.implicit) {
+            self.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Aborts whatever transaction is open (connection closing).
+    pub fn reset(&mut self) {
+        self.rollback();
+    }
+
+    fn savepoint(&mut self, name: &str) -> Result<Output> {
+        let Some(block) = &mut self.block else {
+            return Err(SqlError::new(code::NO_ACTIVE_TXN, "SAVEPOINT can only be used in transaction blocks"));
+        };
+        let sp = self.txn.lock().as_ref().map(|t| t.savepoint()).expect("transaction");
+        block.savepoints.push((name.to_lowercase(), sp));
+        Ok(Output::Command("SAVEPOINT".into()))
+    }
+
+    fn release(&mut self, name: &str) -> Result<Output> {
+        let Some(block) = &mut self.block else {
+            return Err(SqlError::new(code::NO_ACTIVE_TXN, "RELEASE SAVEPOINT can only be used in transaction blocks"));
+        };
+        let name = name.to_lowercase();
+        let Some(pos) = block.savepoints.iter().rposition(|(n, _)| *n == name) else {
+            return Err(SqlError::new(code::SAVEPOINT_EXCEPTION, format!("savepoint \"{name}\" does not exist")));
+        };
+        block.savepoints.truncate(pos);
+        Ok(Output::Command("RELEASE".into()))
+    }
+
+    fn rollback_to(&mut self, name: &str) -> Result<Output> {
+        let Some(block) = &mut self.block else {
+            return Err(SqlError::new(
+                code::NO_ACTIVE_TXN,
+                "ROLLBACK TO SAVEPOINT can only be used in transaction blocks",
+            ));
+        };
+        let name = name.to_lowercase();
+        let Some(pos) = block.savepoints.iter().rposition(|(n, _)| *n == name) else {
+            block.failed = true;
+            return Err(SqlError::new(code::SAVEPOINT_EXCEPTION, format!("savepoint \"{name}\" does not exist")));
+        };
+        let sp = block.savepoints[pos].1;
+        block.savepoints.truncate(pos + 1);
+        block.failed = false;
+        let mut slot = self.txn.lock();
+        match slot.as_mut() {
+            Some(t) => t.rollback_to(sp)?,
+            None => return Err(SqlError::internal("transaction block without a transaction")),
+        }
+        Ok(Output::Command("ROLLBACK".into()))
+    }
+
+    /// SET TRANSACTION: applies to the current block, or the next one.
+    pub(crate) fn set_transaction(&mut self, modes: &[TransactionMode], session: bool) -> Result<()> {
+        for m in modes {
+            match m {
+                TransactionMode::IsolationLevel(l) => {
+                    let iso = level(l);
+                    if session {
+                        self.info.settings.lock().set("default_transaction_isolation", isolation_name(iso))?;
+                    } else if let Some(b) = &mut self.block {
+                        b.isolation = iso;
+                        // The engine transaction was begun with the old level; nothing has run yet
+                        // in the usual pattern (BEGIN; SET TRANSACTION ...), so begin it again.
+                        let mut slot = self.txn.lock();
+                        if let Some(old) = slot.take() {
+                            old.abort();
+                        }
+                        *slot = Some(self.shared.engine.begin(iso)?);
+                    } else {
+                        self.next_isolation = Some(iso);
+                    }
+                }
+                TransactionMode::AccessMode(mode) => {
+                    let ro = matches!(mode, TransactionAccessMode::ReadOnly);
+                    if let Some(b) = &mut self.block {
+                        b.read_only = ro;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the statement-level bookkeeping for a COPY that continues
+    /// after the data arrives; returns (autocommit, savepoint).
+    pub(crate) fn statement_state(&self) -> (bool, Savepoint) {
+        let sp = self.txn.lock().as_ref().map(|t| t.savepoint()).expect("transaction");
+        (self.block.is_none(), sp)
+    }
+
+    /// Completes COPY FROM STDIN with the data received (or the client's error).
+    pub async fn finish_copy(&mut self, copy: Box<CopyIn>, outcome: std::result::Result<(), String>) -> Result<Output> {
+        let (autocommit, sp) = (copy.autocommit, copy.savepoint);
+        let result = match outcome {
+            Ok(()) => crate::copy::finish(self, *copy).await,
+            Err(msg) => Err(SqlError::new(code::QUERY_CANCELED, format!("COPY from stdin failed: {msg}"))),
+        };
+        let r = self.finish_statement(autocommit, sp, result);
+        if r.is_err() {
+            self.fail_block();
+        }
+        r
+    }
+}
+
+/// What Describe reports about a statement before it runs.
+pub struct Described {
+    /// Inferred Arrow type of each `$n` (1-based).
+    pub params: std::collections::HashMap<usize, datafusion::arrow::datatypes::DataType>,
+    /// The result columns, when the statement returns rows.
+    pub schema: Option<SchemaRef>,
+}
+
+impl Session {
+    /// Parameter types and result columns of a statement, for the extended protocol.
+    pub async fn describe(&mut self, stmt: &Statement) -> Result<Described> {
+        let mut params = std::collections::HashMap::new();
+        let mut schema = None;
+        let add =
+            |plan: &LogicalPlan,
+             params: &mut std::collections::HashMap<usize, datafusion::arrow::datatypes::DataType>| {
+                if let Ok(types) = plan.get_parameter_types() {
+                    for (k, v) in types {
+                        if let (Some(n), Some(t)) = (k.strip_prefix('$').and_then(|n| n.parse::<usize>().ok()), v) {
+                            params.entry(n).or_insert(t);
+                        }
+                    }
+                }
+            };
+        match stmt {
+            Statement::Query(_) => {
+                let state = self.ctx.state();
+                let mut stmt = stmt.clone();
+                crate::functions::rewrite_casts(&mut stmt);
+                let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;
+                add(&plan, &mut params);
+                schema = Some(Arc::new(plan.schema().as_arrow().clone()));
+            }
+            Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+                for (n, t) in crate::dml::dml_param_types(self, stmt)? {
+                    params.insert(n, t.arrow_type());
+                }
+                if let Some(sql) = crate::dml::where_probe(self, stmt)? {
+                    let probe = parse_sql(&sql)?.pop().expect("statement");
+                    let state = self.ctx.state();
+                    if let Ok(plan) = state.statement_to_plan(DFStatement::Statement(Box::new(probe))).await {
+                        add(&plan, &mut params);
+                    }
+                }
+                schema = crate::dml::returning_schema(self, stmt).await?;
+            }
+            Statement::ShowVariable { variable } => {
+                let name: Vec<String> = variable.iter().map(|i| i.value.clone()).collect();
+                let name = name.join(" ");
+                let col = if name.eq_ignore_ascii_case("all") { "name".to_string() } else { name.to_lowercase() };
+                schema = Some(Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+                    datafusion::arrow::datatypes::Field::new(col, datafusion::arrow::datatypes::DataType::Utf8, true),
+                ])));
+                if name.eq_ignore_ascii_case("all") {
+                    schema = None;
+                }
+            }
+            Statement::Explain { .. } => {
+                schema = Some(Arc::new(datafusion::arrow::datatypes::Schema::new(vec![
+                    datafusion::arrow::datatypes::Field::new(
+                        "QUERY PLAN",
+                        datafusion::arrow::datatypes::DataType::Utf8,
+                        false,
+                    ),
+                ])));
+            }
+            _ => {}
+        }
+        Ok(Described { params, schema })
+    }
+
+    /// Undoes a statement that was interrupted (statement timeout, cancel).
+    pub fn abort_statement(&mut self) {
+        match &mut self.block {
+            None => {
+                if let Some(t) = self.txn.lock().take() {
+                    t.abort();
+                }
+            }
+            Some(b) => b.failed = true,
+        }
+    }
+}
+
+/// Binds `$n` parameters (already of the types the plan inferred).
+pub(crate) fn bind(plan: LogicalPlan, params: &[ScalarValue]) -> Result<LogicalPlan> {
+    if params.is_empty() {
+        return Ok(plan);
+    }
+    Ok(plan.with_param_values(ParamValues::List(params.iter().map(|v| v.clone().into()).collect()))?)
+}
+
+fn unsupported_statement(stmt: &Statement) -> SqlError {
+    let text = stmt.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(2).collect();
+    SqlError::unsupported(format!("the statement {}", words.join(" ")))
+}

@@ -1,0 +1,319 @@
+//! Session settings (GUCs): SET, SHOW, RESET and SET TRANSACTION.
+//!
+//! Only settings Tessera knows are accepted; a few accept only the values
+//! Tessera implements (DateStyle ISO, UTC-based time zones) and say so.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::sql::sqlparser::ast::{Expr, Set, Statement, Value};
+
+use crate::error::{Result, SqlError, code};
+use crate::session::{Output, Session, isolation_name};
+
+pub const SERVER_VERSION: &str = "16.6 (Tessera 0.1)";
+pub const SERVER_VERSION_NUM: &str = "160006";
+
+/// (name, default, description). Names are matched case-insensitively.
+const KNOWN: &[(&str, &str, &str)] = &[
+    ("application_name", "", "Sets the application name reported in statistics and logs."),
+    ("client_encoding", "UTF8", "Sets the client's character set encoding."),
+    ("client_min_messages", "notice", "Sets the message levels that are sent to the client."),
+    ("DateStyle", "ISO, MDY", "Sets the display format for date and time values."),
+    ("default_transaction_isolation", "read committed", "Sets the isolation level of each new transaction."),
+    ("default_transaction_read_only", "off", "Sets the default read-only status of new transactions."),
+    ("extra_float_digits", "1", "Sets the number of digits displayed for floating-point values."),
+    ("idle_in_transaction_session_timeout", "0", "Terminates a session idle in a transaction for longer (ms)."),
+    ("integer_datetimes", "on", "Shows whether datetimes are integer based."),
+    ("IntervalStyle", "postgres", "Sets the display format for interval values."),
+    ("is_superuser", "on", "Shows whether the current user is a superuser."),
+    ("lc_collate", "C", "Shows the collation order locale."),
+    ("lc_ctype", "C", "Shows the character classification locale."),
+    ("lc_messages", "C", "Sets the language in which messages are displayed."),
+    ("lc_monetary", "C", "Sets the locale for formatting monetary amounts."),
+    ("lc_numeric", "C", "Sets the locale for formatting numbers."),
+    ("lock_timeout", "0", "Sets the maximum allowed duration of any wait for a lock (ms)."),
+    ("max_connections", "100", "Sets the maximum number of concurrent connections."),
+    ("max_identifier_length", "63", "Shows the maximum identifier length."),
+    ("search_path", "\"$user\", public", "Sets the schema search order for names that are not schema-qualified."),
+    ("server_encoding", "UTF8", "Shows the server (database) character set encoding."),
+    ("server_version", SERVER_VERSION, "Shows the server version."),
+    ("server_version_num", SERVER_VERSION_NUM, "Shows the server version as an integer."),
+    ("standard_conforming_strings", "on", "Causes '...' strings to treat backslashes literally."),
+    ("statement_timeout", "0", "Sets the maximum allowed duration of any statement (ms)."),
+    ("synchronous_commit", "on", "Sets whether a commit waits for its log record to reach the disk."),
+    ("TimeZone", "UTC", "Sets the time zone for displaying and interpreting time stamps."),
+    ("transaction_isolation", "read committed", "Sets the current transaction's isolation level."),
+    ("transaction_read_only", "off", "Sets the current transaction's read-only status."),
+    ("row_security", "on", "Enables row security."),
+    ("bytea_output", "hex", "Sets the output format for bytea."),
+    ("jit", "off", "Allow JIT compilation."),
+    ("work_mem", "4MB", "Sets the maximum memory to be used for query workspaces."),
+    ("maintenance_work_mem", "64MB", "Sets the maximum memory to be used for maintenance operations."),
+    ("enable_seqscan", "on", "Enables the planner's use of sequential-scan plans."),
+    ("tessera.fast_path", "on", "Runs short primary-key statements on Tessera's fast path."),
+];
+
+fn canonical(name: &str) -> Option<&'static str> {
+    let lower = name.to_lowercase();
+    let lower = if lower == "time zone" || lower == "timezone" { "timezone".to_string() } else { lower };
+    KNOWN.iter().find(|(n, _, _)| n.to_lowercase() == lower).map(|(n, _, _)| *n)
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    values: BTreeMap<&'static str, String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { values: KNOWN.iter().map(|(n, d, _)| (*n, d.to_string())).collect() }
+    }
+}
+
+impl Settings {
+    pub fn get(&self, name: &str) -> String {
+        canonical(name).and_then(|n| self.values.get(n).cloned()).unwrap_or_default()
+    }
+
+    /// Sets a value, validating the ones Tessera interprets.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<()> {
+        let Some(key) = canonical(name) else {
+            return Err(SqlError::new(
+                code::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            ));
+        };
+        let value = validate(key, value)?;
+        self.values.insert(key, value);
+        Ok(())
+    }
+
+    /// Applies a startup parameter, ignoring values Tessera cannot honour
+    /// rather than refusing the connection.
+    pub fn set_startup(&mut self, name: &str, value: &str) {
+        if let Err(e) = self.set(name, value) {
+            tracing::debug!(name, value, "startup parameter ignored: {e}");
+        }
+    }
+
+    pub fn all(&self) -> Vec<(&'static str, String, &'static str)> {
+        KNOWN.iter().map(|(n, _, d)| (*n, self.values.get(n).cloned().unwrap_or_default(), *d)).collect()
+    }
+
+    /// `statement_timeout` in milliseconds (0 = none).
+    pub fn millis(&self, name: &str) -> u64 {
+        parse_millis(&self.get(name)).unwrap_or(0)
+    }
+}
+
+fn parse_millis(v: &str) -> Option<u64> {
+    let v = v.trim().to_lowercase();
+    let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(v.len()));
+    let n: f64 = num.parse().ok()?;
+    let factor = match unit.trim() {
+        "" | "ms" => 1.0,
+        "s" => 1000.0,
+        "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "us" => 0.001,
+        _ => return None,
+    };
+    Some((n * factor) as u64)
+}
+
+fn validate(key: &str, value: &str) -> Result<String> {
+    let bad = |hint: &str| {
+        SqlError::new(code::INVALID_PARAMETER_VALUE, format!("invalid value for parameter \"{key}\": \"{value}\""))
+            .with_hint(hint.to_string())
+    };
+    match key {
+        "server_version"
+        | "server_version_num"
+        | "server_encoding"
+        | "integer_datetimes"
+        | "lc_collate"
+        | "lc_ctype"
+        | "max_identifier_length"
+        | "max_connections"
+        | "is_superuser" => {
+            Err(SqlError::new(code::CANT_CHANGE_RUNTIME_PARAM, format!("parameter \"{key}\" cannot be changed")))
+        }
+        "statement_timeout" | "idle_in_transaction_session_timeout" | "lock_timeout" => {
+            let ms = parse_millis(value)
+                .ok_or_else(|| bad("Use a number of milliseconds, optionally with a unit (s, min)."))?;
+            // Shown as PostgreSQL shows it: in the largest unit that divides it.
+            Ok(match ms {
+                0 => "0".to_string(),
+                m if m % 3_600_000 == 0 => format!("{}h", m / 3_600_000),
+                m if m % 60_000 == 0 => format!("{}min", m / 60_000),
+                m if m % 1000 == 0 => format!("{}s", m / 1000),
+                m => format!("{m}ms"),
+            })
+        }
+        "default_transaction_isolation" | "transaction_isolation" => {
+            crate::session::isolation_from_name(value).ok_or_else(|| {
+                bad("Available values: serializable, repeatable read, read committed, read uncommitted.")
+            })?;
+            Ok(value.to_lowercase())
+        }
+        "client_encoding" => match value.to_uppercase().replace(['-', '_'], "").as_str() {
+            "UTF8" | "UNICODE" => Ok("UTF8".into()),
+            _ => Err(SqlError::unsupported(format!("client encoding \"{value}\" (Tessera speaks UTF8)"))),
+        },
+        "DateStyle" => {
+            if value.to_uppercase().contains("ISO") || value.trim().is_empty() {
+                Ok("ISO, MDY".into())
+            } else {
+                Err(SqlError::unsupported(format!("DateStyle \"{value}\" (Tessera uses ISO)")))
+            }
+        }
+        "TimeZone" => {
+            let v = value.trim();
+            match v.to_uppercase().as_str() {
+                "UTC" | "ETC/UTC" | "GMT" | "Z" | "ZULU" | "UCT" | "ETC/GMT" | "+00:00" | "0" | "+0" | "00:00" => {
+                    Ok("UTC".into())
+                }
+                _ => Err(SqlError::unsupported(format!("time zone \"{v}\" (Tessera sessions use UTC)"))),
+            }
+        }
+        "synchronous_commit" => match value.to_lowercase().as_str() {
+            "on" | "true" | "local" | "remote_write" | "remote_apply" | "1" => Ok("on".into()),
+            "off" | "false" | "0" => Ok("off".into()),
+            _ => Err(bad("Use on or off.")),
+        },
+        "default_transaction_read_only"
+        | "transaction_read_only"
+        | "tessera.fast_path"
+        | "jit"
+        | "enable_seqscan"
+        | "row_security"
+        | "standard_conforming_strings" => match value.to_lowercase().as_str() {
+            "on" | "true" | "1" | "yes" => Ok("on".into()),
+            "off" | "false" | "0" | "no" if key != "standard_conforming_strings" => Ok("off".into()),
+            _ => Err(bad("Use on or off.")),
+        },
+        _ => Ok(value.to_string()),
+    }
+}
+
+fn expr_text(e: &Expr) -> String {
+    match e {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.clone(),
+            Value::Number(n, _) => n.to_string(),
+            Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+            other => other.to_string(),
+        },
+        Expr::Identifier(i) => i.value.clone(),
+        Expr::UnaryOp { op, expr } => format!("{op}{}", expr_text(expr)),
+        other => other.to_string(),
+    }
+}
+
+/// Handles SET, SHOW and RESET; returns None for other statements.
+pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Output>> {
+    match stmt {
+        Statement::Set(Set::SingleAssignment { variable, values, .. }) => {
+            let name = variable.to_string();
+            let value: Vec<String> = values.iter().map(expr_text).collect();
+            let value = value.join(", ");
+            let lower = name.to_lowercase();
+            if lower == "transaction_isolation" {
+                let iso = crate::session::isolation_from_name(&value).ok_or_else(|| {
+                    SqlError::new(code::INVALID_PARAMETER_VALUE, format!("invalid isolation \"{value}\""))
+                })?;
+                let mode = datafusion::sql::sqlparser::ast::TransactionMode::IsolationLevel(match iso {
+                    tessera_engine::Isolation::ReadCommitted => {
+                        datafusion::sql::sqlparser::ast::TransactionIsolationLevel::ReadCommitted
+                    }
+                    tessera_engine::Isolation::Serializable => {
+                        datafusion::sql::sqlparser::ast::TransactionIsolationLevel::Serializable
+                    }
+                    _ => datafusion::sql::sqlparser::ast::TransactionIsolationLevel::RepeatableRead,
+                });
+                session.set_transaction(&[mode], false)?;
+            } else if value.eq_ignore_ascii_case("default") {
+                let default = Settings::default().get(&name);
+                session.info.settings.lock().set(&name, &default)?;
+            } else {
+                session.info.settings.lock().set(&name, &value)?;
+            }
+            Ok(Some(Output::Command("SET".into())))
+        }
+        Statement::Set(Set::SetTimeZone { value, .. }) => {
+            session.info.settings.lock().set("TimeZone", &expr_text(value))?;
+            Ok(Some(Output::Command("SET".into())))
+        }
+        Statement::Set(Set::SetNames { charset_name, .. }) => {
+            session.info.settings.lock().set("client_encoding", &charset_name.value)?;
+            Ok(Some(Output::Command("SET".into())))
+        }
+        Statement::Set(Set::SetTransaction { modes, session: whole_session, .. }) => {
+            session.set_transaction(modes, *whole_session)?;
+            Ok(Some(Output::Command("SET".into())))
+        }
+        Statement::Set(Set::SetRole { .. }) | Statement::Set(Set::SetSessionAuthorization(_)) => {
+            Err(SqlError::unsupported("SET ROLE and SET SESSION AUTHORIZATION"))
+        }
+        Statement::Set(_) => Err(SqlError::unsupported("this form of SET")),
+        Statement::ShowVariable { variable } => {
+            let name: Vec<String> = variable.iter().map(|i| i.value.clone()).collect();
+            let name = name.join(" ");
+            Ok(Some(show(session, &name)?))
+        }
+        Statement::Reset(r) => {
+            let text = r.to_string();
+            let name = text.trim_start_matches("RESET").trim();
+            if name.eq_ignore_ascii_case("all") {
+                *session.info.settings.lock() = Settings::default();
+            } else {
+                let default = Settings::default().get(name);
+                session.info.settings.lock().set(name, &default)?;
+            }
+            Ok(Some(Output::Command("RESET".into())))
+        }
+        Statement::Discard { .. } => Ok(Some(Output::Command("DISCARD ALL".into()))),
+        _ => Ok(None),
+    }
+}
+
+fn show(session: &Session, name: &str) -> Result<Output> {
+    let one = |col: &str, value: String| {
+        let schema = Arc::new(Schema::new(vec![Field::new(col, DataType::Utf8, true)]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(vec![value]))])?;
+        Ok::<_, SqlError>(Output::Rows { schema, batches: vec![batch], tag: "SHOW".into() })
+    };
+    let lower = name.to_lowercase();
+    match lower.as_str() {
+        "all" => {
+            let all = session.info.settings.lock().all();
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("name", DataType::Utf8, false),
+                Field::new("setting", DataType::Utf8, false),
+                Field::new("description", DataType::Utf8, false),
+            ]));
+            let batch = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(StringArray::from(all.iter().map(|a| a.0).collect::<Vec<_>>())),
+                    Arc::new(StringArray::from(all.iter().map(|a| a.1.clone()).collect::<Vec<_>>())),
+                    Arc::new(StringArray::from(all.iter().map(|a| a.2).collect::<Vec<_>>())),
+                ],
+            )?;
+            Ok(Output::Rows { schema, batches: vec![batch], tag: "SHOW".into() })
+        }
+        "transaction isolation level" | "transaction_isolation" => {
+            one("transaction_isolation", isolation_name(session.current_isolation()).to_string())
+        }
+        "time zone" | "timezone" => one("TimeZone", session.info.settings.lock().get("TimeZone")),
+        _ => match canonical(&lower) {
+            Some(key) => one(key, session.info.settings.lock().get(key)),
+            None => {
+                Err(SqlError::new(code::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\"")))
+            }
+        },
+    }
+}

@@ -1,0 +1,369 @@
+//! PostgreSQL's text representation of values: output formatting (for the
+//! wire's text format and COPY TO) and the checks text-like types need on
+//! input (varchar length, char padding, uuid and json syntax).
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use chrono::{DateTime, NaiveDate, NaiveTime};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use datafusion::arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+    IntervalMonthDayNanoType, IntervalUnit, Time64MicrosecondType, Time64NanosecondType, TimeUnit,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type,
+    UInt16Type, UInt32Type, UInt64Type,
+};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+
+use crate::error::{Result, SqlError, code};
+use crate::types::SqlType;
+
+/// Formats one value as PostgreSQL's text output would; None for NULL.
+pub fn format_cell(array: &ArrayRef, row: usize) -> Option<String> {
+    if array.is_null(row) {
+        return None;
+    }
+    let mut s = String::new();
+    write_cell(&mut s, array, row);
+    Some(s)
+}
+
+/// Appends the text form of a non-null value.
+pub fn write_cell(out: &mut String, array: &ArrayRef, row: usize) {
+    match array.data_type() {
+        DataType::Boolean => out.push(if array.as_boolean().value(row) { 't' } else { 'f' }),
+        DataType::Int8 => write!(out, "{}", array.as_primitive::<Int8Type>().value(row)).unwrap(),
+        DataType::Int16 => write!(out, "{}", array.as_primitive::<Int16Type>().value(row)).unwrap(),
+        DataType::Int32 => write!(out, "{}", array.as_primitive::<Int32Type>().value(row)).unwrap(),
+        DataType::Int64 => write!(out, "{}", array.as_primitive::<Int64Type>().value(row)).unwrap(),
+        DataType::UInt8 => write!(out, "{}", array.as_primitive::<UInt8Type>().value(row)).unwrap(),
+        DataType::UInt16 => write!(out, "{}", array.as_primitive::<UInt16Type>().value(row)).unwrap(),
+        DataType::UInt32 => write!(out, "{}", array.as_primitive::<UInt32Type>().value(row)).unwrap(),
+        DataType::UInt64 => write!(out, "{}", array.as_primitive::<UInt64Type>().value(row)).unwrap(),
+        DataType::Float32 => write_float(out, array.as_primitive::<Float32Type>().value(row) as f64, true),
+        DataType::Float64 => write_float(out, array.as_primitive::<Float64Type>().value(row), false),
+        DataType::Decimal128(_, scale) => write_decimal(out, array.as_primitive::<Decimal128Type>().value(row), *scale),
+        DataType::Utf8 => out.push_str(array.as_string::<i32>().value(row)),
+        DataType::LargeUtf8 => out.push_str(array.as_string::<i64>().value(row)),
+        DataType::Utf8View => out.push_str(array.as_string_view().value(row)),
+        DataType::Binary => write_bytea(out, array.as_binary::<i32>().value(row)),
+        DataType::LargeBinary => write_bytea(out, array.as_binary::<i64>().value(row)),
+        DataType::BinaryView => write_bytea(out, array.as_binary_view().value(row)),
+        DataType::Date32 => write_date(out, array.as_primitive::<Date32Type>().value(row)),
+        DataType::Time64(TimeUnit::Microsecond) => {
+            write_time(out, array.as_primitive::<Time64MicrosecondType>().value(row))
+        }
+        DataType::Time64(TimeUnit::Nanosecond) => {
+            write_time(out, array.as_primitive::<Time64NanosecondType>().value(row) / 1000)
+        }
+        DataType::Timestamp(unit, tz) => {
+            let v = match unit {
+                TimeUnit::Second => array.as_primitive::<TimestampSecondType>().value(row) * 1_000_000,
+                TimeUnit::Millisecond => array.as_primitive::<TimestampMillisecondType>().value(row) * 1000,
+                TimeUnit::Microsecond => array.as_primitive::<TimestampMicrosecondType>().value(row),
+                TimeUnit::Nanosecond => array.as_primitive::<TimestampNanosecondType>().value(row).div_euclid(1000),
+            };
+            write_timestamp(out, v, tz.is_some())
+        }
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
+            write_interval(out, v.months, v.days, v.nanoseconds / 1000)
+        }
+        _ => {
+            let opts = FormatOptions::default().with_null("NULL");
+            match ArrayFormatter::try_new(array.as_ref(), &opts) {
+                Ok(f) => write!(out, "{}", f.value(row)).unwrap(),
+                Err(_) => out.push('?'),
+            }
+        }
+    }
+}
+
+fn write_float(out: &mut String, v: f64, single: bool) {
+    if v.is_nan() {
+        out.push_str("NaN");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    } else if single {
+        let f = v as f32;
+        write_short_float(out, format!("{f}"), f.abs() as f64);
+    } else {
+        write_short_float(out, format!("{v}"), v.abs());
+    }
+}
+
+/// PostgreSQL prints the shortest exact digits, switching to exponent form
+/// outside 1e-4 .. 1e15 (or 1e6 for real).
+fn write_short_float(out: &mut String, plain: String, abs: f64) {
+    if abs != 0.0 && !(1e-4..1e15).contains(&abs) {
+        let e = format!("{:e}", plain.parse::<f64>().unwrap_or(0.0));
+        // Rust: 1.5e20 -> PostgreSQL: 1.5e+20
+        let (m, exp) = e.split_once('e').unwrap_or((&e, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        write!(out, "{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()).unwrap();
+    } else {
+        out.push_str(&plain);
+    }
+}
+
+pub fn write_decimal(out: &mut String, v: i128, scale: i8) {
+    if scale <= 0 {
+        write!(out, "{}", v * 10i128.pow((-scale) as u32)).unwrap();
+        return;
+    }
+    let neg = v < 0;
+    let digits = v.unsigned_abs().to_string();
+    let scale = scale as usize;
+    let (int, frac) = if digits.len() > scale {
+        (digits[..digits.len() - scale].to_string(), digits[digits.len() - scale..].to_string())
+    } else {
+        ("0".to_string(), format!("{digits:0>scale$}"))
+    };
+    if neg {
+        out.push('-');
+    }
+    write!(out, "{int}.{frac}").unwrap();
+}
+
+fn write_bytea(out: &mut String, b: &[u8]) {
+    out.push_str("\\x");
+    for byte in b {
+        write!(out, "{byte:02x}").unwrap();
+    }
+}
+
+pub fn write_date(out: &mut String, days: i32) {
+    match NaiveDate::from_num_days_from_ce_opt(days + 719_163) {
+        Some(d) => write!(out, "{}", d.format("%Y-%m-%d")).unwrap(),
+        None => write!(out, "{days}").unwrap(),
+    }
+}
+
+pub fn write_time(out: &mut String, micros: i64) {
+    let secs = micros.div_euclid(1_000_000);
+    let frac = micros.rem_euclid(1_000_000);
+    let t = NaiveTime::from_num_seconds_from_midnight_opt(secs as u32, 0).unwrap_or_default();
+    write!(out, "{}", t.format("%H:%M:%S")).unwrap();
+    write_fraction(out, frac);
+}
+
+fn write_fraction(out: &mut String, frac: i64) {
+    if frac != 0 {
+        let s = format!("{frac:06}");
+        write!(out, ".{}", s.trim_end_matches('0')).unwrap();
+    }
+}
+
+pub fn write_timestamp(out: &mut String, micros: i64, tz: bool) {
+    let secs = micros.div_euclid(1_000_000);
+    let frac = micros.rem_euclid(1_000_000);
+    match DateTime::from_timestamp(secs, 0) {
+        Some(dt) => write!(out, "{}", dt.naive_utc().format("%Y-%m-%d %H:%M:%S")).unwrap(),
+        None => write!(out, "{micros}").unwrap(),
+    }
+    write_fraction(out, frac);
+    if tz {
+        out.push_str("+00");
+    }
+}
+
+/// PostgreSQL's default IntervalStyle ("postgres").
+pub fn write_interval(out: &mut String, months: i32, days: i32, micros: i64) {
+    let mut parts: Vec<String> = Vec::new();
+    let (years, mons) = (months / 12, months % 12);
+    let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
+    if years != 0 {
+        parts.push(plural(years as i64, "year"));
+    }
+    if mons != 0 {
+        parts.push(plural(mons as i64, "mon"));
+    }
+    if days != 0 {
+        parts.push(plural(days as i64, "day"));
+    }
+    if micros != 0 || parts.is_empty() {
+        let neg = micros < 0;
+        let m = micros.unsigned_abs();
+        let (h, rest) = (m / 3_600_000_000, m % 3_600_000_000);
+        let (mi, rest) = (rest / 60_000_000, rest % 60_000_000);
+        let (s, frac) = (rest / 1_000_000, rest % 1_000_000);
+        let mut t = format!("{}{:02}:{:02}:{:02}", if neg { "-" } else { "" }, h, mi, s);
+        write_fraction(&mut t, frac as i64);
+        parts.push(t);
+    }
+    out.push_str(&parts.join(" "));
+}
+
+/// Checks and normalizes values of text-backed types: length limits of
+/// varchar(n) and char(n) (which is also blank-padded), uuid syntax (stored
+/// in canonical lower case), json and jsonb syntax. Returns the fixed array
+/// when anything changed.
+pub fn enforce_text_type(ty: SqlType, array: &ArrayRef) -> Result<Option<ArrayRef>> {
+    let limit = match ty {
+        SqlType::Varchar(Some(n)) | SqlType::Char(n) => Some(n as usize),
+        SqlType::Uuid | SqlType::Json | SqlType::Jsonb => None,
+        _ => return Ok(None),
+    };
+    let Some(strings) = array.as_string_opt::<i32>() else { return Ok(None) };
+    let mut changed = false;
+    let mut out: Vec<Option<String>> = Vec::with_capacity(strings.len());
+    for v in strings.iter() {
+        let Some(v) = v else {
+            out.push(None);
+            continue;
+        };
+        let fixed = match ty {
+            SqlType::Uuid => Some(canonical_uuid(v)?),
+            SqlType::Json => {
+                serde_json::from_str::<serde_json::Value>(v).map_err(|e| invalid_json(v, &e))?;
+                None
+            }
+            SqlType::Jsonb => {
+                let parsed: serde_json::Value = serde_json::from_str(v).map_err(|e| invalid_json(v, &e))?;
+                let mut s = String::new();
+                write_jsonb(&mut s, &parsed);
+                Some(s)
+            }
+            _ => {
+                let n = limit.unwrap_or(usize::MAX);
+                let len = v.chars().count();
+                if len > n {
+                    // PostgreSQL allows trailing spaces beyond the limit and trims them.
+                    let trimmed = v.trim_end_matches(' ');
+                    if trimmed.chars().count() > n {
+                        return Err(SqlError::new(
+                            code::STRING_TOO_LONG,
+                            format!("value too long for type {}", ty.name()),
+                        ));
+                    }
+                    let cut: String = v.chars().take(n).collect();
+                    Some(cut)
+                } else if matches!(ty, SqlType::Char(_)) && len < n {
+                    Some(format!("{v}{}", " ".repeat(n - len)))
+                } else {
+                    None
+                }
+            }
+        };
+        match fixed {
+            Some(f) if f != v => {
+                changed = true;
+                out.push(Some(f));
+            }
+            _ => out.push(Some(v.to_string())),
+        }
+    }
+    Ok(changed.then(|| Arc::new(StringArray::from(out)) as ArrayRef))
+}
+
+fn invalid_json(v: &str, e: &serde_json::Error) -> SqlError {
+    SqlError::new(code::INVALID_TEXT, "invalid input syntax for type json")
+        .with_detail(format!("{e} in \"{}\"", v.chars().take(60).collect::<String>()))
+}
+
+pub fn canonical_uuid(v: &str) -> Result<String> {
+    let hex: String = v.trim().trim_start_matches('{').trim_end_matches('}').chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(SqlError::new(code::INVALID_TEXT, format!("invalid input syntax for type uuid: \"{v}\"")));
+    }
+    let h = hex.to_lowercase();
+    Ok(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
+}
+
+/// jsonb's output: keys sorted (shorter first, then bytewise, as PostgreSQL
+/// stores them), one space after ':' and ','.
+fn write_jsonb(out: &mut String, v: &serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by(|a, b| a.len().cmp(&b.len()).then(a.cmp(b)));
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&serde_json::Value::String((*k).clone()).to_string());
+                out.push_str(": ");
+                write_jsonb(out, &map[*k]);
+            }
+            out.push('}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_jsonb(out, item);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Decodes bytea text input: `\x` hex or the escape format.
+pub fn parse_bytea(s: &str) -> Result<Vec<u8>> {
+    if let Some(hex) = s.strip_prefix("\\x") {
+        let hex: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        if !hex.len().is_multiple_of(2) {
+            return Err(SqlError::new(code::INVALID_TEXT, "invalid hexadecimal data: odd number of digits"));
+        }
+        return hex
+            .chunks(2)
+            .map(|c| {
+                u8::from_str_radix(std::str::from_utf8(c).unwrap_or("zz"), 16)
+                    .map_err(|_| SqlError::new(code::INVALID_TEXT, "invalid hexadecimal digit"))
+            })
+            .collect();
+    }
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' {
+            if i + 1 < b.len() && b[i + 1] == b'\\' {
+                out.push(b'\\');
+                i += 2;
+            } else if i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+                out.push(u8::from_str_radix(&s[i + 1..i + 4], 8).unwrap_or(0));
+                i += 4;
+            } else {
+                return Err(SqlError::new(code::INVALID_TEXT, "invalid input syntax for type bytea"));
+            }
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_like_postgres() {
+        let mut s = String::new();
+        write_interval(&mut s, 14, 3, 4 * 3_600_000_000 + 5 * 60_000_000 + 6_000_000);
+        assert_eq!(s, "1 year 2 mons 3 days 04:05:06");
+        s.clear();
+        write_decimal(&mut s, -1205, 2);
+        assert_eq!(s, "-12.05");
+        s.clear();
+        write_decimal(&mut s, 5, 3);
+        assert_eq!(s, "0.005");
+        s.clear();
+        write_timestamp(&mut s, 1_500_000, true);
+        assert_eq!(s, "1970-01-01 00:00:01.5+00");
+        s.clear();
+        write_float(&mut s, 1e20, false);
+        assert_eq!(s, "1e+20");
+        assert_eq!(
+            canonical_uuid("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11").unwrap(),
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+        );
+        assert_eq!(parse_bytea("\\x0aff").unwrap(), vec![10, 255]);
+    }
+}

@@ -1,0 +1,164 @@
+//! Starts a real `tessera` server process for end-to-end tests.
+//!
+//! The server is started with `--port 0` and announces the port it bound on stdout
+//! (`tessera: listening on 127.0.0.1:<port>`), so tests can run in parallel without
+//! picking ports themselves.
+
+// Each test module uses a different subset of this API.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// A debug build recovering a large log can be slow; anything longer is a hang.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+const STOP_TIMEOUT: Duration = Duration::from_secs(20);
+const LISTENING: &str = "listening on 127.0.0.1:";
+
+/// A running `tessera start`. Dropping it kills the process; the data directory lives as long as the `Server`, so
+/// a test can kill the process and restart on the same data.
+pub struct Server {
+    child: Option<Child>,
+    port: u16,
+    /// Everything the current process wrote to stderr, returned when it exits (for failure messages).
+    stderr: Option<JoinHandle<String>>,
+    dir: PathBuf,
+    /// `None` when the caller owns the directory (`start_in`).
+    temp: Option<TempDir>,
+}
+
+impl Server {
+    /// Starts a server on a fresh, empty data directory.
+    pub fn start() -> Server {
+        let temp = tempfile::Builder::new().prefix("tessera-e2e-").tempdir().expect("creating a temp data dir");
+        let mut server = Server::start_in(temp.path());
+        server.temp = Some(temp);
+        server
+    }
+
+    /// Starts a server on `dir`, which the caller keeps (and removes).
+    pub fn start_in(dir: &Path) -> Server {
+        let mut server = Server { child: None, port: 0, stderr: None, dir: dir.to_path_buf(), temp: None };
+        server.spawn();
+        server
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A libpq-style connection string, as `tokio_postgres::connect` takes it.
+    pub fn conn_str(&self) -> String {
+        format!("host=127.0.0.1 port={} user=tessera dbname=tessera", self.port)
+    }
+
+    /// Kills the process with SIGKILL (no chance to flush or close anything) and waits for it.
+    pub fn kill9(&mut self) {
+        self.kill_child();
+        self.take_stderr();
+    }
+
+    /// Sends SIGTERM and waits for a clean exit, panicking if the process needs more than 20 s.
+    pub fn stop(&mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("the server is not running");
+        let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        assert!(status.as_ref().is_ok_and(|s| s.success()), "sending SIGTERM to the server failed: {status:?}");
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        loop {
+            if let Some(status) = child.try_wait().expect("waiting for the server") {
+                self.take_stderr();
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                let stderr = self.take_stderr();
+                panic!("the server did not stop within {STOP_TIMEOUT:?} of SIGTERM; stderr:\n{stderr}");
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Starts a new process on the same data directory, stopping the current one first (SIGTERM) if it still runs.
+    /// The port usually changes.
+    pub fn restart(&mut self) {
+        if self.child.is_some() {
+            self.stop();
+        }
+        self.spawn();
+    }
+
+    fn spawn(&mut self) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["start", "--data-dir"])
+            .arg(&self.dir)
+            .args(["--port", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawning the tessera binary");
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        self.stderr = Some(thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        }));
+        let (port_tx, port_rx) = mpsc::channel();
+        // Keeps reading after the port is known: a server blocked on a full stdout pipe would look like a hang.
+        // The sender is dropped at EOF, which tells the waiting side that the process exited.
+        thread::spawn(move || {
+            let mut port_tx = Some(port_tx);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(port) = line.split_once(LISTENING).and_then(|(_, p)| p.trim().parse::<u16>().ok())
+                    && let Some(tx) = port_tx.take()
+                {
+                    let _ = tx.send(port);
+                }
+            }
+        });
+        self.child = Some(child);
+        match port_rx.recv_timeout(READY_TIMEOUT) {
+            Ok(port) => self.port = port,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.kill_child();
+                let stderr = self.take_stderr();
+                panic!("tessera did not report `{LISTENING}<port>` within {READY_TIMEOUT:?}; stderr:\n{stderr}");
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                let status = self.child.take().map(|mut c| c.wait());
+                let stderr = self.take_stderr();
+                panic!("tessera exited before listening ({status:?}); stderr:\n{stderr}");
+            }
+        }
+    }
+
+    fn kill_child(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn take_stderr(&mut self) -> String {
+        self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill_child();
+    }
+}

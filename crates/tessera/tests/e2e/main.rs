@@ -1,0 +1,2 @@
+mod harness;
+mod slt;

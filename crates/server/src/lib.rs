@@ -38,6 +38,7 @@ impl Default for ServerConfig {
 
 struct Handlers {
     conn: Arc<Conn>,
+    manager: Arc<ConnectionManager>,
     extended: Arc<Extended>,
     startup: Arc<Startup>,
 }
@@ -54,6 +55,11 @@ impl PgWireServerHandlers for Handlers {
     }
     fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
         self.conn.clone()
+    }
+    // A CancelRequest names a backend by the key sent at startup; pgwire then
+    // drops that connection's running statement future.
+    fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
+        Arc::new(pgwire::api::cancel::DefaultCancelHandler::new(self.manager.clone()))
     }
 }
 
@@ -78,6 +84,7 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
                 driver: AuthDriver::new(params.clone()).with_connection_manager(manager.clone()),
             }),
             conn: conn.clone(),
+            manager: manager.clone(),
         };
         let active = active.clone();
         tokio::spawn(async move {

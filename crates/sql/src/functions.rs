@@ -53,6 +53,104 @@ fn seq_name(s: &str) -> String {
     if s.starts_with('"') { s.trim_matches('"').to_string() } else { s.to_lowercase() }
 }
 
+/// Normalizes PostgreSQL spellings DataFusion does not accept, as psql's and
+/// drivers' catalog queries use them: `pg_catalog.f(...)` → `f(...)`,
+/// `OPERATOR(pg_catalog.~)` → `~`, and `COLLATE pg_catalog.default` → nothing.
+pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catalog_query: bool) {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, ObjectName, visit_expressions_mut};
+    let _ = visit_expressions_mut(stmt, |e| {
+        match e {
+            Expr::Function(f)
+                if f.name.0.len() == 1
+                    && f.name.0[0].as_ident().is_some_and(|i| i.value.eq_ignore_ascii_case("array"))
+                    && matches!(f.args, datafusion::sql::sqlparser::ast::FunctionArguments::Subquery(_)) =>
+            {
+                // ARRAY(SELECT x FROM …) -> (SELECT array_agg(x) FROM …)
+                if let datafusion::sql::sqlparser::ast::FunctionArguments::Subquery(q) = &f.args {
+                    let mut q = q.as_ref().clone();
+                    if let datafusion::sql::sqlparser::ast::SetExpr::Select(sel) = q.body.as_mut()
+                        && sel.projection.len() == 1
+                        && let datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(x)
+                        | datafusion::sql::sqlparser::ast::SelectItem::ExprWithAlias { expr: x, .. } =
+                            &sel.projection[0]
+                        && let Ok(agg) = crate::dml::parse_expr(&format!("array_agg({x})"))
+                    {
+                        sel.projection = vec![datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(agg)];
+                        q.order_by = None;
+                        *e = Expr::Subquery(Box::new(q));
+                    }
+                }
+            }
+            // Catalog queries use correlated scalar subqueries that return at
+            // most one row by construction; DataFusion needs them aggregated.
+            Expr::Subquery(q) if catalog_query => {
+                if let datafusion::sql::sqlparser::ast::SetExpr::Select(sel) = q.body.as_mut()
+                    && sel.projection.len() == 1
+                    && sel.group_by == datafusion::sql::sqlparser::ast::GroupByExpr::Expressions(vec![], vec![])
+                {
+                    let (x, alias) = match &sel.projection[0] {
+                        datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(x) => (x.clone(), None),
+                        datafusion::sql::sqlparser::ast::SelectItem::ExprWithAlias { expr, alias } => {
+                            (expr.clone(), Some(alias.clone()))
+                        }
+                        _ => return std::ops::ControlFlow::Continue(()),
+                    };
+                    let is_agg = matches!(&x, Expr::Function(f) if f.name.to_string().to_lowercase().contains("agg")
+                        || ["max", "min", "count", "sum"].contains(&f.name.to_string().to_lowercase().as_str()));
+                    if !is_agg && let Ok(agg) = crate::dml::parse_expr(&format!("max({x})")) {
+                        sel.projection = vec![match alias {
+                            Some(alias) => {
+                                datafusion::sql::sqlparser::ast::SelectItem::ExprWithAlias { expr: agg, alias }
+                            }
+                            None => datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(agg),
+                        }];
+                    }
+                }
+            }
+            Expr::Function(f) => {
+                if f.name.0.len() == 2 {
+                    let schema = f.name.0[0].as_ident().map(|i| i.value.to_lowercase());
+                    if schema.as_deref() == Some("pg_catalog") {
+                        f.name = ObjectName(vec![f.name.0[1].clone()]);
+                    }
+                }
+                // pg_get_expr(expr, rel, pretty): the pretty flag changes nothing here.
+                let name = f.name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_lowercase());
+                if matches!(name.as_deref(), Some("pg_get_expr" | "pg_get_constraintdef" | "pg_get_indexdef"))
+                    && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &mut f.args
+                {
+                    let keep = if name.as_deref() == Some("pg_get_expr") { 2 } else { 1 };
+                    list.args.truncate(keep);
+                }
+            }
+            Expr::BinaryOp { op, .. } => {
+                if let BinaryOperator::PGCustomBinaryOperator(parts) = op
+                    && parts.len() == 2
+                    && parts[0].eq_ignore_ascii_case("pg_catalog")
+                {
+                    let new = match parts[1].as_str() {
+                        "~" => Some(BinaryOperator::PGRegexMatch),
+                        "~*" => Some(BinaryOperator::PGRegexIMatch),
+                        "!~" => Some(BinaryOperator::PGRegexNotMatch),
+                        "=" => Some(BinaryOperator::Eq),
+                        "<>" => Some(BinaryOperator::NotEq),
+                        _ => None,
+                    };
+                    if let Some(n) = new {
+                        *op = n;
+                    }
+                }
+            }
+            Expr::Collate { expr, .. } => {
+                let inner = std::mem::replace(expr.as_mut(), Expr::value(datafusion::sql::sqlparser::ast::Value::Null));
+                *e = inner;
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+}
+
 /// Rewrites casts to types DataFusion lacks (`::uuid`, `::json`,
 /// `::jsonb`, `::regclass`, `::oid`) into Tessera's conversion functions.
 pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
@@ -60,6 +158,11 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
     let _ = visit_expressions_mut(stmt, |e| {
         if let Expr::Cast { expr, data_type, .. } = e {
             let t = data_type.to_string().to_lowercase();
+            if let Some(plain) = t.strip_prefix("pg_catalog.")
+                && let Ok(Expr::Cast { data_type: d, .. }) = crate::dml::parse_expr(&format!("CAST(NULL AS {plain})"))
+            {
+                *data_type = d;
+            }
             let t = t.trim_start_matches("pg_catalog.");
             let f = match t {
                 "uuid" => Some("tessera_to_uuid"),

@@ -32,6 +32,7 @@ pub mod dml;
 pub mod error;
 pub mod explain;
 pub mod functions;
+pub mod naming;
 pub mod pg_catalog;
 pub mod provider;
 pub mod rowcodec;

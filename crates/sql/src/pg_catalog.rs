@@ -34,6 +34,18 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_sequences",
     "pg_stat_activity",
     "pg_inherits",
+    "pg_auth_members",
+    "pg_policy",
+    "pg_trigger",
+    "pg_rewrite",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_foreign_table",
+    "pg_partitioned_table",
+    "pg_collation",
+    "pg_tablespace",
 ];
 
 pub const INFORMATION_SCHEMA_TABLES: &[&str] =
@@ -80,6 +92,11 @@ fn table(cols: &[(&str, DataType)], rows: Vec<Vec<V>>) -> DfResult<Arc<dyn Table
     }
     let batch = RecordBatch::try_new(schema.clone(), arrays)?;
     Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+}
+
+/// aclitem[] columns: always NULL (default privileges).
+fn acl() -> DataType {
+    DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)))
 }
 
 use DataType::{Boolean as B, Float32 as F4, Int16 as I2, Int32 as I4, Int64 as I8, Utf8 as T};
@@ -171,7 +188,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
     let tables = visible_tables(r);
     let t = match name {
         "pg_namespace" => table(
-            &[("oid", I8), ("nspname", T), ("nspowner", I8), ("nspacl", T)],
+            &[("oid", I8), ("nspname", T), ("nspowner", I8), ("nspacl", acl())],
             vec![
                 vec![i(PG_CATALOG_NS), s("pg_catalog"), i(10), null_s()],
                 vec![i(PUBLIC_NS), s("public"), i(10), null_s()],
@@ -266,6 +283,10 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     null_s(),
                 ]);
             }
+            for row in rows.iter_mut() {
+                // reltoastrelid, relpartbound, relisshared
+                row.extend([i(0), null_s(), b(false)]);
+            }
             table(
                 &[
                     ("oid", I8),
@@ -291,7 +312,10 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     ("relispopulated", B),
                     ("relchecks", I2),
                     ("relpages", I4),
-                    ("relacl", T),
+                    ("relacl", acl()),
+                    ("reltoastrelid", I8),
+                    ("relpartbound", T),
+                    ("relisshared", B),
                 ],
                 rows,
             )?
@@ -345,7 +369,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
             )?
         }
         "pg_type" => {
-            let rows = ALL_TYPES
+            let mut rows: Vec<Vec<V>> = ALL_TYPES
                 .iter()
                 .map(|t| {
                     vec![
@@ -382,6 +406,11 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     ]
                 })
                 .collect();
+            for row in rows.iter_mut() {
+                // typcollation: text types use the default collation (100).
+                let text = matches!(&row[7], V::Utf8(Some(c)) if c == "S");
+                row.extend([i(if text { 100 } else { 0 }), i(0), i(0)]);
+            }
             table(
                 &[
                     ("oid", I8),
@@ -398,6 +427,9 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     ("typrelid", I8),
                     ("typtypmod", I4),
                     ("typnotnull", B),
+                    ("typcollation", I8),
+                    ("typarray", I8),
+                    ("typinput", I8),
                 ],
                 rows,
             )?
@@ -455,7 +487,12 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                 ("datistemplate", B),
                 ("datallowconn", B),
                 ("datconnlimit", I4),
-                ("datacl", T),
+                ("datacl", acl()),
+                ("daticulocale", T),
+                ("datlocprovider", T),
+                ("dattablespace", I8),
+                ("datcollversion", T),
+                ("daticurules", T),
             ],
             r.catalog
                 .databases()
@@ -471,6 +508,11 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                         b(false),
                         b(true),
                         i32v(-1),
+                        null_s(),
+                        null_s(),
+                        s("c"),
+                        i(1663),
+                        null_s(),
                         null_s(),
                     ]
                 })
@@ -636,6 +678,53 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
             )?
         }
         "pg_description" => table(&[("objoid", I8), ("classoid", I8), ("objsubid", I4), ("description", T)], vec![])?,
+        "pg_auth_members" => table(
+            &[
+                ("roleid", I8),
+                ("member", I8),
+                ("grantor", I8),
+                ("admin_option", B),
+                ("inherit_option", B),
+                ("set_option", B),
+            ],
+            vec![],
+        )?,
+        "pg_policy" => table(
+            &[
+                ("oid", I8),
+                ("polname", T),
+                ("polrelid", I8),
+                ("polcmd", T),
+                ("polpermissive", B),
+                ("polroles", T),
+                ("polqual", T),
+                ("polwithcheck", T),
+            ],
+            vec![],
+        )?,
+        "pg_trigger" => table(
+            &[("oid", I8), ("tgrelid", I8), ("tgname", T), ("tgisinternal", B), ("tgenabled", T), ("tgparentid", I8)],
+            vec![],
+        )?,
+        "pg_rewrite" => table(&[("oid", I8), ("rulename", T), ("ev_class", I8)], vec![])?,
+        "pg_statistic_ext" => table(
+            &[
+                ("oid", I8),
+                ("stxrelid", I8),
+                ("stxname", T),
+                ("stxnamespace", I8),
+                ("stxkind", T),
+                ("stxstattarget", I4),
+            ],
+            vec![],
+        )?,
+        "pg_publication" => table(&[("oid", I8), ("pubname", T), ("puballtables", B)], vec![])?,
+        "pg_publication_rel" => table(&[("oid", I8), ("prpubid", I8), ("prrelid", I8)], vec![])?,
+        "pg_publication_namespace" => table(&[("oid", I8), ("pnpubid", I8), ("pnnspid", I8)], vec![])?,
+        "pg_foreign_table" => table(&[("ftrelid", I8), ("ftserver", I8)], vec![])?,
+        "pg_partitioned_table" => table(&[("partrelid", I8), ("partstrat", T)], vec![])?,
+        "pg_collation" => table(&[("oid", I8), ("collname", T), ("collnamespace", I8)], vec![])?,
+        "pg_tablespace" => table(&[("oid", I8), ("spcname", T)], vec![vec![i(1663), s("pg_default")]])?,
         "pg_inherits" => table(&[("inhrelid", I8), ("inhparent", I8), ("inhseqno", I4)], vec![])?,
         "pg_proc" => table(&[("oid", I8), ("proname", T), ("pronamespace", I8), ("prorettype", I8)], vec![])?,
         "pg_sequence" | "pg_sequences" => {

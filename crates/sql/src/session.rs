@@ -21,7 +21,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::{ParamValues, ScalarValue};
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::LogicalPlan;
-use datafusion::sql::parser::{DFParser, Statement as DFStatement};
+use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use parking_lot::Mutex;
@@ -158,47 +158,22 @@ fn level(l: &TransactionIsolationLevel) -> Isolation {
     }
 }
 
-/// Splits a query string into statements.
+/// Splits a query string into statements (PostgreSQL dialect).
 pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
-    let stmts = DFParser::parse_sql_with_dialect(sql, &PostgreSqlDialect {}).map_err(|e| {
+    let mut stmts = datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
         let msg = e.to_string();
-        let msg = msg.trim_start_matches("SQL error: ").trim_start_matches("ParserError(\"").trim_end_matches("\")");
+        let msg = msg.trim_start_matches("sql parser error: ");
         let msg = match msg.find(" at Line: ") {
             Some(i) => &msg[..i],
             None => msg,
         };
         SqlError::syntax(format!("syntax error: {msg}"))
     })?;
-    let mut out = Vec::with_capacity(stmts.len());
-    for s in stmts {
-        match s {
-            DFStatement::Statement(s) => out.push(*s),
-            DFStatement::Explain(e) => match *e.statement {
-                DFStatement::Statement(inner) => {
-                    out.push(Statement::Explain {
-                        describe_alias: datafusion::sql::sqlparser::ast::DescribeAlias::Explain,
-                        analyze: e.options.analyze,
-                        verbose: e.options.verbose,
-                        query_plan: false,
-                        estimate: false,
-                        statement: inner,
-                        format: None,
-                        options: None,
-                    });
-                }
-                _ => return Err(SqlError::unsupported("this form of EXPLAIN")),
-            },
-            other => {
-                // DataFusion's own statements (RESET, CREATE EXTERNAL TABLE …): read
-                // them as plain PostgreSQL, which Tessera handles or rejects.
-                let text = other.to_string();
-                let mut parsed = datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, &text)
-                    .map_err(|_| SqlError::unsupported(format!("the statement {text}")))?;
-                out.append(&mut parsed);
-            }
-        }
+    let catalog_query = sql.contains("pg_catalog.");
+    for s in stmts.iter_mut() {
+        crate::functions::normalize_pg(s, catalog_query);
     }
-    Ok(out)
+    Ok(stmts)
 }
 
 impl Session {
@@ -409,8 +384,10 @@ impl Session {
                 if !q.locks.is_empty() {
                     return Err(SqlError::unsupported("SELECT … FOR UPDATE/SHARE (row locks)"));
                 }
+                let mut q = q;
+                let names = crate::naming::alias_projection(&mut q);
                 let plan = self.plan_query(Statement::Query(q), params).await?;
-                self.collect(plan).await
+                Ok(rename(self.collect(plan).await?, names.as_deref()))
             }
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 if self.read_only() {
@@ -653,13 +630,19 @@ impl Session {
                 }
             };
         match stmt {
-            Statement::Query(_) => {
+            Statement::Query(q) => {
                 let state = self.ctx.state();
-                let mut stmt = stmt.clone();
+                let mut q = q.clone();
+                let names = crate::naming::alias_projection(&mut q);
+                let mut stmt = Statement::Query(q);
                 crate::functions::rewrite_casts(&mut stmt);
                 let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;
                 add(&plan, &mut params);
-                schema = Some(Arc::new(plan.schema().as_arrow().clone()));
+                let s: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+                schema = Some(match &names {
+                    Some(n) => rename_schema(&s, n),
+                    None => s,
+                });
             }
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 for (n, t) in crate::dml::dml_param_types(self, stmt)? {
@@ -710,6 +693,31 @@ impl Session {
             Some(b) => b.failed = true,
         }
     }
+}
+
+/// Gives result fields their PostgreSQL names (which may repeat).
+pub(crate) fn rename(out: Output, names: Option<&[String]>) -> Output {
+    let Some(names) = names else { return out };
+    match out {
+        Output::Rows { schema, batches, tag } if schema.fields().len() == names.len() => {
+            let schema = rename_schema(&schema, names);
+            let batches = batches
+                .into_iter()
+                .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()).unwrap_or(b))
+                .collect();
+            Output::Rows { schema, batches, tag }
+        }
+        other => other,
+    }
+}
+
+pub(crate) fn rename_schema(schema: &SchemaRef, names: &[String]) -> SchemaRef {
+    if schema.fields().len() != names.len() {
+        return schema.clone();
+    }
+    let fields: Vec<datafusion::arrow::datatypes::Field> =
+        schema.fields().iter().zip(names).map(|(f, n)| f.as_ref().clone().with_name(n)).collect();
+    Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
 /// Binds `$n` parameters (already of the types the plan inferred).

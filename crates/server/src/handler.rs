@@ -11,9 +11,10 @@ use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::Statement;
 use futures::{Sink, stream};
 use pgwire::api::auth::mechanism::{AuthMechanism, AuthState};
+use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{
-    AuthDriver, AuthOutcome, DefaultServerParameterProvider, StartupHandler, protocol_negotiation,
-    save_startup_parameters_to_metadata,
+    AuthDriver, AuthOutcome, AuthSource, DefaultServerParameterProvider, LoginInfo, Password, StartupHandler,
+    protocol_negotiation, save_startup_parameters_to_metadata,
 };
 use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::{Format, Portal};
@@ -418,9 +419,50 @@ impl AuthMechanism for Trust {
     }
 }
 
+/// How clients prove who they are (`tessera start --auth`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMode {
+    /// Trust every connection (the embedded default listens on loopback).
+    Trust,
+    /// SCRAM-SHA-256 for roles that have a password, trust for the others.
+    Auto,
+    /// SCRAM-SHA-256 for everyone; roles without a password cannot log in.
+    Scram,
+}
+
+/// Salted passwords for SCRAM, from the catalog's roles.
+pub struct RoleSecrets {
+    pub sql: Arc<SqlEngine>,
+}
+
+impl std::fmt::Debug for RoleSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RoleSecrets")
+    }
+}
+
+#[async_trait]
+impl AuthSource for RoleSecrets {
+    async fn get_password(&self, login: &LoginInfo) -> PgWireResult<Password> {
+        let user = login.user().unwrap_or_default();
+        let secret = self.sql.catalog.role(user).and_then(|r| r.password);
+        match secret {
+            Some(s) => Ok(Password::new(Some(s.salt), s.salted_password)),
+            None => Err(to_pg_error(SqlError::new(
+                code::INVALID_PASSWORD,
+                format!("password authentication failed for user \"{user}\""),
+            ))),
+        }
+    }
+}
+
 pub struct Startup {
     pub conn: Arc<Conn>,
     pub driver: AuthDriver<Arc<DefaultServerParameterProvider>>,
+    pub mode: AuthMode,
+    /// Runs the SCRAM exchange when this connection needs one.
+    pub sasl: SASLAuthStartupHandler<DefaultServerParameterProvider>,
+    pub scram: std::sync::atomic::AtomicBool,
 }
 
 #[async_trait]
@@ -431,6 +473,27 @@ impl StartupHandler for Startup {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let PgWireFrontendMessage::Startup(ref startup) = message {
+            let user = startup.parameters.get("user").cloned().unwrap_or_default();
+            let has_password = self.conn.sql.catalog.role(&user).is_some_and(|r| r.password.is_some());
+            let scram = match self.mode {
+                AuthMode::Trust => false,
+                AuthMode::Auto => has_password,
+                AuthMode::Scram => true,
+            };
+            if scram {
+                self.scram.store(true, Relaxed);
+                return self.sasl.on_startup(client, message).await;
+            }
+        }
+        if self.scram.load(Relaxed) {
+            if let PgWireFrontendMessage::PasswordMessageFamily(_) = &message {
+                // The session is created on first use, after authentication.
+                return self.sasl.on_startup(client, message).await;
+            }
+            return Ok(());
+        }
         if let PgWireFrontendMessage::Startup(ref startup) = message {
             protocol_negotiation(client, startup).await?;
             save_startup_parameters_to_metadata(client, startup);

@@ -19,6 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pgwire::api::auth::AuthDriver;
+use pgwire::api::auth::sasl::SASLAuthStartupHandler;
+use pgwire::api::auth::sasl::scram::ScramAuth;
 use pgwire::api::{ConnectionManager, PgWireServerHandlers};
 use pgwire::tokio::process_socket;
 use tessera_sql::SqlEngine;
@@ -26,14 +28,42 @@ use tokio::net::TcpListener;
 
 use handler::{Conn, Extended, Parser, Startup, server_params};
 
+pub use handler::AuthMode;
+
 pub struct ServerConfig {
     pub max_connections: usize,
+    pub auth: AuthMode,
+    /// PEM certificate chain and private key: clients may then use TLS
+    /// (`sslmode=require`).
+    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { max_connections: 100 }
+        ServerConfig { max_connections: 100, auth: AuthMode::Auto, tls: None }
     }
+}
+
+/// Builds the TLS acceptor from PEM files.
+pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<pgwire::tokio::TlsAcceptor, String> {
+    use pgwire::tokio::tokio_rustls::rustls;
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| format!("cannot read TLS certificate {}: {e}", cert.display()))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("cannot parse TLS certificate {}: {e}", cert.display()))?;
+    if certs.is_empty() {
+        return Err(format!("no certificate in {}", cert.display()));
+    }
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| format!("cannot read TLS key {}: {e}", key.display()))?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("invalid TLS certificate or key: {e}"))?;
+    Ok(pgwire::tokio::TlsAcceptor::from(Arc::new(config)))
 }
 
 struct Handlers {
@@ -68,6 +98,10 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
     let active = Arc::new(AtomicUsize::new(0));
     let manager = Arc::new(ConnectionManager::new());
     let params = server_params();
+    let tls = match &config.tls {
+        Some((cert, key)) => Some(tls_acceptor(cert, key).map_err(std::io::Error::other)?),
+        None => None,
+    };
     loop {
         let (socket, peer): (_, SocketAddr) = listener.accept().await?;
         let _ = socket.set_nodelay(true);
@@ -82,13 +116,23 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
             startup: Arc::new(Startup {
                 conn: conn.clone(),
                 driver: AuthDriver::new(params.clone()).with_connection_manager(manager.clone()),
+                mode: config.auth,
+                sasl: {
+                    let mut scram = ScramAuth::new(Arc::new(handler::RoleSecrets { sql: sql.clone() }));
+                    scram.set_iterations(tessera_sql::ddl::SCRAM_ITERATIONS as usize);
+                    SASLAuthStartupHandler::new(params.clone())
+                        .with_scram(scram)
+                        .with_connection_manager(manager.clone())
+                },
+                scram: Default::default(),
             }),
             conn: conn.clone(),
             manager: manager.clone(),
         };
         let active = active.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            if let Err(e) = process_socket(socket, None, handlers).await {
+            if let Err(e) = process_socket(socket, tls, handlers).await {
                 tracing::debug!(%peer, "connection ended: {e}");
             }
             // Roll back whatever the client left open.

@@ -186,12 +186,15 @@ fn password_text(e: &Expr) -> Result<String> {
     }
 }
 
+/// PBKDF2 iterations of stored SCRAM secrets (PostgreSQL's default).
+pub const SCRAM_ITERATIONS: u32 = 4096;
+
 /// The SCRAM-SHA-256 verifier of a password (RFC 5802: SaltedPassword).
 pub fn scram_secret(password: &str) -> ScramSecret {
     use ring::rand::SecureRandom;
     let mut salt = vec![0u8; 16];
     ring::rand::SystemRandom::new().fill(&mut salt).expect("random salt");
-    let iterations = 4096;
+    let iterations = SCRAM_ITERATIONS;
     let mut salted = vec![0u8; 32];
     ring::pbkdf2::derive(
         ring::pbkdf2::PBKDF2_HMAC_SHA256,

@@ -52,8 +52,12 @@ impl SqlEngine {
         if self.catalog.database(db).is_none() {
             return Err(SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")));
         }
-        if self.catalog.role(user).is_none() {
-            return Err(SqlError::new(code::INVALID_AUTH, format!("role \"{user}\" does not exist")));
+        match self.catalog.role(user) {
+            None => return Err(SqlError::new(code::INVALID_AUTH, format!("role \"{user}\" does not exist"))),
+            Some(r) if !r.login => {
+                return Err(SqlError::new(code::INVALID_AUTH, format!("role \"{user}\" is not permitted to log in")));
+            }
+            Some(_) => {}
         }
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
         Ok(Session::new(self.clone(), user, db, pid))

@@ -48,6 +48,17 @@ enum Command {
         /// Most concurrent client connections.
         #[arg(long, default_value_t = 100)]
         max_connections: usize,
+        /// Client authentication on this listen address: `auto` (SCRAM-SHA-256
+        /// for roles with a password, trust for the others), `scram` (always
+        /// SCRAM) or `trust`.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "scram", "trust"])]
+        auth: String,
+        /// PEM certificate chain for TLS (with --tls-key).
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// PEM private key for TLS (with --tls-cert).
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
     },
 }
 
@@ -58,8 +69,15 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Start { data_dir, lazy_commit, port, listen, max_connections } => {
-            match start(data_dir, lazy_commit, format!("{listen}:{port}"), max_connections) {
+        Command::Start { data_dir, lazy_commit, port, listen, max_connections, auth, tls_cert, tls_key } => {
+            let auth = match auth.as_str() {
+                "trust" => tessera_server::AuthMode::Trust,
+                "scram" => tessera_server::AuthMode::Scram,
+                _ => tessera_server::AuthMode::Auto,
+            };
+            let tls = tls_cert.zip(tls_key);
+            let server = tessera_server::ServerConfig { max_connections, auth, tls };
+            match start(data_dir, lazy_commit, format!("{listen}:{port}"), server) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("tessera: {e}");
@@ -74,7 +92,7 @@ fn start(
     data_dir: PathBuf,
     lazy_commit: bool,
     addr: String,
-    max_connections: usize,
+    server_config: tessera_server::ServerConfig,
 ) -> Result<(), Box<dyn std::error::Error>> {
     // Install the handlers before opening, so a signal during recovery is not lost.
     let mut signals = Signals::new([SIGINT, SIGTERM])?;
@@ -94,13 +112,15 @@ fn start(
         stats.last_commit_ts,
         started.elapsed().as_millis()
     );
+    if let Some((cert, key)) = &server_config.tls {
+        tessera_server::tls_acceptor(cert, key)?;
+    }
     let sql = tessera_sql::SqlEngine::open(engine.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let listener =
         runtime.block_on(tokio::net::TcpListener::bind(&addr)).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     println!("tessera: listening on {}", listener.local_addr()?);
-    let config = tessera_server::ServerConfig { max_connections };
-    let server = runtime.spawn(tessera_server::serve(listener, sql, config));
+    let server = runtime.spawn(tessera_server::serve(listener, sql, server_config));
     if let Some(signal) = signals.forever().next() {
         let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
         println!("tessera: received {name}, shutting down");

@@ -174,8 +174,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
                 mask = Some(m);
             }
             let plan = session.plan_query(Statement::Query(q), params).await?;
-            let df = session.ctx.execute_logical_plan(plan).await?;
-            let batches = df.collect().await?;
+            let (_, batches) = session.run_plan(plan).await?;
             (Some(batches), mask)
         }
     };
@@ -405,8 +404,7 @@ async fn upsert(
     }
     let stmt = parse_sql(&sql)?.pop().ok_or_else(|| SqlError::internal("empty upsert query"))?;
     let plan = session.plan_query(stmt, params).await?;
-    let df = session.ctx.execute_logical_plan(plan).await?;
-    let batches = df.collect().await?;
+    let (_, batches) = session.run_plan(plan).await?;
     session.clear_scratch();
     let n = def.columns.len() + usize::from(def.rowid_field.is_some());
     let mut out = None;
@@ -488,7 +486,7 @@ async fn default_values(session: &Session, def: &TableDef, ci: usize, n: usize, 
     // transaction's time in PostgreSQL anyway).
     let stmt = parse_sql(&format!("SELECT CAST({expr} AS {})", cast_type(col.ty)))?.pop().expect("statement");
     let plan = session.plan_query(stmt, &[]).await?;
-    let batches = session.ctx.execute_logical_plan(plan).await?.collect().await?;
+    let batches = session.run_plan(plan).await?.1;
     let value = batches
         .iter()
         .find(|b| b.num_rows() > 0)
@@ -541,7 +539,7 @@ pub(crate) async fn check_rows(session: &Session, def: &TableDef, batch: RecordB
         let stmt = parse_sql(&sql)?.pop().expect("statement");
         let plan = session.plan_query(stmt, &[]).await;
         let result = match plan {
-            Ok(plan) => session.ctx.execute_logical_plan(plan).await?.collect().await,
+            Ok(plan) => session.run_plan(plan).await.map(|(_, b)| b),
             Err(e) => {
                 session.clear_scratch();
                 return Err(e);
@@ -695,7 +693,7 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
     for _round in 0..100 {
         let stmt = parse_sql(&select)?.pop().expect("statement");
         let plan = session.plan_query(stmt, params).await?;
-        let batches = session.ctx.execute_logical_plan(plan).await?.collect().await?;
+        let batches = session.run_plan(plan).await?.1;
         let mut stale: HashSet<Vec<u8>> = HashSet::new();
         for b in batches.iter().filter(|b| b.num_rows() > 0) {
             let (new_rows, keys, old) = build_updated(&def, b, n_old, &assigns)?;
@@ -798,7 +796,7 @@ async fn delete(session: &mut Session, del: Delete, params: &[ScalarValue]) -> R
     );
     let stmt = parse_sql(&select)?.pop().expect("statement");
     let plan = session.plan_query(stmt, params).await?;
-    let batches = session.ctx.execute_logical_plan(plan).await?.collect().await?;
+    let batches = session.run_plan(plan).await?.1;
     let table = session.catalog().engine_table(&def)?;
     let mut deleted: Vec<RecordBatch> = Vec::new();
     let mut seen: HashSet<Vec<u8>> = HashSet::new();

@@ -426,10 +426,28 @@ impl Session {
         bind(plan, params)
     }
 
-    pub(crate) async fn collect(&self, plan: LogicalPlan) -> Result<Output> {
+    /// Executes a plan. Engine reads happen while the physical plan is made
+    /// (in the session's transaction); the rest runs as its own task, so a
+    /// statement timeout or cancel can end the statement even while
+    /// DataFusion computes without yielding (the task is aborted at its next
+    /// yield point).
+    pub(crate) async fn run_plan(&self, plan: LogicalPlan) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let df = self.ctx.execute_logical_plan(plan).await?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let batches = df.collect().await?;
+        let task = query_runtime().spawn(df.collect());
+        struct AbortOnDrop(tokio::task::AbortHandle);
+        impl Drop for AbortOnDrop {
+            fn drop(&mut self) {
+                self.0.abort();
+            }
+        }
+        let _guard = AbortOnDrop(task.abort_handle());
+        let batches = task.await.map_err(|e| SqlError::internal(format!("query task failed: {e}")))??;
+        Ok((schema, batches))
+    }
+
+    pub(crate) async fn collect(&self, plan: LogicalPlan) -> Result<Output> {
+        let (schema, batches) = self.run_plan(plan).await?;
         let n: usize = batches.iter().map(|b| b.num_rows()).sum();
         Ok(Output::Rows { schema, batches, tag: format!("SELECT {n}") })
     }
@@ -607,6 +625,19 @@ impl Session {
         }
         r
     }
+}
+
+/// DataFusion's CPU-bound work runs on its own thread pool, so the
+/// network runtime stays free to notice timeouts, cancels and other clients.
+fn query_runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .thread_name("tessera-query")
+            .enable_all()
+            .build()
+            .expect("query runtime")
+    })
 }
 
 /// What Describe reports about a statement before it runs.

@@ -56,6 +56,14 @@ pub async fn execute(
                 lines.push(format!("Execution Time: {:.3} ms", started.elapsed().as_secs_f64() * 1000.0));
             } else {
                 lines.push(format!("{kind} (Tessera DML; rows found by a DataFusion query over the target table)"));
+                // Show how the rows to change are found.
+                if let Some(probe) = crate::dml::where_probe(session, &stmt)? {
+                    let probe = crate::session::parse_sql(&probe)?.pop().expect("statement");
+                    let plan = session.plan_query(probe, params).await?;
+                    let physical = session.ctx.state().create_physical_plan(&plan).await?;
+                    let text = displayable(physical.as_ref()).indent(verbose).to_string();
+                    lines.extend(text.lines().map(|l| format!("  {l}")));
+                }
             }
         }
         other => {

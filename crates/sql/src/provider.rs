@@ -252,7 +252,7 @@ fn choose_path(def: &TableDef, table: &Arc<Table>, filters: &[Expr]) -> Result<A
         } else {
             IndexMethod::Hash
         };
-        candidates.push((PRIMARY, spec.primary.name.clone(), def.primary_key.clone(), true, m));
+        candidates.push((PRIMARY, def.constraint_name(&spec.primary.name), def.primary_key.clone(), true, m));
     }
     for ix in &def.indexes {
         if let Some(s) = spec.index_by_name(&ix.name)

@@ -74,5 +74,8 @@ pub use recovery::{CutTail, RecoveryReport};
 /// A byte position in the logical log stream (see the crate documentation).
 pub type Lsn = u64;
 
-/// Largest payload accepted by [`Log::append`] and by checked files.
-pub const MAX_RECORD_BYTES: usize = 64 << 20;
+/// Largest payload accepted by [`Log::append`] and by checked files: one
+/// transaction's redo record, so it bounds a transaction's size (1 GiB, as
+/// PostgreSQL bounds a single value; a COPY of tens of millions of narrow
+/// rows fits).
+pub const MAX_RECORD_BYTES: usize = (1 << 30) - 1;

@@ -114,15 +114,20 @@ fn output_response(out: Output, before: TxnStatus, after: TxnStatus, format: &Fo
     Ok(match out {
         Output::Rows { schema, batches, tag } => {
             let mut q = rows_response(&schema, &batches, format)?;
-            let cmd = tag.split(' ').next().unwrap_or("SELECT").to_string();
+            // "INSERT 0 2" -> command "INSERT 0"; pgwire appends the row count.
+            let cmd = match tag.rsplit_once(' ') {
+                Some((head, n)) if n.parse::<usize>().is_ok() => head.to_string(),
+                _ => tag.clone(),
+            };
             q.set_command_tag(&cmd);
             Response::Query(q)
         }
         Output::Command(t) => status_response(before, after, tag_of(&t)),
         Output::Empty => Response::EmptyQuery,
-        Output::CopyOut { data, columns, rows: _ } => {
-            let chunk = CopyData::new(bytes::Bytes::from(data));
-            Response::CopyOut(CopyResponse::new(0, columns, stream::iter(vec![Ok(chunk)])))
+        Output::CopyOut { chunks, columns, rows: _ } => {
+            let chunks: Vec<PgWireResult<CopyData>> =
+                chunks.into_iter().map(|c| Ok(CopyData::new(bytes::Bytes::from(c)))).collect();
+            Response::CopyOut(CopyResponse::new(0, columns, stream::iter(chunks)))
         }
         Output::CopyIn(_) => unreachable!("handled by the caller"),
     })
@@ -165,6 +170,17 @@ impl SimpleQueryHandler for Conn {
         let mut out = Vec::new();
         let mut failed = false;
         for stmt in stmts {
+            // DEALLOCATE drops a protocol-level prepared statement (psycopg sends it).
+            if let Statement::Deallocate { name, .. } = &stmt {
+                let name = name.value.clone();
+                if name.eq_ignore_ascii_case("all") {
+                    out.push(Response::Execution(Tag::new("DEALLOCATE ALL")));
+                } else {
+                    client.portal_store().rm_statement(&name);
+                    out.push(Response::Execution(Tag::new("DEALLOCATE")));
+                }
+                continue;
+            }
             let before = session.status();
             let result = run_with_timeout(session, stmt, &[]).await;
             let after = session.status();
@@ -330,6 +346,7 @@ impl QueryParser for Parser {
             };
             let oid = match (&declared, &dt) {
                 (Some(t), _) => t.clone(),
+                (None, _) if described.param_sql.contains_key(&k) => pg_type(described.param_sql[&k]),
                 (None, Some(d)) => SqlType::from_arrow(d).map(pg_type).unwrap_or(Type::TEXT),
                 _ => Type::TEXT,
             };

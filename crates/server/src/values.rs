@@ -49,7 +49,7 @@ pub fn encode_batch(
     for r in 0..batch.num_rows() {
         let mut buf = BytesMut::with_capacity(64);
         for (ci, col) in batch.columns().iter().enumerate() {
-            if col.is_null(r) {
+            if col.is_null(r) || col.data_type() == &DataType::Null {
                 buf.put_i32(-1);
                 continue;
             }

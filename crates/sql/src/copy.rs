@@ -134,8 +134,9 @@ pub async fn start(
         let Output::Rows { schema, batches, .. } = session.collect(plan).await? else {
             return Err(SqlError::internal("COPY query returned no rows"));
         };
-        let mut data = Vec::new();
+        let mut chunks: Vec<Vec<u8>> = Vec::new();
         let mut rows = 0;
+        let mut data = Vec::new();
         if format.header {
             let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
             let line: Vec<String> = names.iter().map(|n| quote_field(n, &format)).collect();
@@ -159,10 +160,14 @@ pub async fn start(
                     }
                 }
                 data.push(b'\n');
+                chunks.push(std::mem::take(&mut data));
                 rows += 1;
             }
         }
-        return Ok(Output::CopyOut { data, columns: schema.fields().len(), rows });
+        if !data.is_empty() {
+            chunks.push(data);
+        }
+        return Ok(Output::CopyOut { chunks, columns: schema.fields().len(), rows });
     }
     let CopySource::Table { table_name, columns } = source else {
         return Err(SqlError::syntax("COPY FROM needs a table"));

@@ -34,7 +34,7 @@ use datafusion::sql::sqlparser::ast::{
 use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{EngineError, Isolation, Table};
 
-use crate::catalog::{Identity, ROWID, TableDef};
+use crate::catalog::{Identity, TableDef};
 use crate::context::DML_SCHEMA;
 use crate::error::{Result, SqlError, code};
 use crate::rowcodec::encode_column;
@@ -391,9 +391,8 @@ async fn upsert(
     let set_list: Vec<String> =
         assigns.iter().map(|(ci, e)| format!("CAST({e} AS {})", cast_type(def.columns[*ci].ty))).collect();
     let mut sql = format!(
-        "SELECT {t}.*{rowid}{sep}{sets} FROM {dml}.{t} AS {t}, __scratch.excluded AS excluded WHERE {conds}",
+        "SELECT {t}.*{sep}{sets} FROM {dml}.{t} AS {t}, __scratch.excluded AS excluded WHERE {conds}",
         t = quote_ident(&def.name),
-        rowid = if def.rowid_field.is_some() { format!(", {}.{ROWID}", quote_ident(&def.name)) } else { String::new() },
         sep = if set_list.is_empty() { "" } else { ", " },
         sets = set_list.join(", "),
         dml = DML_SCHEMA,
@@ -675,9 +674,8 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
     let sets: Vec<String> =
         assigns.iter().map(|(ci, e)| format!("CAST({e} AS {})", cast_type(def.columns[*ci].ty))).collect();
     let select = format!(
-        "SELECT {a}.*{rowid}{sep}{sets} FROM {dml}.{t} AS {a}{from}{where_}",
+        "SELECT {a}.*{sep}{sets} FROM {dml}.{t} AS {a}{from}{where_}",
         a = quote_ident(&alias),
-        rowid = if def.rowid_field.is_some() { format!(", {}.{ROWID}", quote_ident(&alias)) } else { String::new() },
         sep = if sets.is_empty() { "" } else { ", " },
         sets = sets.join(", "),
         dml = DML_SCHEMA,
@@ -787,9 +785,8 @@ async fn delete(session: &mut Session, del: Delete, params: &[ScalarValue]) -> R
         Some(u) => format!(", {}", u.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")),
     };
     let select = format!(
-        "SELECT {a}.*{rowid} FROM {dml}.{t} AS {a}{using}{where_}",
+        "SELECT {a}.* FROM {dml}.{t} AS {a}{using}{where_}",
         a = quote_ident(&alias),
-        rowid = if def.rowid_field.is_some() { format!(", {}.{ROWID}", quote_ident(&alias)) } else { String::new() },
         dml = DML_SCHEMA,
         t = quote_ident(&def.name),
         where_ = del.selection.as_ref().map(|w| format!(" WHERE {w}")).unwrap_or_default(),

@@ -177,6 +177,8 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                     *data_type = AstType::Text;
                     None
                 }
+                // PostgreSQL's text output of any value (and char(n) loses its padding).
+                "text" | "character varying" | "varchar" => Some("tessera_to_text"),
                 _ => None,
             };
             if let Some(f) = f
@@ -189,7 +191,54 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
     });
 }
 
+/// `x::text`: the value's PostgreSQL text form, as a plain text column
+/// (DataFusion's own cast would keep the source column's type metadata and
+/// print values its own way).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ToText {
+    signature: datafusion::logical_expr::Signature,
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for ToText {
+    fn name(&self) -> &str {
+        "tessera_to_text"
+    }
+
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, args: datafusion::logical_expr::ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let padded = args
+            .arg_fields
+            .first()
+            .and_then(|f| f.metadata().get(crate::types::PG_TYPE_KEY))
+            .is_some_and(|t| t.starts_with("character("));
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let array = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
+        let out: StringArray = (0..array.len())
+            .map(|i| {
+                crate::text::format_cell(&array, i)
+                    .map(|v| if padded { v.trim_end_matches(' ').to_string() } else { v })
+            })
+            .collect();
+        let out: ArrayRef = Arc::new(out);
+        Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
+    }
+}
+
 pub fn register(ctx: &SessionContext, r: &Resolver) {
+    ctx.register_udf(datafusion::logical_expr::ScalarUDF::new_from_impl(ToText {
+        signature: datafusion::logical_expr::Signature::any(1, Volatility::Immutable),
+    }));
     for (name, ty) in
         [("tessera_to_uuid", SqlType::Uuid), ("tessera_to_json", SqlType::Json), ("tessera_to_jsonb", SqlType::Jsonb)]
     {

@@ -84,9 +84,10 @@ pub enum Output {
     /// COPY … FROM STDIN: the caller streams the data into `CopyIn`, then
     /// calls [`Session::finish_copy`].
     CopyIn(Box<CopyIn>),
-    /// COPY … TO STDOUT: the rows, already formatted.
+    /// COPY … TO STDOUT: the rows, already formatted, one chunk per row (a
+    /// header line travels with the first row, as clients count chunks).
     CopyOut {
-        data: Vec<u8>,
+        chunks: Vec<Vec<u8>>,
         columns: usize,
         rows: usize,
     },
@@ -644,6 +645,9 @@ fn query_runtime() -> &'static tokio::runtime::Runtime {
 pub struct Described {
     /// Inferred Arrow type of each `$n` (1-based).
     pub params: std::collections::HashMap<usize, datafusion::arrow::datatypes::DataType>,
+    /// The SQL type of a `$n` when known more precisely than its Arrow type
+    /// (an INSERT into a uuid column, an explicit `$1::varchar`).
+    pub param_sql: std::collections::HashMap<usize, crate::types::SqlType>,
     /// The result columns, when the statement returns rows.
     pub schema: Option<SchemaRef>,
 }
@@ -652,7 +656,21 @@ impl Session {
     /// Parameter types and result columns of a statement, for the extended protocol.
     pub async fn describe(&mut self, stmt: &Statement) -> Result<Described> {
         let mut params = std::collections::HashMap::new();
+        let mut param_sql = std::collections::HashMap::new();
         let mut schema = None;
+        // `$n::type` fixes the parameter's type (DataFusion does not infer it).
+        let _ = datafusion::sql::sqlparser::ast::visit_expressions(stmt, |e| {
+            if let datafusion::sql::sqlparser::ast::Expr::Cast { expr, data_type, .. } = e
+                && let datafusion::sql::sqlparser::ast::Expr::Value(v) = expr.as_ref()
+                && let datafusion::sql::sqlparser::ast::Value::Placeholder(p) = &v.value
+                && let Some(n) = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok())
+                && let Ok(t) = crate::types::SqlType::parse(&data_type.to_string())
+            {
+                params.entry(n).or_insert(t.arrow_type());
+                param_sql.entry(n).or_insert(t);
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
         let add =
             |plan: &LogicalPlan,
              params: &mut std::collections::HashMap<usize, datafusion::arrow::datatypes::DataType>| {
@@ -682,6 +700,7 @@ impl Session {
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 for (n, t) in crate::dml::dml_param_types(self, stmt)? {
                     params.insert(n, t.arrow_type());
+                    param_sql.insert(n, t);
                 }
                 if let Some(sql) = crate::dml::where_probe(self, stmt)? {
                     let probe = parse_sql(&sql)?.pop().expect("statement");
@@ -714,7 +733,7 @@ impl Session {
             }
             _ => {}
         }
-        Ok(Described { params, schema })
+        Ok(Described { params, param_sql, schema })
     }
 
     /// Undoes a statement that was interrupted (statement timeout, cancel).

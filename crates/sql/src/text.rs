@@ -20,7 +20,8 @@ use crate::types::SqlType;
 
 /// Formats one value as PostgreSQL's text output would; None for NULL.
 pub fn format_cell(array: &ArrayRef, row: usize) -> Option<String> {
-    if array.is_null(row) {
+    // A NullArray reports no nulls through `is_null`.
+    if array.is_null(row) || array.data_type() == &DataType::Null {
         return None;
     }
     let mut s = String::new();

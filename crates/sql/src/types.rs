@@ -180,8 +180,11 @@ impl SqlType {
     /// The SQL type of a result field: its metadata if it carries one,
     /// otherwise what its Arrow type suggests.
     pub fn of_field(field: &Field) -> SqlType {
+        // DataFusion keeps a column's metadata through casts: trust it only
+        // while the Arrow type still matches (`n::text` is text, not numeric).
         if let Some(name) = field.metadata().get(PG_TYPE_KEY)
             && let Ok(t) = SqlType::parse(name)
+            && &t.arrow_type() == field.data_type()
         {
             return t;
         }

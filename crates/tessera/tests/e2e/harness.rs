@@ -62,6 +62,16 @@ impl Server {
         format!("host=127.0.0.1 port={} user=tessera dbname=tessera", self.port)
     }
 
+    /// Panics, with the exit status and everything the process wrote to stderr, if the server process has exited.
+    pub fn assert_running(&mut self) {
+        let child = self.child.as_mut().expect("the server was stopped by the test");
+        if let Some(status) = child.try_wait().expect("polling the server process") {
+            self.child = None;
+            let stderr = self.take_stderr();
+            panic!("the server process exited ({status}); stderr:\n{stderr}");
+        }
+    }
+
     /// Kills the process with SIGKILL (no chance to flush or close anything) and waits for it.
     pub fn kill9(&mut self) {
         self.kill_child();

@@ -1,2 +1,9 @@
+mod auth;
+mod client;
+mod durability;
 mod harness;
+mod psql;
+mod psycopg;
+mod robustness;
 mod slt;
+mod wire;

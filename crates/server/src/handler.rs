@@ -50,6 +50,37 @@ pub struct Conn {
     pub sql: Arc<SqlEngine>,
     pub session: Mutex<Option<Session>>,
     pub copy: Mutex<Option<Box<tessera_sql::copy::CopyIn>>>,
+    /// When the last statement ended (for idle_in_transaction_session_timeout).
+    pub last_active: std::sync::Mutex<std::time::Instant>,
+    /// A statement is running.
+    pub busy: std::sync::atomic::AtomicBool,
+}
+
+impl Conn {
+    pub fn new(sql: Arc<SqlEngine>) -> Conn {
+        Conn {
+            sql,
+            session: Default::default(),
+            copy: Default::default(),
+            last_active: std::sync::Mutex::new(std::time::Instant::now()),
+            busy: Default::default(),
+        }
+    }
+
+    fn activity(&self) -> Busy<'_> {
+        self.busy.store(true, std::sync::atomic::Ordering::Release);
+        Busy(self)
+    }
+}
+
+/// Marks the connection busy while a statement runs.
+struct Busy<'a>(&'a Conn);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        *self.0.last_active.lock().unwrap_or_else(|e| e.into_inner()) = std::time::Instant::now();
+        self.0.busy.store(false, std::sync::atomic::Ordering::Release);
+    }
 }
 
 impl Conn {
@@ -142,6 +173,7 @@ impl SimpleQueryHandler for Conn {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        let _busy = self.activity();
         let mut guard = self.session(client).await?;
         let session = guard.as_mut().expect("session");
         let stmts = match parse_sql(query) {
@@ -400,6 +432,7 @@ impl ExtendedQueryHandler for Extended {
                 .map_err(to_pg_error)?;
             params.push(v);
         }
+        let _busy = self.conn.activity();
         let mut guard = self.conn.session(client).await?;
         let session = guard.as_mut().expect("session");
         let before = session.status();

@@ -110,7 +110,11 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
             continue;
         }
         active.fetch_add(1, Ordering::AcqRel);
-        let conn = Arc::new(Conn { sql: sql.clone(), session: Default::default(), copy: Default::default() });
+        // A second handle on the socket lets the idle-in-transaction watchdog close it.
+        let std_socket = socket.into_std()?;
+        let watch = std_socket.try_clone()?;
+        let socket = tokio::net::TcpStream::from_std(std_socket)?;
+        let conn = Arc::new(Conn::new(sql.clone()));
         let handlers = Handlers {
             extended: Arc::new(Extended { conn: conn.clone(), parser: Arc::new(Parser::new(conn.clone())) }),
             startup: Arc::new(Startup {
@@ -130,11 +134,13 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
             manager: manager.clone(),
         };
         let active = active.clone();
+        let watchdog = tokio::spawn(idle_watchdog(conn.clone(), watch, tls.is_none()));
         let tls = tls.clone();
         tokio::spawn(async move {
             if let Err(e) = process_socket(socket, tls, handlers).await {
                 tracing::debug!(%peer, "connection ended: {e}");
             }
+            watchdog.abort();
             // Roll back whatever the client left open.
             if let Some(mut s) = conn.session.lock().await.take() {
                 s.reset();
@@ -144,22 +150,59 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
     }
 }
 
+/// Ends a session that stays idle inside a transaction longer than its
+/// `idle_in_transaction_session_timeout`: the transaction is rolled back, the
+/// client is told (FATAL 25P03) and the connection closed, as in PostgreSQL.
+async fn idle_watchdog(conn: Arc<Conn>, socket: std::net::TcpStream, plaintext: bool) {
+    use std::io::Write;
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if conn.busy.load(Ordering::Acquire) {
+            continue;
+        }
+        let Ok(mut guard) = conn.session.try_lock() else { continue };
+        let Some(session) = guard.as_mut() else { continue };
+        let limit = session.info.settings.lock().millis("idle_in_transaction_session_timeout");
+        if limit == 0 || session.status() == tessera_sql::TxnStatus::Idle {
+            continue;
+        }
+        let idle = conn.last_active.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
+        if idle < std::time::Duration::from_millis(limit) {
+            continue;
+        }
+        tracing::info!(user = %session.info.user, "terminating connection due to idle-in-transaction timeout");
+        session.reset();
+        let mut socket = socket;
+        if plaintext {
+            // Nothing else writes while the session is idle.
+            let _ =
+                socket.write_all(&error_frame("25P03", "terminating connection due to idle-in-transaction timeout"));
+        }
+        let _ = socket.shutdown(std::net::Shutdown::Both);
+        return;
+    }
+}
+
+/// A FATAL ErrorResponse message.
+fn error_frame(code: &str, message: &str) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (tag, value) in [(b'S', "FATAL"), (b'V', "FATAL"), (b'C', code), (b'M', message)] {
+        body.push(tag);
+        body.extend_from_slice(value.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut frame = vec![b'E'];
+    frame.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    frame.extend_from_slice(&body);
+    frame
+}
+
 /// Tells a client over the connection limit why it is refused.
 async fn refuse(mut socket: tokio::net::TcpStream) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = [0u8; 1024];
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), socket.read(&mut buf)).await;
-    let msg = "Ssorry, too many clients already\0";
-    let mut body = Vec::new();
-    body.push(b'S');
-    body.extend_from_slice(b"FATAL\0");
-    body.push(b'C');
-    body.extend_from_slice(b"53300\0");
-    body.push(b'M');
-    body.extend_from_slice(&msg.as_bytes()[1..]);
-    body.push(0);
-    let mut frame = vec![b'E'];
-    frame.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-    frame.extend_from_slice(&body);
+    let frame = error_frame("53300", "sorry, too many clients already");
     let _ = socket.write_all(&frame).await;
 }

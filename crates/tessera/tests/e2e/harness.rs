@@ -31,6 +31,8 @@ pub struct Server {
     dir: PathBuf,
     /// `None` when the caller owns the directory (`start_in`).
     temp: Option<TempDir>,
+    /// Extra flags for `tessera start`.
+    args: Vec<String>,
 }
 
 impl Server {
@@ -44,7 +46,23 @@ impl Server {
 
     /// Starts a server on `dir`, which the caller keeps (and removes).
     pub fn start_in(dir: &Path) -> Server {
-        let mut server = Server { child: None, port: 0, stderr: None, dir: dir.to_path_buf(), temp: None };
+        let mut server =
+            Server { child: None, port: 0, stderr: None, dir: dir.to_path_buf(), temp: None, args: Vec::new() };
+        server.spawn();
+        server
+    }
+
+    /// Starts a server on a fresh data directory with extra `tessera start` flags.
+    pub fn start_with(args: &[&str]) -> Server {
+        let temp = tempfile::Builder::new().prefix("tessera-e2e-").tempdir().expect("creating a temp data dir");
+        let mut server = Server {
+            child: None,
+            port: 0,
+            stderr: None,
+            dir: temp.path().to_path_buf(),
+            temp: Some(temp),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        };
         server.spawn();
         server
     }
@@ -113,6 +131,7 @@ impl Server {
             .args(["start", "--data-dir"])
             .arg(&self.dir)
             .args(["--port", "0"])
+            .args(&self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -2,6 +2,7 @@ mod auth;
 mod client;
 mod durability;
 mod harness;
+mod limits;
 mod psql;
 mod psycopg;
 mod robustness;

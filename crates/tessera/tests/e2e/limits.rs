@@ -1,0 +1,116 @@
+//! Limits: statement timeout, idle-in-transaction timeout, connection count,
+//! and TLS when a certificate is configured.
+
+use std::process::Command;
+use std::time::Duration;
+
+use tokio_postgres::NoTls;
+
+use crate::harness::Server;
+
+async fn connect(port: u16) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
+    let (client, conn) =
+        tokio_postgres::connect(&format!("host=127.0.0.1 port={port} user=tessera dbname=tessera"), NoTls).await?;
+    tokio::spawn(conn);
+    Ok(client)
+}
+
+fn code(e: &tokio_postgres::Error) -> Option<&str> {
+    e.as_db_error().map(|d| d.code().code())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statement_timeout_cancels_a_long_query_and_the_session_goes_on() {
+    let server = Server::start();
+    let port = server.port();
+    tokio::time::timeout(Duration::from_secs(120), async move {
+        let c = connect(port).await.unwrap();
+        c.batch_execute(
+            "CREATE TABLE big (a int PRIMARY KEY, b int); \
+             INSERT INTO big SELECT value, value % 10 FROM generate_series(1, 100000)",
+        )
+        .await
+        .unwrap();
+        c.batch_execute("SET statement_timeout = '200ms'").await.unwrap();
+        let started = std::time::Instant::now();
+        // A join of 10^9 rows: far longer than the timeout.
+        let err = c.query("SELECT count(*) FROM big x JOIN big y ON x.b = y.b", &[]).await.unwrap_err();
+        assert_eq!(code(&err), Some("57014"), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(20), "the timeout took {:?}", started.elapsed());
+        let row = c.query_one("SELECT count(*) FROM big", &[]).await.unwrap();
+        assert_eq!(row.get::<_, i64>(0), 100000);
+    })
+    .await
+    .expect("timed out");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_in_transaction_timeout_rolls_back_and_closes() {
+    let server = Server::start();
+    let port = server.port();
+    tokio::time::timeout(Duration::from_secs(60), async move {
+        let c = connect(port).await.unwrap();
+        c.batch_execute("CREATE TABLE t (id int PRIMARY KEY)").await.unwrap();
+        c.batch_execute("SET idle_in_transaction_session_timeout = 300").await.unwrap();
+        c.batch_execute("BEGIN; INSERT INTO t VALUES (1)").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let err = c.batch_execute("COMMIT").await.unwrap_err();
+        assert!(err.is_closed() || code(&err) == Some("25P03"), "{err:?}");
+        let other = connect(port).await.unwrap();
+        let n: i64 = other.query_one("SELECT count(*) FROM t", &[]).await.unwrap().get(0);
+        assert_eq!(n, 0, "the idle transaction was rolled back");
+        // Outside a transaction, idling is fine.
+        other.batch_execute("SET idle_in_transaction_session_timeout = 300").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        other.batch_execute("SELECT 1").await.unwrap();
+    })
+    .await
+    .expect("timed out");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_beyond_the_limit_are_refused_with_53300() {
+    let server = Server::start_with(&["--max-connections", "2"]);
+    let port = server.port();
+    tokio::time::timeout(Duration::from_secs(60), async move {
+        let a = connect(port).await.unwrap();
+        let _b = connect(port).await.unwrap();
+        let err = connect(port).await.unwrap_err();
+        assert_eq!(code(&err), Some("53300"), "{err:?}");
+        drop(a);
+        // The slot frees once the first connection is gone.
+        for _ in 0..50 {
+            if connect(port).await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("a freed connection slot was not reused");
+    })
+    .await
+    .expect("timed out");
+}
+
+/// With a certificate, `sslmode=require` clients connect over TLS.
+#[test]
+fn tls_with_a_configured_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let status = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl is needed to make a test certificate");
+    assert!(status.status.success(), "openssl failed: {}", String::from_utf8_lossy(&status.stderr));
+    let server = Server::start_with(&["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()]);
+    let out = Command::new("psql")
+        .arg(format!("host=127.0.0.1 port={} user=tessera dbname=tessera sslmode=require", server.port()))
+        .args(["-X", "-A", "-t", "-c", "SELECT 'over tls'"])
+        .output()
+        .expect("psql is needed (Debian: postgresql-client)");
+    assert!(out.status.success(), "psql failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "over tls");
+}

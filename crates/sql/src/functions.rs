@@ -20,23 +20,31 @@ fn text(v: impl Into<String>) -> DfResult<ColumnarValue> {
 }
 
 /// Applies `f` to each string argument value (scalar or array).
-fn map_text(arg: &ColumnarValue, mut f: impl FnMut(&str) -> DfResult<Option<ScalarValue>>) -> DfResult<ColumnarValue> {
+fn map_text(
+    arg: &ColumnarValue,
+    ret: DataType,
+    mut f: impl FnMut(&str) -> DfResult<Option<ScalarValue>>,
+) -> DfResult<ColumnarValue> {
+    let null = ScalarValue::try_from(&ret)?;
     match arg {
         ColumnarValue::Scalar(s) => {
             let v = match s {
                 ScalarValue::Utf8(Some(v)) | ScalarValue::LargeUtf8(Some(v)) | ScalarValue::Utf8View(Some(v)) => f(v)?,
                 _ => None,
             };
-            Ok(ColumnarValue::Scalar(v.unwrap_or(ScalarValue::Null)))
+            Ok(ColumnarValue::Scalar(v.unwrap_or(null)))
         }
         ColumnarValue::Array(a) => {
+            if a.is_empty() {
+                return Ok(ColumnarValue::Array(datafusion::arrow::array::new_empty_array(&ret)));
+            }
             let a = datafusion::arrow::compute::cast(a, &DataType::Utf8)?;
             let strings = a.as_string::<i32>();
             let mut out = Vec::with_capacity(strings.len());
             for v in strings.iter() {
                 out.push(match v {
-                    Some(v) => f(v)?.unwrap_or(ScalarValue::Null),
-                    None => ScalarValue::Null,
+                    Some(v) => f(v)?.unwrap_or_else(|| null.clone()),
+                    None => null.clone(),
                 });
             }
             Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
@@ -84,6 +92,7 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
             // Catalog queries use correlated scalar subqueries that return at
             // most one row by construction; DataFusion needs them aggregated.
             Expr::Subquery(q) if catalog_query => {
+                let outer_only = split_outer_conditions(q);
                 if let datafusion::sql::sqlparser::ast::SetExpr::Select(sel) = q.body.as_mut()
                     && sel.projection.len() == 1
                     && sel.group_by == datafusion::sql::sqlparser::ast::GroupByExpr::Expressions(vec![], vec![])
@@ -105,6 +114,11 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                             None => datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(agg),
                         }];
                     }
+                }
+                if let Some(cond) = outer_only
+                    && let Ok(case) = crate::dml::parse_expr(&format!("CASE WHEN {cond} THEN ({q}) END"))
+                {
+                    *e = case;
                 }
             }
             Expr::Function(f) => {
@@ -149,6 +163,139 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
         }
         std::ops::ControlFlow::<()>::Continue(())
     });
+}
+
+/// In a catalog query's scalar subquery, DataFusion cannot decorrelate a
+/// condition on the outer row alone (`AND a.atthasdef`) or a non-equality
+/// between outer and inner columns. The first moves out of the subquery
+/// (returned, to become `CASE WHEN cond THEN (subquery) END`); the second
+/// is dropped: over Tessera's synthetic catalog it only ever compares with
+/// tables that are empty (collations).
+fn split_outer_conditions(q: &mut datafusion::sql::sqlparser::ast::Query) -> Option<String> {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, SetExpr, TableFactor, visit_expressions};
+    let SetExpr::Select(sel) = q.body.as_mut() else { return None };
+    let mut inner: Vec<String> = Vec::new();
+    for t in &sel.from {
+        for f in std::iter::once(&t.relation).chain(t.joins.iter().map(|j| &j.relation)) {
+            if let TableFactor::Table { name, alias, .. } = f {
+                inner.push(match alias {
+                    Some(a) => a.name.value.to_lowercase(),
+                    None => name.0.last().map(|p| p.to_string().to_lowercase()).unwrap_or_default(),
+                });
+            }
+        }
+    }
+    let selection = sel.selection.take()?;
+    fn split(e: Expr, out: &mut Vec<Expr>) {
+        match e {
+            Expr::BinaryOp { left, op: BinaryOperator::And, right } => {
+                split(*left, out);
+                split(*right, out);
+            }
+            Expr::Nested(inner) => split(*inner, out),
+            other => out.push(other),
+        }
+    }
+    let mut conjuncts = Vec::new();
+    split(selection, &mut conjuncts);
+    let refs = |e: &Expr| {
+        let (mut inner_ref, mut outer_ref) = (false, false);
+        let _ = visit_expressions(e, |x| {
+            if let Expr::CompoundIdentifier(parts) = x
+                && parts.len() >= 2
+            {
+                if inner.contains(&parts[0].value.to_lowercase()) {
+                    inner_ref = true;
+                } else {
+                    outer_ref = true;
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        (inner_ref, outer_ref)
+    };
+    let mut keep = Vec::new();
+    let mut outer = Vec::new();
+    for c in conjuncts {
+        match refs(&c) {
+            (false, true) => outer.push(c.to_string()),
+            (true, true) if !matches!(&c, Expr::BinaryOp { op: BinaryOperator::Eq, .. }) => {}
+            _ => keep.push(c.to_string()),
+        }
+    }
+    if !keep.is_empty() {
+        sel.selection = crate::dml::parse_expr(&keep.join(" AND ")).ok();
+    }
+    (!outer.is_empty()).then(|| outer.join(" AND "))
+}
+
+/// Catalog tables that are always empty in Tessera (row security policies,
+/// extended statistics, publications, inheritance).
+const EMPTY_CATALOG_TABLES: &[&str] = &[
+    "pg_policy",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_inherits",
+];
+
+/// A catalog query whose FROM starts with an always-empty table returns no
+/// rows; answering it as `SELECT NULL AS …, … WHERE false` spares DataFusion
+/// expressions it cannot plan (array comparisons in psql's policy query).
+pub fn short_circuit_empty_catalog(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
+    use datafusion::sql::sqlparser::ast::{SelectItem, SetExpr, Statement, TableFactor};
+    fn starts_empty(body: &SetExpr) -> bool {
+        match body {
+            SetExpr::Select(sel) => sel.from.first().is_some_and(|first| match &first.relation {
+                TableFactor::Table { name, .. } => {
+                    let table = name.0.last().map(|p| p.to_string().to_lowercase()).unwrap_or_default();
+                    EMPTY_CATALOG_TABLES.contains(&table.as_str())
+                }
+                _ => false,
+            }),
+            SetExpr::SetOperation { left, right, .. } => starts_empty(left) && starts_empty(right),
+            SetExpr::Query(q) => starts_empty(&q.body),
+            _ => false,
+        }
+    }
+    fn leftmost(body: &SetExpr) -> Option<&datafusion::sql::sqlparser::ast::Select> {
+        match body {
+            SetExpr::Select(sel) => Some(sel),
+            SetExpr::SetOperation { left, .. } => leftmost(left),
+            SetExpr::Query(q) => leftmost(&q.body),
+            _ => None,
+        }
+    }
+    let Statement::Query(q) = stmt else { return };
+    if !starts_empty(&q.body) {
+        return;
+    }
+    let Some(sel) = leftmost(&q.body) else { return };
+    let names: Vec<String> = sel
+        .projection
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+            SelectItem::UnnamedExpr(e) => crate::naming::pg_name(e),
+            _ => format!("column{i}"),
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let list: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let n = if seen.insert(n.clone()) { n.clone() } else { format!("{n}_{i}") };
+            format!("NULL AS \"{}\"", n.replace('"', "\"\""))
+        })
+        .collect();
+    if let Ok(mut parsed) = crate::session::parse_sql(&format!("SELECT {} WHERE false", list.join(", ")))
+        && let Some(new) = parsed.pop()
+    {
+        *stmt = new;
+    }
 }
 
 /// Rewrites casts to types DataFusion lacks (`::uuid`, `::json`,
@@ -265,7 +412,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
         DataType::Int64,
         Volatility::Stable,
         Arc::new(move |args| {
-            map_text(&args[0], |n| {
+            map_text(&args[0], DataType::Int64, |n| {
                 if let Ok(oid) = n.parse::<i64>() {
                     return Ok(Some(ScalarValue::Int64(Some(oid))));
                 }
@@ -333,7 +480,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
         Volatility::Stable,
         Arc::new(move |args| {
             let i = i.clone();
-            map_text(&args[0], move |n| Ok(Some(ScalarValue::Utf8(Some(i.settings.lock().get(n))))))
+            map_text(&args[0], DataType::Utf8, move |n| Ok(Some(ScalarValue::Utf8(Some(i.settings.lock().get(n))))))
         }),
     ));
     let (c, d) = (r.catalog.clone(), db.clone());
@@ -343,7 +490,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
         DataType::Int64,
         Volatility::Volatile,
         Arc::new(move |args| {
-            map_text(&args[0], |n| {
+            map_text(&args[0], DataType::Int64, |n| {
                 let name = seq_name(n);
                 let seq = c.sequence(&d, &name).ok_or_else(|| {
                     sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
@@ -359,7 +506,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
         DataType::Int64,
         Volatility::Volatile,
         Arc::new(move |args| {
-            map_text(&args[0], |n| {
+            map_text(&args[0], DataType::Int64, |n| {
                 let name = seq_name(n);
                 let seq = c.sequence(&d, &name).ok_or_else(|| {
                     sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
@@ -388,7 +535,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
                 }
                 _ => return Err(sql_err(SqlError::new(code::INVALID_PARAMETER_VALUE, "setval needs a value"))),
             };
-            map_text(&args[0], |n| {
+            map_text(&args[0], DataType::Int64, |n| {
                 let name = seq_name(n);
                 let seq = c.sequence(&d, &name).ok_or_else(|| {
                     sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
@@ -499,7 +646,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
         vec![DataType::Utf8, DataType::Int64],
         DataType::Utf8,
         Volatility::Stable,
-        Arc::new(|args| map_text(&args[0], |s| Ok(Some(ScalarValue::Utf8(Some(s.to_string())))))),
+        Arc::new(|args| map_text(&args[0], DataType::Utf8, |s| Ok(Some(ScalarValue::Utf8(Some(s.to_string())))))),
     ));
     let (c, d) = (r.catalog.clone(), db.clone());
     ctx.register_udf(create_udf(

@@ -725,7 +725,9 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
         "pg_partitioned_table" => table(&[("partrelid", I8), ("partstrat", T)], vec![])?,
         "pg_collation" => table(&[("oid", I8), ("collname", T), ("collnamespace", I8)], vec![])?,
         "pg_tablespace" => table(&[("oid", I8), ("spcname", T)], vec![vec![i(1663), s("pg_default")]])?,
-        "pg_inherits" => table(&[("inhrelid", I8), ("inhparent", I8), ("inhseqno", I4)], vec![])?,
+        "pg_inherits" => {
+            table(&[("inhrelid", I8), ("inhparent", I8), ("inhseqno", I4), ("inhdetachpending", B)], vec![])?
+        }
         "pg_proc" => table(&[("oid", I8), ("proname", T), ("pronamespace", I8), ("prorettype", I8)], vec![])?,
         "pg_sequence" | "pg_sequences" => {
             let seqs = r.catalog.sequences(&r.db);

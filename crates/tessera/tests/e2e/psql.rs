@@ -215,7 +215,6 @@ fn describe_relations() {
 }
 
 #[test]
-#[ignore = "server bug: psql's column query for \\d TABLE has correlated scalar subqueries (0A000)"]
 fn describe_one_table() {
     let output = describe_command("\\d customers");
     let text = &output.stdout;

@@ -562,5 +562,10 @@ impl StartupHandler for Startup {
 pub fn server_params() -> Arc<DefaultServerParameterProvider> {
     let mut p = DefaultServerParameterProvider::default();
     p.server_version = tessera_sql::settings::SERVER_VERSION.to_string();
+    // What sessions actually use (see tessera_sql::settings).
+    p.time_zone = "UTC".to_string();
+    p.date_style = "ISO, MDY".to_string();
+    p.interval_style = "postgres".to_string();
+    p.search_path = "\"$user\", public".to_string();
     Arc::new(p)
 }

@@ -137,16 +137,30 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
         let watchdog = tokio::spawn(idle_watchdog(conn.clone(), watch, tls.is_none()));
         let tls = tls.clone();
         tokio::spawn(async move {
+            // Runs even if the connection task panics (pgwire panics on some
+            // malformed messages): frees the slot and closes the watchdog's
+            // handle on the socket, so the client sees the connection end.
+            let _cleanup = ConnectionEnd { active: active.clone(), watchdog: watchdog.abort_handle() };
             if let Err(e) = process_socket(socket, tls, handlers).await {
                 tracing::debug!(%peer, "connection ended: {e}");
             }
-            watchdog.abort();
             // Roll back whatever the client left open.
             if let Some(mut s) = conn.session.lock().await.take() {
                 s.reset();
             }
-            active.fetch_sub(1, Ordering::AcqRel);
         });
+    }
+}
+
+struct ConnectionEnd {
+    active: Arc<AtomicUsize>,
+    watchdog: tokio::task::AbortHandle,
+}
+
+impl Drop for ConnectionEnd {
+    fn drop(&mut self) {
+        self.watchdog.abort();
+        self.active.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -57,7 +57,7 @@ pub async fn execute(
             } else {
                 lines.push(format!("{kind} (Tessera DML; rows found by a DataFusion query over the target table)"));
                 // Show how the rows to change are found.
-                if let Some(probe) = crate::dml::where_probe(session, &stmt)? {
+                if let Some(probe) = crate::dml_params::where_probe(session, &stmt)? {
                     let probe = crate::session::parse_sql(&probe)?.pop().expect("statement");
                     let plan = session.plan_query(probe, params).await?;
                     let physical = session.ctx.state().create_physical_plan(&plan).await?;

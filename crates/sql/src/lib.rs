@@ -24,11 +24,13 @@
 //! the system views psql and drivers query, `functions` the PostgreSQL
 //! functions DataFusion lacks. Errors carry SQLSTATEs (`error`).
 
+pub mod alter;
 pub mod catalog;
 pub mod context;
 pub mod copy;
 pub mod ddl;
 pub mod dml;
+pub mod dml_params;
 pub mod error;
 pub mod explain;
 pub mod functions;

@@ -701,11 +701,11 @@ impl Session {
                 });
             }
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
-                for (n, t) in crate::dml::dml_param_types(self, stmt)? {
+                for (n, t) in crate::dml_params::dml_param_types(self, stmt)? {
                     params.insert(n, t.arrow_type());
                     param_sql.insert(n, t);
                 }
-                if let Some(sql) = crate::dml::where_probe(self, stmt)? {
+                if let Some(sql) = crate::dml_params::where_probe(self, stmt)? {
                     let probe = parse_sql(&sql)?.pop().expect("statement");
                     let state = self.ctx.state();
                     if let Ok(plan) = state.statement_to_plan(DFStatement::Statement(Box::new(probe))).await {

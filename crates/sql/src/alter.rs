@@ -1,0 +1,436 @@
+//! ALTER TABLE: add, drop and rename columns, rename the table, add and
+//! drop constraints (PRIMARY KEY, UNIQUE, CHECK), NOT NULL and DEFAULT.
+//!
+//! Like all DDL it takes effect at once (see `ddl`). Adding a column with a
+//! default rewrites existing rows; ADD PRIMARY KEY on a table that has only
+//! a hidden row id rebuilds it under the new key.
+
+use std::sync::Arc;
+
+use datafusion::sql::sqlparser::ast::{
+    AlterColumnOperation, AlterTableOperation, ColumnOption, ObjectName, RenameTableNameKind, TableConstraint,
+};
+use tessera_engine::tuple::{Tuple, TupleBuilder};
+use tessera_engine::{EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY};
+
+use crate::catalog::{CheckDef, ColumnDef, IndexDef, IndexMethod, TableDef};
+use crate::ddl::{engine_spec, fields_of, ident, index_columns, object_name};
+use crate::dml::target_table;
+use crate::error::{Result, SqlError, code};
+use crate::session::{Output, Session};
+use crate::types::SqlType;
+
+fn cmd(tag: &str) -> Result<Option<Output>> {
+    Ok(Some(Output::Command(tag.to_string())))
+}
+
+pub(crate) async fn alter_table(
+    session: &mut Session,
+    name: &ObjectName,
+    if_exists: bool,
+    ops: &[AlterTableOperation],
+) -> Result<Option<Output>> {
+    for op in ops {
+        let def = match target_table(session, name) {
+            Ok(d) => d,
+            Err(_) if if_exists => return cmd("ALTER TABLE"),
+            Err(e) => return Err(e),
+        };
+        alter_one(session, def, op).await?;
+    }
+    cmd("ALTER TABLE")
+}
+
+/// Runs a SQL query expected to return one integer.
+async fn count(session: &mut Session, sql: &str) -> Result<i64> {
+    let stmt = crate::session::parse_sql(sql)?.pop().expect("statement");
+    let started = session.txn.lock().is_none();
+    if started {
+        *session.txn.lock() = Some(session.catalog().engine().begin(Isolation::Snapshot)?);
+    }
+    let plan = session.plan_query(stmt, &[]).await;
+    let result = match plan {
+        Ok(p) => session.collect(p).await,
+        Err(e) => Err(e),
+    };
+    if started && let Some(t) = session.txn.lock().take() {
+        t.abort();
+    }
+    match result? {
+        Output::Rows { batches, .. } => {
+            let b = batches.iter().find(|b| b.num_rows() > 0).ok_or_else(|| SqlError::internal("no count"))?;
+            let v = datafusion::common::ScalarValue::try_from_array(b.column(0), 0)?;
+            Ok(v.to_string().parse().unwrap_or(0))
+        }
+        _ => Err(SqlError::internal("no count")),
+    }
+}
+
+async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOperation) -> Result<()> {
+    let quoted = format!("\"{}\"", def.name.replace('"', "\"\""));
+    match op {
+        AlterTableOperation::AddColumn { if_not_exists, column_def, .. } => {
+            let cname = ident(&column_def.name);
+            if def.column(&cname).is_some() {
+                if *if_not_exists {
+                    return Ok(());
+                }
+                return Err(SqlError::new(
+                    code::DUPLICATE_COLUMN,
+                    format!("column \"{cname}\" of relation \"{}\" already exists", def.name),
+                ));
+            }
+            let type_name = column_def.data_type.to_string();
+            let ty = SqlType::parse(&type_name)?;
+            let mut col = ColumnDef {
+                name: cname.clone(),
+                ty,
+                not_null: false,
+                default: None,
+                identity: None,
+                field: def.next_field,
+            };
+            for opt in &column_def.options {
+                match &opt.option {
+                    ColumnOption::NotNull => col.not_null = true,
+                    ColumnOption::Null => {}
+                    ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                    other => return Err(SqlError::unsupported(format!("ALTER TABLE ADD COLUMN with {other}"))),
+                }
+            }
+            if SqlType::is_serial_name(&type_name) {
+                return Err(SqlError::unsupported("ADD COLUMN of a serial column"));
+            }
+            // Existing rows take the default (or NULL); compute it once.
+            let rows = count(session, &format!("SELECT count(*) FROM {quoted}")).await?;
+            let fill: Option<Vec<u8>> = match (&col.default, rows > 0) {
+                (Some(d), true) => {
+                    let stmt = crate::session::parse_sql(&format!("SELECT CAST({d} AS {})", cast_name(ty)))?
+                        .pop()
+                        .expect("stmt");
+                    *session.txn.lock() = Some(session.catalog().engine().begin(Isolation::Snapshot)?);
+                    let out = async { session.collect(session.plan_query(stmt, &[]).await?).await }.await;
+                    if let Some(t) = session.txn.lock().take() {
+                        t.abort();
+                    }
+                    match out? {
+                        Output::Rows { batches, .. } => {
+                            let b = &batches[0];
+                            let arr = crate::dml::cast_to(b.column(0), ty, &cname)?;
+                            crate::rowcodec::encode_column(ty, &arr)?.pop().flatten()
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if col.not_null && rows > 0 && fill.is_none() {
+                return Err(SqlError::new(
+                    code::NOT_NULL,
+                    format!("column \"{cname}\" of relation \"{}\" contains null values", def.name),
+                ));
+            }
+            let _g = session.catalog().ddl_lock();
+            if let Some(value) = fill {
+                rewrite_rows(session, &def, |fields| {
+                    while fields.len() <= col.field as usize {
+                        fields.push(None);
+                    }
+                    fields[col.field as usize] = Some(value.clone());
+                })?;
+            }
+            let mut new_def = (*def).clone();
+            new_def.columns.push(col);
+            new_def.next_field += 1;
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::DropColumn { column_names, if_exists, .. } => {
+            let _g = session.catalog().ddl_lock();
+            let mut new_def = (*def).clone();
+            for c in column_names {
+                let cname = ident(c);
+                if new_def.column(&cname).is_none() {
+                    if *if_exists {
+                        continue;
+                    }
+                    return Err(SqlError::new(
+                        code::UNDEFINED_COLUMN,
+                        format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
+                    ));
+                }
+                if new_def.primary_key.contains(&cname) {
+                    return Err(SqlError::unsupported("dropping a primary key column"));
+                }
+                for ix in new_def.indexes.iter().filter(|i| i.columns.contains(&cname)) {
+                    session.catalog().engine().drop_index(&def.engine_name, &ix.name)?;
+                }
+                new_def.indexes.retain(|i| !i.columns.contains(&cname));
+                new_def.columns.retain(|x| x.name != cname);
+            }
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
+            let _g = session.catalog().ddl_lock();
+            let (old, new) = (ident(old_column_name), ident(new_column_name));
+            let mut new_def = (*def).clone();
+            if new_def.column(&new).is_some() {
+                return Err(SqlError::new(
+                    code::DUPLICATE_COLUMN,
+                    format!("column \"{new}\" of relation \"{}\" already exists", def.name),
+                ));
+            }
+            let col = new_def
+                .columns
+                .iter_mut()
+                .find(|c| c.name == old)
+                .ok_or_else(|| SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{old}\" does not exist")))?;
+            col.name = new.clone();
+            for c in new_def.primary_key.iter_mut().chain(new_def.indexes.iter_mut().flat_map(|i| i.columns.iter_mut()))
+            {
+                if *c == old {
+                    *c = new.clone();
+                }
+            }
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::RenameTable { table_name } => {
+            let _g = session.catalog().ddl_lock();
+            let new = match table_name {
+                RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => object_name(n),
+            };
+            if session.catalog().table(&def.db, &new).is_some() {
+                return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{new}\" already exists")));
+            }
+            let mut new_def = (*def).clone();
+            new_def.name = new;
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
+            TableConstraint::PrimaryKey(p) => {
+                let cols = index_columns(&p.columns)?;
+                add_primary_key(session, &def, cols).await?;
+            }
+            TableConstraint::Unique(u) => {
+                let cols = index_columns(&u.columns)?;
+                let ci = CreateIndexLite { name: u.name.as_ref().map(ident), cols, unique: true };
+                add_unique(session, &def, ci)?;
+            }
+            TableConstraint::Check(c) => {
+                let bad = count(session, &format!("SELECT count(*) FROM {quoted} WHERE NOT ({})", c.expr)).await?;
+                let cname = c.name.as_ref().map(ident).unwrap_or_else(|| format!("{}_check", def.name));
+                if bad > 0 {
+                    return Err(SqlError::new(
+                        code::CHECK,
+                        format!("check constraint \"{cname}\" of relation \"{}\" is violated by some row", def.name),
+                    ));
+                }
+                let _g = session.catalog().ddl_lock();
+                let mut new_def = (*def).clone();
+                new_def.checks.push(CheckDef { name: cname, expr: c.expr.to_string() });
+                session.catalog().put_table(new_def)?;
+            }
+            other => return Err(SqlError::unsupported(format!("ADD CONSTRAINT {other}"))),
+        },
+        AlterTableOperation::DropConstraint { if_exists, name, .. } => {
+            let _g = session.catalog().ddl_lock();
+            let cname = ident(name);
+            let mut new_def = (*def).clone();
+            if let Some(ix) = new_def.indexes.iter().find(|i| i.name == cname && i.constraint).cloned() {
+                if ix.primary {
+                    return Err(SqlError::unsupported("dropping a primary key constraint"));
+                }
+                session.catalog().engine().drop_index(&def.engine_name, &ix.name)?;
+                new_def.indexes.retain(|i| i.name != cname);
+            } else if new_def.checks.iter().any(|c| c.name == cname) {
+                new_def.checks.retain(|c| c.name != cname);
+            } else if *if_exists {
+                return Ok(());
+            } else {
+                return Err(SqlError::new(
+                    code::UNDEFINED_OBJECT,
+                    format!("constraint \"{cname}\" of relation \"{}\" does not exist", def.name),
+                ));
+            }
+            session.catalog().put_table(new_def)?;
+        }
+        AlterTableOperation::AlterColumn { column_name, op } => {
+            let cname = ident(column_name);
+            if def.column(&cname).is_none() {
+                return Err(SqlError::new(
+                    code::UNDEFINED_COLUMN,
+                    format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
+                ));
+            }
+            if matches!(op, AlterColumnOperation::SetNotNull) {
+                let nulls = count(session, &format!("SELECT count(*) FROM {quoted} WHERE \"{cname}\" IS NULL")).await?;
+                if nulls > 0 {
+                    return Err(SqlError::new(
+                        code::NOT_NULL,
+                        format!("column \"{cname}\" of relation \"{}\" contains null values", def.name),
+                    ));
+                }
+            }
+            let _g = session.catalog().ddl_lock();
+            let mut new_def = (*def).clone();
+            let col = new_def.columns.iter_mut().find(|c| c.name == cname).expect("column");
+            match op {
+                AlterColumnOperation::SetNotNull => col.not_null = true,
+                AlterColumnOperation::DropNotNull => {
+                    if def.primary_key.contains(&cname) {
+                        return Err(SqlError::new(code::INVALID_PK, format!("column \"{cname}\" is in a primary key")));
+                    }
+                    col.not_null = false
+                }
+                AlterColumnOperation::SetDefault { value } => col.default = Some(value.to_string()),
+                AlterColumnOperation::DropDefault => col.default = None,
+                _ => return Err(SqlError::unsupported("changing a column's type")),
+            }
+            session.catalog().put_table(new_def)?;
+        }
+        other => return Err(SqlError::unsupported(format!("ALTER TABLE {other}"))),
+    }
+    Ok(())
+}
+
+fn cast_name(ty: SqlType) -> String {
+    match ty {
+        SqlType::Numeric { precision, scale } => format!("DECIMAL({precision},{scale})"),
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
+            "TEXT".into()
+        }
+        SqlType::TimestampTz => "TIMESTAMPTZ".into(),
+        other => other.name().to_uppercase(),
+    }
+}
+
+struct CreateIndexLite {
+    name: Option<String>,
+    cols: Vec<String>,
+    unique: bool,
+}
+
+fn add_unique(session: &mut Session, def: &TableDef, ci: CreateIndexLite) -> Result<()> {
+    let _g = session.catalog().ddl_lock();
+    let name = ci.name.unwrap_or_else(|| format!("{}_{}_key", def.name, ci.cols.join("_")));
+    if session.catalog().index(&def.db, &name).is_some() {
+        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+    }
+    let fields = fields_of(def, &ci.cols)?;
+    session
+        .catalog()
+        .engine()
+        .create_index(&def.engine_name, IndexSpec::new(name.clone(), IndexKind::Ordered, ci.unique, fields))
+        .map_err(|e| match e {
+            EngineError::UniqueViolation { .. } => {
+                SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
+                    .with_detail("The table contains duplicated values.")
+            }
+            other => other.into(),
+        })?;
+    let mut new_def = def.clone();
+    new_def.indexes.push(IndexDef {
+        name,
+        oid: session.catalog().alloc_oid(),
+        columns: ci.cols,
+        unique: ci.unique,
+        method: IndexMethod::Btree,
+        primary: false,
+        constraint: true,
+    });
+    session.catalog().put_table(new_def)
+}
+
+/// ADD PRIMARY KEY on a table with a hidden row id: the table is rebuilt
+/// under the new key (a new engine table, rows copied in one transaction,
+/// then the catalog switches over), so lookups by the key are direct.
+async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String>) -> Result<()> {
+    if def.rowid_field.is_none() {
+        return Err(SqlError::new(
+            code::INVALID_PK,
+            format!("multiple primary keys for table \"{}\" are not allowed", def.name),
+        ));
+    }
+    let _g = session.catalog().ddl_lock();
+    let mut new_def = def.clone();
+    for c in &cols {
+        let col = new_def.columns.iter_mut().find(|x| &x.name == c).ok_or_else(|| {
+            SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" of relation \"{}\" does not exist", def.name))
+        })?;
+        col.not_null = true;
+    }
+    let pk_name = format!("{}_pkey", def.name);
+    if session.catalog().index(&def.db, &pk_name).is_some() {
+        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{pk_name}\" already exists")));
+    }
+    new_def.primary_key = cols.clone();
+    new_def.rowid_field = None;
+    new_def.indexes.push(IndexDef {
+        name: pk_name.clone(),
+        oid: session.catalog().alloc_oid(),
+        columns: cols.clone(),
+        unique: true,
+        method: IndexMethod::Btree,
+        primary: true,
+        constraint: true,
+    });
+    let engine = session.catalog().engine().clone();
+    let new_engine_name = format!("t{}_{}", def.oid, session.catalog().alloc_oid());
+    new_def.engine_name = new_engine_name.clone();
+    let spec = engine_spec(&new_def, &new_engine_name)?;
+    let new_table = engine.create_table(spec)?;
+    let old_table = session.catalog().engine_table(def)?;
+    let pk_fields = fields_of(&new_def, &cols)?;
+    let copy = || -> Result<()> {
+        let mut txn = engine.begin(Isolation::Snapshot)?;
+        let mut rows = Vec::new();
+        txn.scan(&old_table, PRIMARY, &KeyRange::all(), |r| {
+            rows.push(r.to_vec());
+            true
+        })?;
+        for r in rows {
+            let t = Tuple::parse(&r).map_err(|e| SqlError::internal(e.to_string()))?;
+            if pk_fields.iter().any(|f| t.field(*f as usize).is_none()) {
+                return Err(SqlError::new(
+                    code::NOT_NULL,
+                    format!("column of relation \"{}\" contains null values", def.name),
+                ));
+            }
+            txn.insert(&new_table, r).map_err(|e| match e {
+                EngineError::UniqueViolation { .. } => {
+                    SqlError::new(code::UNIQUE, format!("could not create unique index \"{pk_name}\""))
+                        .with_detail("The table contains duplicated values.")
+                }
+                other => other.into(),
+            })?;
+        }
+        txn.commit()?;
+        Ok(())
+    };
+    if let Err(e) = tokio::task::block_in_place(copy) {
+        engine.drop_table(&new_engine_name)?;
+        return Err(e);
+    }
+    session.catalog().put_table(new_def)?;
+    engine.drop_table(&def.engine_name)?;
+    Ok(())
+}
+
+/// Rewrites every row of a table in one transaction.
+fn rewrite_rows(session: &Session, def: &TableDef, mut f: impl FnMut(&mut Vec<Option<Vec<u8>>>)) -> Result<()> {
+    let engine = session.catalog().engine().clone();
+    let table = session.catalog().engine_table(def)?;
+    let mut txn = engine.begin(Isolation::Snapshot)?;
+    let rows = txn.scan_collect(&table, PRIMARY, &KeyRange::all())?;
+    for r in rows {
+        let t = Tuple::parse(&r).map_err(|e| SqlError::internal(e.to_string()))?;
+        let mut fields: Vec<Option<Vec<u8>>> = (0..t.len()).map(|i| t.field(i).map(|b| b.to_vec())).collect();
+        f(&mut fields);
+        let mut b = TupleBuilder::new();
+        for x in &fields {
+            b.push(x.as_deref());
+        }
+        txn.update(&table, b.finish())?;
+    }
+    txn.commit()?;
+    Ok(())
+}

@@ -235,6 +235,8 @@ pub fn decode_param(
                 }
             },
             Some(DataType::Binary) => ScalarValue::Binary(Some(tessera_sql::text::parse_bytea(s)?)),
+            // pgjdbc sends dates as "2024-02-29 +00"; PostgreSQL ignores the zone.
+            Some(DataType::Date32) => ScalarValue::Utf8(Some(s.split_whitespace().next().unwrap_or(s).to_string())),
             _ => ScalarValue::Utf8(Some(s.to_string())),
         }
     };

@@ -311,6 +311,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                 *data_type = d;
             }
             let t = t.trim_start_matches("pg_catalog.");
+            let mut literal = None;
             let f = match t {
                 "uuid" => Some("tessera_to_uuid"),
                 "json" => Some("tessera_to_json"),
@@ -326,12 +327,30 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                 }
                 // PostgreSQL's text output of any value (and char(n) loses its padding).
                 "text" | "character varying" | "varchar" => Some("tessera_to_text"),
+                // '\x0001ff'::bytea is three bytes, not the string's eight.
+                "bytea" => {
+                    if let Expr::Value(v) = expr.as_ref()
+                        && let datafusion::sql::sqlparser::ast::Value::SingleQuotedString(text)
+                        | datafusion::sql::sqlparser::ast::Value::EscapedStringLiteral(text) = &v.value
+                        && let Ok(bytes) = crate::text::parse_bytea(text)
+                        && let Ok(lit) = crate::dml::parse_expr(&format!(
+                            "X'{}'",
+                            bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+                        ))
+                    {
+                        literal = Some(lit);
+                    }
+                    None
+                }
                 _ => None,
             };
             if let Some(f) = f
                 && let Ok(new) = crate::dml::parse_expr(&format!("{f}({expr})"))
             {
                 *e = new;
+            }
+            if let Some(lit) = literal {
+                *e = lit;
             }
         }
         std::ops::ControlFlow::<()>::Continue(())
@@ -417,6 +436,10 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
                     return Ok(Some(ScalarValue::Int64(Some(oid))));
                 }
                 let name = seq_name(n);
+                let name = name.trim_start_matches("pg_catalog.").to_string();
+                if let Some(oid) = system_relation_oid(&name) {
+                    return Ok(Some(ScalarValue::Int64(Some(oid))));
+                }
                 if let Some(t) = c.table(&d, &name) {
                     return Ok(Some(ScalarValue::Int64(Some(t.oid as i64))));
                 }
@@ -560,6 +583,30 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
             text(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
         }),
+    ));
+    ctx.register_udf(create_udf(
+        "quote_literal",
+        vec![DataType::Utf8],
+        DataType::Utf8,
+        Volatility::Immutable,
+        Arc::new(|args| {
+            map_text(&args[0], DataType::Utf8, |s| {
+                let q = s.replace('\'', "''");
+                Ok(Some(ScalarValue::Utf8(Some(if q.contains('\\') {
+                    format!("E'{}'", q.replace('\\', "\\\\"))
+                } else {
+                    format!("'{q}'")
+                }))))
+            })
+        }),
+    ));
+    // Tessera has no advisory locks; a session never holds one to release.
+    ctx.register_udf(create_udf(
+        "pg_advisory_unlock_all",
+        vec![],
+        DataType::Utf8,
+        Volatility::Volatile,
+        Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Utf8(None)))),
     ));
     // Catalog helpers for psql and drivers.
     let c = r.catalog.clone();
@@ -714,6 +761,25 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             })
         }),
     ));
+}
+
+/// PostgreSQL's fixed OIDs of the system catalogs drivers name with `::regclass`.
+fn system_relation_oid(name: &str) -> Option<i64> {
+    Some(match name {
+        "pg_type" => 1247,
+        "pg_attribute" => 1249,
+        "pg_proc" => 1255,
+        "pg_class" => 1259,
+        "pg_database" => 1262,
+        "pg_namespace" => 2615,
+        "pg_constraint" => 2606,
+        "pg_index" => 2610,
+        "pg_attrdef" => 2604,
+        "pg_description" => 2609,
+        "pg_am" => 2601,
+        "pg_authid" | "pg_roles" => 1260,
+        _ => return None,
+    })
 }
 
 fn rand_u64() -> u64 {

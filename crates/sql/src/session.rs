@@ -685,6 +685,58 @@ impl Session {
                     }
                 }
             };
+        // `col = $n` with a uuid, json or char column: DataFusion sees text,
+        // the client should see the column's type.
+        let mut tables = Vec::new();
+        let _ = datafusion::sql::sqlparser::ast::visit_relations(stmt, |r| {
+            if let Some(name) = r.0.last().and_then(|p| p.as_ident())
+                && let Some(t) = self.catalog().table(self.db(), &crate::dml::normalize(&name.value, name.quote_style))
+            {
+                tables.push(t);
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        let _ = datafusion::sql::sqlparser::ast::visit_expressions(stmt, |e| {
+            use datafusion::sql::sqlparser::ast::Expr;
+            if let Expr::BinaryOp { left, right, .. } = e {
+                let placeholder = |x: &Expr| match x {
+                    Expr::Value(v) => match &v.value {
+                        datafusion::sql::sqlparser::ast::Value::Placeholder(p) => {
+                            p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok())
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let column = |x: &Expr| match x {
+                    Expr::Identifier(i) => Some(crate::dml::normalize(&i.value, i.quote_style)),
+                    Expr::CompoundIdentifier(p) => p.last().map(|i| crate::dml::normalize(&i.value, i.quote_style)),
+                    _ => None,
+                };
+                let pair = match (placeholder(left), placeholder(right)) {
+                    (None, Some(n)) => column(left).map(|c| (c, n)),
+                    (Some(n), None) => column(right).map(|c| (c, n)),
+                    _ => None,
+                };
+                if let Some((c, n)) = pair {
+                    let types: Vec<crate::types::SqlType> =
+                        tables.iter().filter_map(|t| t.column(&c).map(|c| c.ty)).collect();
+                    if let [ty] = types.as_slice()
+                        && matches!(
+                            ty,
+                            crate::types::SqlType::Uuid
+                                | crate::types::SqlType::Json
+                                | crate::types::SqlType::Jsonb
+                                | crate::types::SqlType::Char(_)
+                                | crate::types::SqlType::Varchar(_)
+                        )
+                    {
+                        param_sql.entry(n).or_insert(*ty);
+                    }
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
         match stmt {
             Statement::Query(q) => {
                 let state = self.ctx.state();

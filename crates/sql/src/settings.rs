@@ -276,6 +276,12 @@ pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Out
             Ok(Some(Output::Command("RESET".into())))
         }
         Statement::Discard { .. } => Ok(Some(Output::Command("DISCARD ALL".into()))),
+        // Connection poolers reset sessions with these; Tessera has no SQL
+        // cursors or notification channels, so there is nothing to close.
+        Statement::Close { cursor: datafusion::sql::sqlparser::ast::CloseCursor::All } => {
+            Ok(Some(Output::Command("CLOSE CURSOR ALL".into())))
+        }
+        Statement::UNLISTEN { .. } => Ok(Some(Output::Command("UNLISTEN".into()))),
         _ => Ok(None),
     }
 }

@@ -1,5 +1,6 @@
 mod auth;
 mod client;
+mod drivers;
 mod durability;
 mod harness;
 mod limits;

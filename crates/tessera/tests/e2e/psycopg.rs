@@ -18,7 +18,7 @@ const INSTALL: &str = "python3 -m pip install \"psycopg[binary]\"";
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Runs `python3 <args>` and returns (success, stdout, stderr), killing it after `SCRIPT_TIMEOUT`.
-fn python(args: &[&str]) -> (bool, String, String) {
+pub(crate) fn python(args: &[&str]) -> (bool, String, String) {
     let mut child = Command::new("python3")
         .args(args)
         // No PG* variable of the machine may redirect the connection or change its settings.

@@ -114,3 +114,34 @@ fn tls_with_a_configured_certificate() {
     assert!(out.status.success(), "psql failed: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "over tls");
 }
+
+/// A CancelRequest (on its own connection, naming the backend by its key)
+/// ends the running statement with 57014; the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_request_ends_the_running_statement() {
+    let server = Server::start();
+    let port = server.port();
+    tokio::time::timeout(Duration::from_secs(120), async move {
+        let c = connect(port).await.unwrap();
+        c.batch_execute(
+            "CREATE TABLE big (a int PRIMARY KEY, b int); \
+             INSERT INTO big SELECT value, value % 10 FROM generate_series(1, 100000)",
+        )
+        .await
+        .unwrap();
+        let token = c.cancel_token();
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            token.cancel_query(NoTls).await
+        });
+        let started = std::time::Instant::now();
+        let err = c.query("SELECT count(*) FROM big x JOIN big y ON x.b = y.b", &[]).await.unwrap_err();
+        assert_eq!(code(&err), Some("57014"), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(20), "the cancel took {:?}", started.elapsed());
+        canceller.await.unwrap().expect("sending the cancel request");
+        let n: i64 = c.query_one("SELECT count(*) FROM big", &[]).await.unwrap().get(0);
+        assert_eq!(n, 100000);
+    })
+    .await
+    .expect("timed out");
+}

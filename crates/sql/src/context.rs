@@ -145,7 +145,12 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     options.sql_parser.parse_float_as_decimal = true;
     options.sql_parser.enable_ident_normalization = true;
     options.execution.time_zone = Some("+00:00".into());
-    let ctx = SessionContext::new_with_config(config);
+    let state = datafusion::execution::session_state::SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(crate::overflow::CheckedArithmetic))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::functions::register(&ctx, &resolver);
     ctx

@@ -35,6 +35,7 @@ pub mod error;
 pub mod explain;
 pub mod functions;
 pub mod naming;
+pub mod overflow;
 pub mod pg_catalog;
 pub mod provider;
 pub mod rowcodec;

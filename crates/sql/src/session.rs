@@ -163,8 +163,42 @@ fn level(l: &TransactionIsolationLevel) -> Isolation {
     }
 }
 
+/// PostgreSQL accepts `ON`/`OFF` for boolean COPY options (`WITH (FREEZE ON)`,
+/// as pgbench sends); sqlparser wants TRUE/FALSE.
+fn normalize_copy_options(sql: &str) -> std::borrow::Cow<'_, str> {
+    let trimmed = sql.trim_start();
+    if !trimmed.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("copy")) {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let lower = sql.to_lowercase();
+    let mut out = sql.to_string();
+    for (opt, word, value) in
+        [("freeze", "on", "TRUE"), ("freeze", "off", "FALSE"), ("header", "on", "TRUE"), ("header", "off", "FALSE")]
+    {
+        let pattern = format!("{opt} {word}");
+        if let Some(i) = lower.find(&pattern) {
+            let end = i + pattern.len();
+            if lower[end..].starts_with([',', ')', ' ']) {
+                out.replace_range(i..end, &format!("{} {value}", &sql[i..i + opt.len()]));
+                return std::borrow::Cow::Owned(out);
+            }
+        }
+    }
+    std::borrow::Cow::Borrowed(sql)
+}
+
 /// Splits a query string into statements (PostgreSQL dialect).
 pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
+    let sql = &normalize_copy_options(sql);
+    // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
+    // GC pass it triggers covers every table anyway.
+    let head = sql.trim_start();
+    if head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum"))
+        && !head.trim_end().trim_end_matches(';').contains(';')
+    {
+        return datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, "VACUUM")
+            .map_err(|e| SqlError::internal(e.to_string()));
+    }
     let mut stmts = datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
         let msg = e.to_string();
         let msg = msg.trim_start_matches("sql parser error: ");

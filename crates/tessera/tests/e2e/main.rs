@@ -4,6 +4,7 @@ mod drivers;
 mod durability;
 mod harness;
 mod limits;
+mod pgbench;
 mod psql;
 mod psycopg;
 mod robustness;

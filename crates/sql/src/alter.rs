@@ -105,9 +105,10 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
             let rows = count(session, &format!("SELECT count(*) FROM {quoted}")).await?;
             let fill: Option<Vec<u8>> = match (&col.default, rows > 0) {
                 (Some(d), true) => {
-                    let stmt = crate::session::parse_sql(&format!("SELECT CAST({d} AS {})", cast_name(ty)))?
-                        .pop()
-                        .expect("stmt");
+                    let stmt =
+                        crate::session::parse_sql(&format!("SELECT CAST({d} AS {})", crate::dml::cast_type(ty)))?
+                            .pop()
+                            .expect("stmt");
                     *session.txn.lock() = Some(session.catalog().engine().begin(Isolation::Snapshot)?);
                     let out = async { session.collect(session.plan_query(stmt, &[]).await?).await }.await;
                     if let Some(t) = session.txn.lock().take() {
@@ -290,17 +291,6 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
         other => return Err(SqlError::unsupported(format!("ALTER TABLE {other}"))),
     }
     Ok(())
-}
-
-fn cast_name(ty: SqlType) -> String {
-    match ty {
-        SqlType::Numeric { precision, scale } => format!("DECIMAL({precision},{scale})"),
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
-            "TEXT".into()
-        }
-        SqlType::TimestampTz => "TIMESTAMPTZ".into(),
-        other => other.name().to_uppercase(),
-    }
 }
 
 struct CreateIndexLite {

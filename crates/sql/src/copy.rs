@@ -14,7 +14,7 @@ use datafusion::sql::sqlparser::ast::{
 use tessera_engine::Savepoint;
 
 use crate::catalog::TableDef;
-use crate::dml::{check_rows, encode_rows, normalize, rowid_sequence, target_table};
+use crate::dml::{allocate_rowids, check_rows, encode_rows, normalize, target_table};
 use crate::error::{Result, SqlError, code};
 use crate::session::{Output, Session};
 use crate::types::SqlType;
@@ -437,20 +437,7 @@ pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
         }
         let batch = RecordBatch::try_new(def.arrow_schema(), arrays)?;
         let batch = check_rows(session, &def, batch).await?;
-        let rowids = match def.rowid_field {
-            Some(_) => {
-                let seq = session
-                    .catalog()
-                    .sequence(&def.db, &rowid_sequence(&def))
-                    .ok_or_else(|| SqlError::internal("row id sequence missing"))?;
-                let mut ids = Vec::with_capacity(chunk.len());
-                for _ in 0..chunk.len() {
-                    ids.push(session.catalog().nextval(&seq)?);
-                }
-                Some(ids)
-            }
-            None => None,
-        };
+        let rowids = allocate_rowids(session, &def, chunk.len())?;
         let rows = encode_rows(&def, &batch, rowids.as_deref())?;
         {
             let mut slot = session.txn.lock();

@@ -80,7 +80,7 @@ pub(crate) fn quote_ident(s: &str) -> String {
 
 /// The SQL type to CAST a VALUES cell to for a column (DataFusion's own
 /// spelling; uuid, json and char(n) travel as text and are checked here).
-fn cast_type(ty: SqlType) -> String {
+pub(crate) fn cast_type(ty: SqlType) -> String {
     match ty {
         SqlType::Numeric { precision, scale } => format!("DECIMAL({precision},{scale})"),
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
@@ -246,20 +246,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
     }
     let batch = RecordBatch::try_new(def.arrow_schema(), arrays)?;
     let batch = check_rows(session, &def, batch).await?;
-    let rowids = match def.rowid_field {
-        Some(_) => {
-            let seq = session
-                .catalog()
-                .sequence(&def.db, &rowid_sequence(&def))
-                .ok_or_else(|| SqlError::internal("row id sequence missing"))?;
-            let mut ids = Vec::with_capacity(nrows);
-            for _ in 0..nrows {
-                ids.push(session.catalog().nextval(&seq)?);
-            }
-            Some(ids)
-        }
-        None => None,
-    };
+    let rowids = allocate_rowids(session, &def, nrows)?;
     let rows = encode_rows(&def, &batch, rowids.as_deref())?;
     let table = session.catalog().engine_table(&def)?;
     let on_conflict = match &ins.on {
@@ -329,6 +316,19 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
             returning(session, &def, None, all, items, &format!("INSERT 0 {count}")).await
         }
     }
+}
+
+/// Hidden row ids for `n` new rows of a table without a primary key (None
+/// for tables with one).
+pub(crate) fn allocate_rowids(session: &Session, def: &TableDef, n: usize) -> Result<Option<Vec<i64>>> {
+    if def.rowid_field.is_none() {
+        return Ok(None);
+    }
+    let seq = session
+        .catalog()
+        .sequence(&def.db, &rowid_sequence(def))
+        .ok_or_else(|| SqlError::internal("row id sequence missing"))?;
+    (0..n).map(|_| session.catalog().nextval(&seq)).collect::<Result<Vec<_>>>().map(Some)
 }
 
 pub fn rowid_sequence(def: &TableDef) -> String {

@@ -56,6 +56,19 @@ fn sql_err(e: SqlError) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
+/// The sequence a nextval/currval/setval argument names.
+fn find_sequence(
+    catalog: &crate::catalog::Catalog,
+    db: &str,
+    arg: &str,
+) -> DfResult<(String, Arc<crate::catalog::SequenceDef>)> {
+    let name = seq_name(arg);
+    match catalog.sequence(db, &name) {
+        Some(seq) => Ok((name, seq)),
+        None => Err(sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))),
+    }
+}
+
 fn seq_name(s: &str) -> String {
     let s = s.trim().trim_start_matches("public.");
     if s.starts_with('"') { s.trim_matches('"').to_string() } else { s.to_lowercase() }
@@ -514,10 +527,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
         Volatility::Volatile,
         Arc::new(move |args| {
             map_text(&args[0], DataType::Int64, |n| {
-                let name = seq_name(n);
-                let seq = c.sequence(&d, &name).ok_or_else(|| {
-                    sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
-                })?;
+                let (_, seq) = find_sequence(&c, &d, n)?;
                 Ok(Some(ScalarValue::Int64(Some(c.nextval(&seq).map_err(sql_err)?))))
             })
         }),
@@ -530,10 +540,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
         Volatility::Volatile,
         Arc::new(move |args| {
             map_text(&args[0], DataType::Int64, |n| {
-                let name = seq_name(n);
-                let seq = c.sequence(&d, &name).ok_or_else(|| {
-                    sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
-                })?;
+                let (name, seq) = find_sequence(&c, &d, n)?;
                 match c.last_value(&seq) {
                     Some(v) => Ok(Some(ScalarValue::Int64(Some(v)))),
                     None => Err(sql_err(SqlError::new(
@@ -559,10 +566,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
                 _ => return Err(sql_err(SqlError::new(code::INVALID_PARAMETER_VALUE, "setval needs a value"))),
             };
             map_text(&args[0], DataType::Int64, |n| {
-                let name = seq_name(n);
-                let seq = c.sequence(&d, &name).ok_or_else(|| {
-                    sql_err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")))
-                })?;
+                let (_, seq) = find_sequence(&c, &d, n)?;
                 c.setval(&seq, value, true).map_err(sql_err)?;
                 Ok(Some(ScalarValue::Int64(Some(value))))
             })

@@ -180,6 +180,10 @@ impl Transaction {
         self.ops.is_empty()
     }
 
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
     pub fn set_durability(&mut self, d: Durability) {
         self.durability = d;
     }

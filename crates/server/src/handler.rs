@@ -98,11 +98,33 @@ impl Conn {
                         settings.set_startup(k, v);
                     }
                 }
+                // `options` carries command-line style settings (PGOPTIONS='-c name=value').
+                if let Some(options) = meta.get("options") {
+                    for (k, v) in startup_options(options) {
+                        settings.set_startup(&k, &v);
+                    }
+                }
             }
             *guard = Some(session);
         }
         Ok(guard)
     }
+}
+
+/// The `-c name=value` and `--name=value` pairs of a startup `options` string.
+fn startup_options(options: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut words = options.split_whitespace();
+    while let Some(w) = words.next() {
+        let pair = match w {
+            "-c" => words.next(),
+            _ => w.strip_prefix("-c").or_else(|| w.strip_prefix("--")),
+        };
+        if let Some((k, v)) = pair.and_then(|p| p.split_once('=')) {
+            out.push((k.replace('-', "_"), v.to_string()));
+        }
+    }
+    out
 }
 
 fn status_response(before: TxnStatus, after: TxnStatus, tag: Tag) -> Response {
@@ -176,6 +198,14 @@ impl SimpleQueryHandler for Conn {
         let _busy = self.activity();
         let mut guard = self.session(client).await?;
         let session = guard.as_mut().expect("session");
+        let before = session.status();
+        if let Some(result) = session.execute_simple_fast(query) {
+            let after = session.status();
+            return Ok(vec![match result {
+                Ok(o) => output_response(o, before, after, &Format::UnifiedText)?,
+                Err(e) => Response::Error(Box::new(error_info(e))),
+            }]);
+        }
         let stmts = match parse_sql(query) {
             Ok(s) => s,
             Err(e) => return Ok(vec![Response::Error(Box::new(error_info(e)))]),
@@ -244,7 +274,7 @@ impl SimpleQueryHandler for Conn {
 
 /// Runs a statement under the session's `statement_timeout`.
 async fn run_with_timeout(session: &mut Session, stmt: Statement, params: &[ScalarValue]) -> Result<Output, SqlError> {
-    let ms = session.info.settings.lock().millis("statement_timeout");
+    let ms = session.info.settings.lock().hot().statement_timeout_ms;
     if ms == 0 {
         return session.execute(stmt, params).await;
     }
@@ -335,6 +365,8 @@ pub struct Prepared {
     pub param_types: Vec<Option<DataType>>,
     pub param_oids: Vec<Type>,
     pub schema: Option<SchemaRef>,
+    /// The statement bound for the fast path, when it is a fast-path statement.
+    pub fast: Option<Arc<tessera_sql::fast::FastPlan>>,
 }
 
 pub struct Parser {
@@ -385,7 +417,8 @@ impl QueryParser for Parser {
             param_types.push(dt);
             param_oids.push(oid);
         }
-        Ok(Some(Prepared { stmt: Some(stmt), param_types, param_oids, schema: described.schema }))
+        let fast = session.prepare_fast(&stmt);
+        Ok(Some(Prepared { stmt: Some(stmt), param_types, param_oids, schema: described.schema, fast }))
     }
 
     fn get_parameter_types(&self, stmt: &Prepared) -> PgWireResult<Vec<Type>> {
@@ -423,7 +456,7 @@ impl ExtendedQueryHandler for Extended {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let prepared = &portal.statement.statement;
-        let Some(stmt) = prepared.stmt.clone() else { return Ok(Response::EmptyQuery) };
+        let Some(stmt) = prepared.stmt.as_ref() else { return Ok(Response::EmptyQuery) };
         let mut params = Vec::with_capacity(portal.parameters.len());
         for (i, raw) in portal.parameters.iter().enumerate() {
             let ty = prepared.param_oids.get(i).cloned().unwrap_or(Type::TEXT);
@@ -436,7 +469,11 @@ impl ExtendedQueryHandler for Extended {
         let mut guard = self.conn.session(client).await?;
         let session = guard.as_mut().expect("session");
         let before = session.status();
-        let result = run_with_timeout(session, stmt, &params).await;
+        let fast = prepared.fast.as_ref().and_then(|plan| session.execute_prepared_fast(stmt, plan, &params));
+        let result = match fast {
+            Some(r) => r,
+            None => run_with_timeout(session, stmt.clone(), &params).await,
+        };
         let after = session.status();
         set_status(client, after);
         match result {
@@ -556,6 +593,16 @@ impl StartupHandler for Startup {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn startup_options_are_read_like_postgres_does() {
+        let got = super::startup_options("-c synchronous_commit=off  --statement-timeout=5s -cjit=off bogus");
+        let want = [("synchronous_commit", "off"), ("statement_timeout", "5s"), ("jit", "off")];
+        assert_eq!(got, want.map(|(k, v)| (k.to_string(), v.to_string())));
     }
 }
 

@@ -269,6 +269,12 @@ impl Catalog {
         self.version.load(Ordering::Acquire)
     }
 
+    /// Marks a change that is not a catalog entry but invalidates what
+    /// sessions keep bound to it (TRUNCATE replaces a table's engine table).
+    pub fn touch(&self) {
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
     fn load(&self) -> Result<()> {
         let mut txn = self.engine.begin(Isolation::Snapshot)?;
         let rows = txn.scan_collect(&self.catalog_table, PRIMARY, &KeyRange::all())?;

@@ -49,6 +49,7 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
             }
             for def in defs {
                 session.catalog().engine().truncate_table(&def.engine_name)?;
+                session.catalog().touch();
                 if restart {
                     for s in session.catalog().sequences(&def.db) {
                         if s.owned_by.as_ref().map(|o| o.0) == Some(def.oid) {

@@ -21,6 +21,13 @@ pub async fn execute(
     params: &[ScalarValue],
 ) -> Result<Output> {
     let mut lines: Vec<String> = Vec::new();
+    if !analyze
+        && session.fast_path_enabled()
+        && let Some(plan) = session.prepare_fast(&stmt)
+    {
+        lines.push(plan.describe());
+        return Ok(rows(lines));
+    }
     match stmt {
         Statement::Query(_) => {
             let plan = session.plan_query(stmt, params).await?;
@@ -76,7 +83,13 @@ pub async fn execute(
     for note in session.notes.lock().iter() {
         lines.push(format!("Tessera scan {note}"));
     }
+    lines.push("Tessera path: general (DataFusion)".to_string());
+    Ok(rows(lines))
+}
+
+fn rows(lines: Vec<String>) -> Output {
     let schema = Arc::new(Schema::new(vec![Field::new("QUERY PLAN", DataType::Utf8, false)]));
-    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(lines))])?;
-    Ok(Output::Rows { schema, batches: vec![batch], tag: "EXPLAIN".into() })
+    let batch =
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(lines))]).expect("one text column");
+    Output::Rows { schema, batches: vec![batch], tag: "EXPLAIN".into() }
 }

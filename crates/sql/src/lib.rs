@@ -33,6 +33,7 @@ pub mod dml;
 pub mod dml_params;
 pub mod error;
 pub mod explain;
+pub mod fast;
 pub mod functions;
 pub mod naming;
 pub mod overflow;

@@ -79,7 +79,7 @@ pub fn enc_i64(v: i64) -> [u8; 8] {
     ((v as u64) ^ (1 << 63)).to_be_bytes()
 }
 
-fn enc_f32(v: f32) -> [u8; 4] {
+pub(crate) fn enc_f32(v: f32) -> [u8; 4] {
     let v = if v == 0.0 {
         0.0f32
     } else if v.is_nan() {
@@ -91,7 +91,7 @@ fn enc_f32(v: f32) -> [u8; 4] {
     (if b >> 31 == 1 { !b } else { b | (1 << 31) }).to_be_bytes()
 }
 
-fn enc_f64(v: f64) -> [u8; 8] {
+pub(crate) fn enc_f64(v: f64) -> [u8; 8] {
     let v = if v == 0.0 {
         0.0f64
     } else if v.is_nan() {
@@ -103,12 +103,12 @@ fn enc_f64(v: f64) -> [u8; 8] {
     (if b >> 63 == 1 { !b } else { b | (1 << 63) }).to_be_bytes()
 }
 
-fn dec_f32(b: [u8; 4]) -> f32 {
+pub(crate) fn dec_f32(b: [u8; 4]) -> f32 {
     let u = u32::from_be_bytes(b);
     f32::from_bits(if u >> 31 == 1 { u & !(1 << 31) } else { !u })
 }
 
-fn dec_f64(b: [u8; 8]) -> f64 {
+pub(crate) fn dec_f64(b: [u8; 8]) -> f64 {
     let u = u64::from_be_bytes(b);
     f64::from_bits(if u >> 63 == 1 { u & !(1 << 63) } else { !u })
 }

@@ -124,6 +124,8 @@ pub struct Session {
     block: Option<Block>,
     /// Set by SET TRANSACTION before the first statement of a block.
     next_isolation: Option<Isolation>,
+    /// Fast-path plans of simple-protocol queries, by template.
+    pub(crate) templates: crate::fast::TemplateCache,
 }
 
 struct Block {
@@ -239,7 +241,17 @@ impl Session {
         };
         let scratch = resolver.scratch.clone();
         let ctx = new_context(resolver);
-        Session { shared, info, txn, notes, ctx, scratch, block: None, next_isolation: None }
+        Session {
+            shared,
+            info,
+            txn,
+            notes,
+            ctx,
+            scratch,
+            block: None,
+            next_isolation: None,
+            templates: Default::default(),
+        }
     }
 
     pub(crate) fn set_scratch(&self, name: &str, batch: RecordBatch) {
@@ -309,7 +321,17 @@ impl Session {
         (outs, None)
     }
 
-    fn fail_block(&mut self) {
+    /// Inside an aborted transaction block.
+    pub(crate) fn block_failed(&self) -> bool {
+        self.block.as_ref().is_some_and(|b| b.failed)
+    }
+
+    /// Statements commit one by one (no block is open).
+    pub(crate) fn autocommit(&self) -> bool {
+        self.block.is_none()
+    }
+
+    pub(crate) fn fail_block(&mut self) {
         if let Some(b) = &mut self.block {
             b.failed = true;
         }
@@ -383,7 +405,7 @@ impl Session {
         match result {
             Ok(out) => {
                 if autocommit && let Some(txn) = slot.take() {
-                    txn.commit()?;
+                    commit_txn(txn)?;
                 }
                 Ok(out)
             }
@@ -403,12 +425,12 @@ impl Session {
         }
     }
 
-    fn ensure_txn(&mut self) -> Result<()> {
+    pub(crate) fn ensure_txn(&mut self) -> Result<()> {
         let mut slot = self.txn.lock();
         if slot.is_none() {
             let isolation = self.current_isolation();
             let mut txn = self.shared.engine.begin(isolation)?;
-            if self.info.settings.lock().get("synchronous_commit") == "off" {
+            if self.info.settings.lock().hot().lazy_commit {
                 txn.set_durability(tessera_engine::Durability::Lazy);
             }
             *slot = Some(txn);
@@ -528,7 +550,7 @@ impl Session {
             return Ok(Output::Command("ROLLBACK".into()));
         }
         if let Some(t) = txn {
-            t.commit()?;
+            commit_txn(t)?;
         }
         Ok(Output::Command("COMMIT".into()))
     }
@@ -663,6 +685,28 @@ impl Session {
         }
         r
     }
+}
+
+/// Runs `f`, which may block (on a concurrent writer, or on the log's
+/// fsync), without stalling the other connections served by this runtime
+/// thread: the runtime hands its other work to another thread meanwhile.
+pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+/// Commits; a durable commit that wrote waits for its group's fsync off
+/// the runtime's thread, so that the commits of many connections can share
+/// one fsync (group commit) instead of one per runtime thread.
+fn commit_txn(txn: tessera_engine::Transaction) -> Result<()> {
+    if txn.is_read_only() || txn.durability() == tessera_engine::Durability::Lazy {
+        txn.commit()?;
+    } else {
+        blocking(|| txn.commit())?;
+    }
+    Ok(())
 }
 
 /// DataFusion's CPU-bound work runs on its own thread pool, so the

@@ -65,11 +65,24 @@ fn canonical(name: &str) -> Option<&'static str> {
 #[derive(Debug, Clone)]
 pub struct Settings {
     values: BTreeMap<&'static str, String>,
+    hot: Hot,
+}
+
+/// The settings read on every statement, kept decoded so that reading them
+/// costs no lookup.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hot {
+    pub fast_path: bool,
+    pub lazy_commit: bool,
+    pub statement_timeout_ms: u64,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { values: KNOWN.iter().map(|(n, d, _)| (*n, d.to_string())).collect() }
+        let mut s =
+            Settings { values: KNOWN.iter().map(|(n, d, _)| (*n, d.to_string())).collect(), hot: Hot::default() };
+        s.refresh_hot();
+        s
     }
 }
 
@@ -88,7 +101,21 @@ impl Settings {
         };
         let value = validate(key, value)?;
         self.values.insert(key, value);
+        self.refresh_hot();
         Ok(())
+    }
+
+    pub fn hot(&self) -> Hot {
+        self.hot
+    }
+
+    fn refresh_hot(&mut self) {
+        let value = |n: &str| self.values.get(n).map(|v| v.as_str()).unwrap_or("");
+        self.hot = Hot {
+            fast_path: value("tessera.fast_path") == "on",
+            lazy_commit: value("synchronous_commit") == "off",
+            statement_timeout_ms: parse_millis(value("statement_timeout")).unwrap_or(0),
+        };
     }
 
     /// Applies a startup parameter, ignoring values Tessera cannot honour

@@ -1,6 +1,8 @@
 //! Runs every `tests/slt/*.slt` file with [sqllogictest], each on a fresh database.
 //!
-//! Against Tessera (the default), each file gets its own server on a fresh data directory:
+//! Against Tessera (the default), each file runs twice, each time on its own server with a fresh data directory:
+//! once as is, where short key-based statements take the fast path, and once with `tessera.fast_path = off`,
+//! where every statement takes the general (DataFusion) path. Both must give PostgreSQL's results.
 //!
 //! ```text
 //! cargo test -p tessera --test e2e slt
@@ -190,7 +192,19 @@ fn sqllogictest_files() {
             None => {
                 // Kept alive until the file is done; dropping it kills the server.
                 let server = Server::start();
-                runtime.block_on(run_file(server.conn_str(), "tessera", file))
+                let fast = runtime.block_on(run_file(server.conn_str(), "tessera", file));
+                // Then again with the fast path off: both paths must give the same results and errors.
+                let server = Server::start();
+                let general = format!("{} options='-c tessera.fast_path=off'", server.conn_str());
+                let general = runtime.block_on(run_file(general, "tessera", file));
+                match (fast, general) {
+                    (Ok(()), Ok(())) => Ok(()),
+                    (fast, general) => Err(format!(
+                        "{}{}",
+                        fast.err().map(|e| format!("with the fast path:\n{e}\n")).unwrap_or_default(),
+                        general.err().map(|e| format!("with tessera.fast_path=off:\n{e}")).unwrap_or_default()
+                    )),
+                }
             }
         };
         let name = file.file_name().unwrap().to_string_lossy();

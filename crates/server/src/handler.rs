@@ -596,16 +596,6 @@ impl StartupHandler for Startup {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn startup_options_are_read_like_postgres_does() {
-        let got = super::startup_options("-c synchronous_commit=off  --statement-timeout=5s -cjit=off bogus");
-        let want = [("synchronous_commit", "off"), ("statement_timeout", "5s"), ("jit", "off")];
-        assert_eq!(got, want.map(|(k, v)| (k.to_string(), v.to_string())));
-    }
-}
-
 pub fn server_params() -> Arc<DefaultServerParameterProvider> {
     let mut p = DefaultServerParameterProvider::default();
     p.server_version = tessera_sql::settings::SERVER_VERSION.to_string();
@@ -615,4 +605,14 @@ pub fn server_params() -> Arc<DefaultServerParameterProvider> {
     p.interval_style = "postgres".to_string();
     p.search_path = "\"$user\", public".to_string();
     Arc::new(p)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn startup_options_are_read_like_postgres_does() {
+        let got = super::startup_options("-c synchronous_commit=off  --statement-timeout=5s -cjit=off bogus");
+        let want = [("synchronous_commit", "off"), ("statement_timeout", "5s"), ("jit", "off")];
+        assert_eq!(got, want.map(|(k, v)| (k.to_string(), v.to_string())));
+    }
 }

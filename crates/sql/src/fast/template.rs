@@ -102,7 +102,7 @@ pub fn templatize(sql: &str) -> Option<Template> {
                     }
                 }
                 // Adjacent literals separated by a newline concatenate in SQL.
-                if b.get(j + 1).is_some_and(|c| *c == b'\'') {
+                if sql[j + 1..].trim_start().starts_with('\'') {
                     return None;
                 }
                 push_space(&mut key, &mut pending_space);

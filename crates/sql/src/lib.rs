@@ -16,7 +16,11 @@
 //! * INSERT / UPDATE / DELETE (`dml`) — rewritten as queries whose result rows
 //!   name exactly the rows to write, then applied to the engine here (never
 //!   through DataFusion's DML hooks);
-//! * COPY (`copy`) — text and CSV in and out.
+//! * COPY (`copy`) — text and CSV in and out;
+//! * the fast path (`fast`) — short statements that reach rows by a unique
+//!   key (point SELECT, INSERT … VALUES, UPDATE/DELETE by key) are bound once
+//!   and run directly on the engine, skipping DataFusion; whatever they
+//!   cannot do exactly falls back to the general path above.
 //!
 //! Values are stored one engine field per column in order-preserving
 //! encodings (`rowcodec`); `types` maps SQL types to Arrow and PostgreSQL

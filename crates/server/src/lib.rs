@@ -11,6 +11,7 @@
 //! closed) and pgwire's message size limit; a malformed message ends only
 //! its own connection.
 
+mod connection;
 mod handler;
 mod values;
 
@@ -22,7 +23,6 @@ use pgwire::api::auth::AuthDriver;
 use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::sasl::scram::ScramAuth;
 use pgwire::api::{ConnectionManager, PgWireServerHandlers};
-use pgwire::tokio::process_socket;
 use tessera_sql::SqlEngine;
 use tokio::net::TcpListener;
 
@@ -141,7 +141,7 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
             // malformed messages): frees the slot and closes the watchdog's
             // handle on the socket, so the client sees the connection end.
             let _cleanup = ConnectionEnd { active: active.clone(), watchdog: watchdog.abort_handle() };
-            if let Err(e) = process_socket(socket, tls, handlers).await {
+            if let Err(e) = connection::serve_connection(socket, tls, handlers).await {
                 tracing::debug!(%peer, "connection ended: {e}");
             }
             // Roll back whatever the client left open.

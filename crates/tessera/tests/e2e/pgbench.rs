@@ -1,9 +1,9 @@
 //! pgbench, unmodified, against the server: `pgbench -i` (CREATE TABLE …
 //! WITH (fillfactor), TRUNCATE, COPY … WITH (FREEZE ON), VACUUM ANALYZE,
-//! ALTER TABLE … ADD PRIMARY KEY) and a short run of the default TPC-B-like
-//! script, which must finish without failed transactions and keep the
-//! balances consistent. Speed is the benchmark's business (bench/), not this
-//! test's.
+//! ALTER TABLE … ADD PRIMARY KEY) and short runs of the default TPC-B-like
+//! script with each query protocol, `-S`, `-N`, and SERIALIZABLE with
+//! `--max-tries`, which must finish and keep the balances consistent. Speed
+//! is the benchmark's business (bench/pgbench.sh), not this test's.
 //!
 //! Needs `pgbench` (Debian: postgresql-client).
 
@@ -12,11 +12,15 @@ use std::process::Command;
 use crate::harness::Server;
 
 fn pgbench(server: &Server, args: &[&str]) -> String {
+    pgbench_with(server, args, "")
+}
+
+fn pgbench_with(server: &Server, args: &[&str], options: &str) -> String {
     let out = Command::new("pgbench")
         .args(["-h", "127.0.0.1", "-p", &server.port().to_string(), "-U", "tessera"])
         .args(args)
         .arg("tessera")
-        .env_remove("PGOPTIONS")
+        .env("PGOPTIONS", options)
         .output()
         .expect("pgbench is needed (Debian: postgresql-client)");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -50,4 +54,50 @@ fn pgbench_initializes_and_runs_tpcb() {
          AND (SELECT count(*) FROM pgbench_history) = 30",
     );
     assert_eq!(sums, "t");
+}
+
+/// Accounts, tellers and branches received the same deltas.
+fn balances_agree(server: &Server) -> bool {
+    psql(
+        server,
+        "SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT sum(tbalance) FROM pgbench_tellers) \
+         AND (SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT sum(bbalance) FROM pgbench_branches)",
+    ) == "t"
+}
+
+#[test]
+fn pgbench_runs_every_protocol_and_mode() {
+    let server = Server::start();
+    pgbench(&server, &["-i", "-s", "1", "-q"]);
+    for mode in ["simple", "extended", "prepared"] {
+        let run = pgbench(&server, &["-c", "3", "-j", "1", "-t", "10", "-M", mode]);
+        assert!(run.contains("number of transactions actually processed: 30/30"), "-M {mode}: {run}");
+        assert!(run.contains("number of failed transactions: 0 "), "-M {mode}: {run}");
+        assert!(balances_agree(&server), "balances disagree after -M {mode}");
+    }
+    let select_only = pgbench(&server, &["-S", "-M", "prepared", "-c", "2", "-t", "50"]);
+    assert!(select_only.contains("actually processed: 100/100"), "{select_only}");
+    // -N leaves tellers and branches alone: accounts and history move together.
+    let sums =
+        "SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT coalesce(sum(delta), 0) FROM pgbench_history)";
+    let before: Vec<i64> = psql(&server, sums).split('|').map(|v| v.parse().unwrap()).collect();
+    let skip = pgbench(&server, &["-N", "-n", "-c", "2", "-t", "10"]);
+    assert!(skip.contains("actually processed: 20/20"), "{skip}");
+    let after: Vec<i64> = psql(&server, sums).split('|').map(|v| v.parse().unwrap()).collect();
+    assert_eq!(after[0] - before[0], after[1] - before[1], "accounts and history disagree after -N");
+    // SERIALIZABLE: conflicts are 40001 and pgbench retries them; every committed transaction moved the same
+    // delta through accounts, tellers and branches (which -N above left apart).
+    let three = "SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers), \
+                 (SELECT sum(bbalance) FROM pgbench_branches)";
+    let before: Vec<i64> = psql(&server, three).split('|').map(|v| v.parse().unwrap()).collect();
+    let ser = pgbench_with(
+        &server,
+        &["-n", "-c", "3", "-j", "1", "-t", "10", "--max-tries=50"],
+        "-c default_transaction_isolation=serializable",
+    );
+    assert!(ser.contains("actually processed: 30/30"), "{ser}");
+    let after: Vec<i64> = psql(&server, three).split('|').map(|v| v.parse().unwrap()).collect();
+    let moved: Vec<i64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    assert!(moved.iter().all(|m| *m == moved[0]), "balances moved apart in the serializable run: {moved:?}");
+    assert_eq!(psql(&server, "SHOW default_transaction_isolation"), "read committed");
 }

@@ -30,6 +30,11 @@ pub enum EngineError {
     #[error("gave up waiting for a row held by another transaction after {0:?}")]
     LockTimeout(std::time::Duration),
 
+    /// The transaction was told not to wait ([`crate::Transaction::set_wait`])
+    /// and would have had to wait for a row's holder. Nothing was changed.
+    #[error("a row is held by another transaction and this one may not wait")]
+    WouldBlock,
+
     #[error("duplicate key value violates unique constraint \"{index}\"")]
     UniqueViolation { table: String, index: String },
 
@@ -115,7 +120,7 @@ impl EngineError {
     pub fn class(&self) -> ErrorClass {
         use EngineError::*;
         match self {
-            Conflict { .. } | Deadlock | LockTimeout(_) => ErrorClass::Retryable,
+            Conflict { .. } | Deadlock | LockTimeout(_) | WouldBlock => ErrorClass::Retryable,
             UniqueViolation { .. }
             | NoSuchTable(_)
             | TableExists(_)

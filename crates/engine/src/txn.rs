@@ -134,6 +134,9 @@ pub struct Transaction {
     pub(crate) isolation: Isolation,
     pub(crate) read_ts: Timestamp,
     pub(crate) durability: Durability,
+    /// Whether a read-committed writer may wait for a row's holder (else
+    /// [`EngineError::WouldBlock`]).
+    pub(crate) may_wait: bool,
     pub(crate) ops: Vec<WriteOp>,
     pub(crate) reads: Vec<ReadOp>,
     pub(crate) scans: Vec<ScanOp>,
@@ -157,6 +160,7 @@ impl Transaction {
             isolation,
             read_ts,
             durability,
+            may_wait: true,
             ops: Vec::new(),
             reads: Vec::new(),
             scans: Vec::new(),
@@ -182,6 +186,13 @@ impl Transaction {
 
     pub fn durability(&self) -> Durability {
         self.durability
+    }
+
+    /// Forbids (or allows again) waiting for a row's holder: a caller on an
+    /// event loop tries without waiting first and moves to a thread that may
+    /// block only when a wait is needed.
+    pub fn set_wait(&mut self, allowed: bool) {
+        self.may_wait = allowed;
     }
 
     pub fn set_durability(&mut self, d: Durability) {
@@ -501,6 +512,9 @@ impl Transaction {
     /// after the engine's lock timeout.
     fn wait_for(&self, other: TxnId) -> Result<()> {
         let txns = &self.engine.txns;
+        if !self.may_wait {
+            return if txns.is_active(other) { Err(EngineError::WouldBlock) } else { Ok(()) };
+        }
         txns.set_waiting_for(self.slot, other);
         let started = std::time::Instant::now();
         let timeout = self.engine.config.lock_timeout;

@@ -244,7 +244,9 @@ impl SimpleQueryHandler for Conn {
                 continue;
             }
             let before = session.status();
-            let result = run_with_timeout(session, stmt, &[]).await;
+            // Boxed: the general path's future is large, and the fast path
+            // above should not pay for moving it.
+            let result = Box::pin(run_with_timeout(session, stmt, &[])).await;
             let after = session.status();
             match result {
                 Ok(Output::CopyIn(copy)) => {
@@ -396,7 +398,7 @@ impl QueryParser for Parser {
         let Some(stmt) = stmts.pop() else {
             return Ok(None);
         };
-        let described = session.describe(&stmt).await.map_err(to_pg_error)?;
+        let described = Box::pin(session.describe(&stmt)).await.map_err(to_pg_error)?;
         let n = described.params.keys().max().copied().unwrap_or(0).max(types.len());
         let mut param_types = Vec::with_capacity(n);
         let mut param_oids = Vec::with_capacity(n);
@@ -472,7 +474,7 @@ impl ExtendedQueryHandler for Extended {
         let fast = prepared.fast.as_ref().and_then(|plan| session.execute_prepared_fast(stmt, plan, &params));
         let result = match fast {
             Some(r) => r,
-            None => run_with_timeout(session, stmt.clone(), &params).await,
+            None => Box::pin(run_with_timeout(session, stmt.clone(), &params)).await,
         };
         let after = session.status();
         set_status(client, after);

@@ -280,8 +280,7 @@ impl Session {
     }
 
     fn default_isolation(&self) -> Isolation {
-        let name = self.info.settings.lock().get("default_transaction_isolation");
-        isolation_from_name(&name).unwrap_or(Isolation::ReadCommitted)
+        self.info.settings.lock().hot().default_isolation.unwrap_or(Isolation::ReadCommitted)
     }
 
     /// The isolation of the current or next transaction.
@@ -521,7 +520,7 @@ impl Session {
             return Ok(Output::Command("BEGIN".into()));
         }
         let mut isolation = self.next_isolation.take().unwrap_or_else(|| self.default_isolation());
-        let mut read_only = self.info.settings.lock().get("default_transaction_read_only") == "on";
+        let mut read_only = self.info.settings.lock().hot().default_read_only;
         for m in modes {
             match m {
                 TransactionMode::IsolationLevel(l) => isolation = level(l),

@@ -75,6 +75,8 @@ pub struct Hot {
     pub fast_path: bool,
     pub lazy_commit: bool,
     pub statement_timeout_ms: u64,
+    pub default_isolation: Option<tessera_engine::Isolation>,
+    pub default_read_only: bool,
 }
 
 impl Default for Settings {
@@ -115,6 +117,8 @@ impl Settings {
             fast_path: value("tessera.fast_path") == "on",
             lazy_commit: value("synchronous_commit") == "off",
             statement_timeout_ms: parse_millis(value("statement_timeout")).unwrap_or(0),
+            default_isolation: crate::session::isolation_from_name(value("default_transaction_isolation")),
+            default_read_only: value("default_transaction_read_only") == "on",
         };
     }
 

@@ -25,6 +25,17 @@ pub enum Outcome {
     /// The general path must run the statement; the caller undoes anything
     /// this attempt wrote (to the statement's savepoint).
     Declined,
+    /// A row is held by a concurrent writer and the transaction was told not
+    /// to wait: the caller undoes the attempt and retries where it may block.
+    MustWait,
+}
+
+/// An engine error as the statement's outcome.
+fn failed(e: EngineError) -> Result<Outcome> {
+    match e {
+        EngineError::WouldBlock => Ok(Outcome::MustWait),
+        e => Err(e.into()),
+    }
 }
 
 impl From<Decline> for Outcome {
@@ -123,7 +134,7 @@ pub fn execute(
                     Err(EngineError::UniqueViolation { .. } | EngineError::InvalidSchema(_)) => {
                         return Ok(Outcome::Declined);
                     }
-                    Err(e) => return Err(e.into()),
+                    Err(e) => return failed(e),
                 }
                 if outcome.is_err() {
                     return Ok(Outcome::Declined);
@@ -141,8 +152,10 @@ pub fn execute(
                     continue;
                 }
                 let pk = plan.def.key_of(&r)?;
-                if txn.delete(&plan.table, &pk)? {
-                    deleted.push(r);
+                match txn.delete(&plan.table, &pk) {
+                    Ok(true) => deleted.push(r),
+                    Ok(false) => {}
+                    Err(e) => return failed(e),
                 }
             }
             let tag = format!("DELETE {}", deleted.len());
@@ -274,7 +287,7 @@ fn insert(
                     format!("duplicate key value violates unique constraint \"{}\"", def.constraint_name(&index)),
                 ));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return failed(e),
         }
     }
     let tag = format!("INSERT 0 {}", written.len());

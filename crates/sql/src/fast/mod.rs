@@ -169,25 +169,31 @@ impl Session {
         }
         let now = crate::fast::now_micros();
         let catalog = self.catalog().clone();
-        let run = || {
+        let attempt = |may_wait: bool| {
             let mut slot = self.txn.lock();
             let txn = slot.as_mut().expect("transaction");
             txn.refresh_snapshot();
             let sp = txn.savepoint();
+            txn.set_wait(may_wait);
             let outcome = exec::execute(plan, txn, &catalog, &params, now);
-            if matches!(outcome, Ok(exec::Outcome::Declined)) {
-                // Undo this attempt; the general path starts the statement afresh.
+            txn.set_wait(true);
+            if matches!(outcome, Ok(exec::Outcome::Declined | exec::Outcome::MustWait)) {
+                // Undo this attempt before the next one.
                 if txn.rollback_to(sp).is_err() {
                     slot.take();
                 }
             }
             (sp, outcome)
         };
-        // A write may wait for a concurrent writer of the same row: let the
-        // runtime move other connections off this thread meanwhile.
-        let (sp, outcome) = if writes { crate::session::blocking(run) } else { run() };
+        // First without waiting for concurrent writers; when a row's holder
+        // must be waited for, again on a thread that may block (the runtime
+        // moves its other connections elsewhere meanwhile).
+        let (mut sp, mut outcome) = attempt(false);
+        if matches!(outcome, Ok(exec::Outcome::MustWait)) && self.txn.lock().is_some() {
+            (sp, outcome) = crate::session::blocking(|| attempt(true));
+        }
         let result = match outcome {
-            Ok(exec::Outcome::Declined) => {
+            Ok(exec::Outcome::Declined | exec::Outcome::MustWait) => {
                 if autocommit
                     && created
                     && let Some(t) = self.txn.lock().take()

@@ -246,7 +246,10 @@ impl SimpleQueryHandler for Conn {
             let before = session.status();
             // Boxed: the general path's future is large, and the fast path
             // above should not pay for moving it.
-            let result = Box::pin(run_with_timeout(session, stmt, &[])).await;
+            let result = match session.execute_control(&stmt) {
+                Some(r) => r,
+                None => Box::pin(run_with_timeout(session, stmt, &[])).await,
+            };
             let after = session.status();
             match result {
                 Ok(Output::CopyIn(copy)) => {

@@ -336,6 +336,18 @@ impl Session {
         }
     }
 
+    /// Runs BEGIN, COMMIT/END and ROLLBACK (without savepoint), which need
+    /// no planning, without entering the general path's machinery; None for
+    /// other statements.
+    pub fn execute_control(&mut self, stmt: &Statement) -> Option<Result<Output>> {
+        match stmt {
+            Statement::StartTransaction { modes, .. } => Some(self.begin(modes)),
+            Statement::Commit { chain: false, .. } => Some(self.commit()),
+            Statement::Rollback { savepoint: None, chain: false } => Some(Ok(self.rollback())),
+            _ => None,
+        }
+    }
+
     /// Runs one statement with parameter values.
     pub async fn execute(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
         // Transaction control first: it works even in an aborted block.

@@ -216,7 +216,18 @@ fn error_frame(code: &str, message: &str) -> Vec<u8> {
 async fn refuse(mut socket: tokio::net::TcpStream) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = [0u8; 1024];
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), socket.read(&mut buf)).await;
+    let wait = std::time::Duration::from_secs(5);
+    let first = tokio::time::timeout(wait, socket.read(&mut buf)).await;
+    // libpq asks for TLS (or GSS encryption) first: decline, as PostgreSQL
+    // does, so the client reads the refusal as the error it is.
+    if let Ok(Ok(8)) = first
+        && matches!(u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]), 80_877_103 | 80_877_104)
+    {
+        if socket.write_all(b"N").await.is_err() {
+            return;
+        }
+        let _ = tokio::time::timeout(wait, socket.read(&mut buf)).await;
+    }
     let frame = error_frame("53300", "sorry, too many clients already");
     let _ = socket.write_all(&frame).await;
 }

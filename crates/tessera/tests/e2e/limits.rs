@@ -77,6 +77,18 @@ async fn connections_beyond_the_limit_are_refused_with_53300() {
         let _b = connect(port).await.unwrap();
         let err = connect(port).await.unwrap_err();
         assert_eq!(code(&err), Some("53300"), "{err:?}");
+        // libpq asks for TLS first (sslmode=prefer): it must still read the refusal as PostgreSQL's error.
+        let psql = tokio::task::spawn_blocking(move || {
+            Command::new("psql")
+                .args(["-X", "-h", "127.0.0.1", "-p", &port.to_string(), "-U", "tessera", "-c", "SELECT 1"])
+                .env("PGSSLMODE", "prefer")
+                .output()
+                .expect("psql is needed (Debian: postgresql-client)")
+        })
+        .await
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&psql.stderr);
+        assert!(stderr.contains("too many clients"), "psql over the limit said: {stderr}");
         drop(a);
         // The slot frees once the first connection is gone.
         for _ in 0..50 {

@@ -7,6 +7,13 @@
 //! typed values, errors to ErrorResponse with their SQLSTATE, and the
 //! session's transaction state to ReadyForQuery.
 //!
+//! Each connection runs its own message loop (`connection`) over pgwire's
+//! pieces, on a corked socket: replies are sent when the server next waits
+//! for input, one write per round trip as in PostgreSQL, rather than one
+//! per message. Prepared statements carry their fast-path plan
+//! (`tessera_sql::fast`), and simple-protocol queries try the fast path
+//! before they are parsed for the general path.
+//!
 //! Limits: a connection cap (excess connections get SQLSTATE 53300 and are
 //! closed) and pgwire's message size limit; a malformed message ends only
 //! its own connection.

@@ -82,7 +82,7 @@ fn run(shared: &Shared, mut active: ActiveSegment) {
                 tracing::error!(%error, durable_lsn = durable, "log I/O failed; the log stops accepting work");
                 active.discard_undurable_tail(shared, durable);
                 state.failure = Some(Failure::from_error(&error));
-                shared.durable_changed.notify_all();
+                shared.wake_all(&mut state);
                 return;
             }
         }
@@ -102,7 +102,7 @@ impl Drop for ExitGuard<'_> {
             state.failure = Some(Failure::from_message("log flusher", "the flusher thread panicked"));
         }
         state.flusher_gone = true;
-        self.shared.durable_changed.notify_all();
+        self.shared.wake_all(&mut state);
     }
 }
 

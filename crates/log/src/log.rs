@@ -112,6 +112,8 @@ pub(crate) struct AppendState {
     pub recycled: Vec<u8>,
     pub records: u64,
     pub bytes: u64,
+    /// Tasks waiting (without a thread) for an LSN to become durable.
+    pub wakers: Vec<(Lsn, std::task::Waker)>,
 }
 
 impl AppendState {
@@ -151,9 +153,28 @@ impl Shared {
     /// the locked state as proof the lock is held: waiters check the durable
     /// LSN under the lock, so a store outside it could slip between a
     /// waiter's check and its sleep and leave it asleep forever.
-    pub(crate) fn advance_durable(&self, _locked: &mut AppendState, lsn: Lsn) {
+    pub(crate) fn advance_durable(&self, locked: &mut AppendState, lsn: Lsn) {
         self.durable.store(lsn, Ordering::Release);
         self.durable_changed.notify_all();
+        if !locked.wakers.is_empty() {
+            locked.wakers.retain(|(want, waker)| {
+                if *want <= lsn {
+                    waker.wake_by_ref();
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+    }
+
+    /// Wakes every task waiting for durability (the log failed or closed:
+    /// each will find out why when it polls again).
+    pub(crate) fn wake_all(&self, locked: &mut AppendState) {
+        self.durable_changed.notify_all();
+        for (_, waker) in locked.wakers.drain(..) {
+            waker.wake();
+        }
     }
 }
 
@@ -186,6 +207,7 @@ impl Log {
             recycled: Vec::new(),
             records: 0,
             bytes: 0,
+            wakers: Vec::new(),
         };
         let shared = Arc::new(Shared {
             dir: config.dir.clone(),
@@ -290,6 +312,39 @@ impl Log {
                 return Err(LogError::Closed);
             }
         }
+    }
+
+    /// The asynchronous form of [`Log::wait_durable`]: ready once everything
+    /// below `lsn` is durable (or the log has failed or closed); otherwise
+    /// the task's waker is woken by the flusher when it is. A task on an
+    /// event loop can so wait for its group commit without a thread.
+    pub fn poll_durable(&self, lsn: Lsn, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), LogError>> {
+        use std::task::Poll;
+        let shared = &*self.shared;
+        if shared.durable.load(Ordering::Acquire) >= lsn {
+            return Poll::Ready(Ok(()));
+        }
+        let mut state = shared.state.lock();
+        if shared.durable.load(Ordering::Acquire) >= lsn {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(failure) = &state.failure {
+            return Poll::Ready(Err(failure.to_io_error()));
+        }
+        if lsn > state.end {
+            return Poll::Ready(Err(LogError::OutOfRange { lsn, start: self.start_lsn(), end: state.end }));
+        }
+        if state.flusher_gone {
+            return Poll::Ready(Err(LogError::Closed));
+        }
+        if lsn > state.requested {
+            state.requested = lsn;
+            shared.flusher_wakeup.notify_one();
+        }
+        if !state.wakers.iter().any(|(l, w)| *l == lsn && w.will_wake(cx.waker())) {
+            state.wakers.push((lsn, cx.waker().clone()));
+        }
+        Poll::Pending
     }
 
     /// Makes everything appended so far durable; returns the durable end LSN.

@@ -242,3 +242,54 @@ fn log_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Log>();
 }
+
+/// A waker that unparks the test thread.
+struct Unpark(std::thread::Thread);
+
+impl std::task::Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Polls `poll_durable` as an executor would: park until woken, poll again.
+fn block_on_durable(log: &Log, lsn: u64) -> Result<(), LogError> {
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let std::task::Poll::Ready(r) = log.poll_durable(lsn, &mut cx) {
+            return r;
+        }
+        assert!(Instant::now() < deadline, "never woken for lsn {lsn}");
+        std::thread::park_timeout(Duration::from_secs(1));
+    }
+}
+
+#[test]
+fn poll_durable_wakes_tasks_without_a_thread_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, _) = open(LogConfig::new(dir.path()));
+    let log = Arc::new(log);
+    let workers: Vec<_> = (0..4u64)
+        .map(|t| {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for i in 0..100 {
+                    let lsn = log.append(t as u32, &payload(t * 100 + i)).unwrap();
+                    block_on_durable(&log, lsn).unwrap();
+                    assert!(log.durable_lsn() >= lsn);
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    assert_eq!(read_all(&log, 0).len(), 400);
+    // Past the end: an error, not a wait forever. After close: Closed.
+    assert!(matches!(block_on_durable(&log, log.end_lsn() + 100), Err(LogError::OutOfRange { .. })));
+    let lsn = log.append(9, &payload(1)).unwrap();
+    log.close().unwrap();
+    assert!(block_on_durable(&log, lsn).is_ok(), "close flushes what was appended");
+}

@@ -231,6 +231,39 @@ fn key_field(ty: SqlType, value: &ScalarValue) -> Option<Vec<u8>> {
     encode_column(ty, &array).ok()?.pop().flatten()
 }
 
+/// An index rows can be found by, as the catalog names it.
+pub(crate) struct KeyIndex {
+    pub id: IndexId,
+    pub name: String,
+    pub columns: Vec<String>,
+    pub unique: bool,
+    pub method: IndexMethod,
+}
+
+/// The table's indexes in the order lookups prefer them: the primary key
+/// (unless the table has only a hidden row id), then the others.
+pub(crate) fn key_indexes(def: &TableDef, spec: &tessera_engine::TableSpec) -> Vec<KeyIndex> {
+    let mut out = Vec::new();
+    if def.rowid_field.is_none() {
+        let method = if spec.primary.kind == tessera_engine::IndexKind::Ordered {
+            IndexMethod::Btree
+        } else {
+            IndexMethod::Hash
+        };
+        let name = def.constraint_name(&spec.primary.name);
+        out.push(KeyIndex { id: PRIMARY, name, columns: def.primary_key.clone(), unique: true, method });
+    }
+    for ix in &def.indexes {
+        if let Some(s) = spec.index_by_name(&ix.name)
+            && s.id != PRIMARY
+        {
+            let (name, columns) = (ix.name.clone(), ix.columns.clone());
+            out.push(KeyIndex { id: s.id, name, columns, unique: ix.unique, method: ix.method });
+        }
+    }
+    out
+}
+
 fn choose_path(def: &TableDef, table: &Arc<Table>, filters: &[Expr]) -> Result<AccessPath> {
     let mut preds = Vec::new();
     for f in filters {
@@ -245,26 +278,8 @@ fn choose_path(def: &TableDef, table: &Arc<Table>, filters: &[Expr]) -> Result<A
         preds.iter().filter(|p| p.column == col && p.op == Operator::Eq).find_map(|p| key_field(ty, &p.value))
     };
     // 1. Every column of a unique key fixed by equality: a point lookup.
-    let mut candidates: Vec<(IndexId, String, Vec<String>, bool, IndexMethod)> = Vec::new();
-    if def.rowid_field.is_none() {
-        let m = if spec.primary.kind == tessera_engine::IndexKind::Ordered {
-            IndexMethod::Btree
-        } else {
-            IndexMethod::Hash
-        };
-        candidates.push((PRIMARY, def.constraint_name(&spec.primary.name), def.primary_key.clone(), true, m));
-    }
-    for ix in &def.indexes {
-        if let Some(s) = spec.index_by_name(&ix.name)
-            && s.id != PRIMARY
-        {
-            candidates.push((s.id, ix.name.clone(), ix.columns.clone(), ix.unique, ix.method));
-        }
-    }
-    for (id, name, cols, unique, _) in &candidates {
-        if !unique {
-            continue;
-        }
+    let candidates = key_indexes(def, &spec);
+    for KeyIndex { id, name, columns: cols, .. } in candidates.iter().filter(|k| k.unique) {
         let fields: Option<Vec<Vec<u8>>> = cols.iter().map(|c| eq(c)).collect();
         if let Some(fields) = fields {
             let refs: Vec<Option<&[u8]>> = fields.iter().map(|f| Some(f.as_slice())).collect();
@@ -273,7 +288,7 @@ fn choose_path(def: &TableDef, table: &Arc<Table>, filters: &[Expr]) -> Result<A
     }
     // 2. Equality on every column of a non-unique hash index, or a prefix /
     //    range on the leading column of an ordered index.
-    for (id, name, cols, _, method) in &candidates {
+    for KeyIndex { id, name, columns: cols, method, .. } in &candidates {
         let fields: Option<Vec<Vec<u8>>> = cols.iter().map(|c| eq(c)).collect();
         if let Some(fields) = fields {
             let refs: Vec<Option<&[u8]>> = fields.iter().map(|f| Some(f.as_slice())).collect();

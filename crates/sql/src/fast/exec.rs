@@ -15,7 +15,7 @@ use tessera_engine::{EngineError, KeyRange, PRIMARY, Transaction};
 use super::expr::{Cx, FExpr};
 use super::plan::{Cell, FastPlan, Item, Kind, Lookup, Projection};
 use super::value::{Decline, Eval, Value, encode_into, to_scalar};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, SequenceDef};
 use crate::error::{Result, SqlError, code};
 use crate::session::Output;
 
@@ -74,7 +74,7 @@ pub fn execute(
             let tag = format!("SELECT {}", keep.len());
             rows_output(items, &keep, params, now, &tag)
         }
-        Kind::Insert { rows } => insert(plan, txn, catalog, rows, params, now),
+        Kind::Insert { rows, rowid } => insert(plan, txn, catalog, rows, rowid.as_deref(), params, now),
         Kind::Update { lookup, filter, sets } => {
             let Some(key) = eval!(key(lookup, &cx)) else { return done(plan, &[], params, now, "UPDATE 0") };
             let pks = primary_keys(plan, txn, lookup, key)?;
@@ -216,6 +216,7 @@ fn insert(
     txn: &mut Transaction,
     catalog: &Catalog,
     rows: &[Vec<Cell>],
+    rowid_seq: Option<&SequenceDef>,
     params: &[Value],
     now: i64,
 ) -> Result<Outcome> {
@@ -233,14 +234,6 @@ fn insert(
         }
         values.push(row);
     }
-    let rowid_seq = match def.rowid_field {
-        Some(_) => Some(
-            catalog
-                .sequence(&def.db, &crate::dml::rowid_sequence(def))
-                .ok_or_else(|| SqlError::internal("row id sequence missing"))?,
-        ),
-        None => None,
-    };
     let mut images = Vec::with_capacity(rows.len());
     let mut by_field: Vec<Option<usize>> = vec![None; def.next_field as usize];
     for (ci, c) in def.columns.iter().enumerate() {
@@ -256,7 +249,7 @@ fn insert(
         let mut b = TupleBuilder::new();
         for (f, column) in by_field.iter().enumerate() {
             if Some(f as u16) == def.rowid_field {
-                let id = catalog.nextval(rowid_seq.as_ref().expect("row id sequence"))?;
+                let id = catalog.nextval(rowid_seq.ok_or_else(|| SqlError::internal("row id sequence missing"))?)?;
                 b.push(Some(&crate::rowcodec::enc_i64(id)));
                 continue;
             }

@@ -45,10 +45,25 @@ pub struct FastPlan {
 
 #[derive(Debug)]
 pub enum Kind {
-    Select { lookup: Lookup, filter: Option<FExpr>, items: Projection },
-    Insert { rows: Vec<Vec<Cell>> },
-    Update { lookup: Lookup, filter: Option<FExpr>, sets: Vec<Set> },
-    Delete { lookup: Lookup, filter: Option<FExpr> },
+    Select {
+        lookup: Lookup,
+        filter: Option<FExpr>,
+        items: Projection,
+    },
+    /// `rowid`: the sequence of the hidden row id, for a table without a primary key.
+    Insert {
+        rows: Vec<Vec<Cell>>,
+        rowid: Option<Arc<SequenceDef>>,
+    },
+    Update {
+        lookup: Lookup,
+        filter: Option<FExpr>,
+        sets: Vec<Set>,
+    },
+    Delete {
+        lookup: Lookup,
+        filter: Option<FExpr>,
+    },
 }
 
 /// How the row is found: a point lookup in `index` with one value per key column.
@@ -99,7 +114,7 @@ impl FastPlan {
         let lookup = |l: &Lookup| format!("point lookup on {}", l.name);
         let what = match &self.kind {
             Kind::Select { lookup: l, .. } => format!("Select on {}: {}", self.def.name, lookup(l)),
-            Kind::Insert { rows } => format!("Insert into {}: {} row(s)", self.def.name, rows.len()),
+            Kind::Insert { rows, .. } => format!("Insert into {}: {} row(s)", self.def.name, rows.len()),
             Kind::Update { lookup: l, .. } => format!("Update on {}: {}", self.def.name, lookup(l)),
             Kind::Delete { lookup: l, .. } => format!("Delete on {}: {}", self.def.name, lookup(l)),
         };
@@ -191,16 +206,8 @@ fn lookup(
         }
     }
     let engine_spec = session.catalog().engine_table(def).ok()?.spec();
-    let mut candidates: Vec<(IndexId, String, Vec<String>)> = Vec::new();
-    if def.rowid_field.is_none() {
-        candidates.push((PRIMARY, def.constraint_name(&engine_spec.primary.name), def.primary_key.clone()));
-    }
-    for ix in def.indexes.iter().filter(|i| i.unique && !i.primary) {
-        if let Some(s) = engine_spec.index_by_name(&ix.name) {
-            candidates.push((s.id, ix.name.clone(), ix.columns.clone()));
-        }
-    }
-    for (index, name, columns) in candidates {
+    let candidates = crate::provider::key_indexes(def, &engine_spec);
+    for crate::provider::KeyIndex { id: index, name, columns, .. } in candidates.into_iter().filter(|k| k.unique) {
         let chosen: Option<Vec<(&String, &Expr)>> =
             columns.iter().map(|c| eqs.iter().find(|(n, _)| n == c).map(|(_, e)| (c, *e))).collect();
         let Some(chosen) = chosen else { continue };
@@ -425,8 +432,12 @@ fn insert(session: &Session, ins: &Insert, kinds: &[ParamKind], params: &mut Vec
         }
         rows.push(cells);
     }
+    let rowid = match def.rowid_field {
+        Some(_) => Some(session.catalog().sequence(&def.db, &crate::dml::rowid_sequence(&def))?),
+        None => None,
+    };
     let ret = returning(ins.returning.as_ref(), &def, &qualifiers, kinds, params)?;
-    Some((def.clone(), Kind::Insert { rows }, ret))
+    Some((def.clone(), Kind::Insert { rows, rowid }, ret))
 }
 
 /// Whether a value of type `from` is stored in a column of type `to` as the

@@ -56,6 +56,11 @@ fn pgbench_initializes_and_runs_tpcb() {
     assert_eq!(sums, "t");
 }
 
+/// The integers of a one-row result.
+fn ints(server: &Server, sql: &str) -> Vec<i64> {
+    psql(server, sql).split('|').map(|v| v.parse().unwrap()).collect()
+}
+
 /// Accounts, tellers and branches received the same deltas.
 fn balances_agree(server: &Server) -> bool {
     psql(
@@ -80,23 +85,23 @@ fn pgbench_runs_every_protocol_and_mode() {
     // -N leaves tellers and branches alone: accounts and history move together.
     let sums =
         "SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT coalesce(sum(delta), 0) FROM pgbench_history)";
-    let before: Vec<i64> = psql(&server, sums).split('|').map(|v| v.parse().unwrap()).collect();
+    let before = ints(&server, sums);
     let skip = pgbench(&server, &["-N", "-n", "-c", "2", "-t", "10"]);
     assert!(skip.contains("actually processed: 20/20"), "{skip}");
-    let after: Vec<i64> = psql(&server, sums).split('|').map(|v| v.parse().unwrap()).collect();
+    let after = ints(&server, sums);
     assert_eq!(after[0] - before[0], after[1] - before[1], "accounts and history disagree after -N");
     // SERIALIZABLE: conflicts are 40001 and pgbench retries them; every committed transaction moved the same
     // delta through accounts, tellers and branches (which -N above left apart).
     let three = "SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers), \
                  (SELECT sum(bbalance) FROM pgbench_branches)";
-    let before: Vec<i64> = psql(&server, three).split('|').map(|v| v.parse().unwrap()).collect();
+    let before = ints(&server, three);
     let ser = pgbench_with(
         &server,
         &["-n", "-c", "3", "-j", "1", "-t", "10", "--max-tries=50"],
         "-c default_transaction_isolation=serializable",
     );
     assert!(ser.contains("actually processed: 30/30"), "{ser}");
-    let after: Vec<i64> = psql(&server, three).split('|').map(|v| v.parse().unwrap()).collect();
+    let after = ints(&server, three);
     let moved: Vec<i64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
     assert!(moved.iter().all(|m| *m == moved[0]), "balances moved apart in the serializable run: {moved:?}");
     assert_eq!(psql(&server, "SHOW default_transaction_isolation"), "read committed");

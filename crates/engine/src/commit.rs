@@ -3,8 +3,10 @@
 //! ```text
 //! announce → ts = clock+1 → validate (RR: reads; SER: reads + scans)
 //!          → append after-images to the commit log → [wait for durability]
-//!          → stamp ts over our markers → finish(ts) → wait until visible → GC batch
+//!          → stamp ts over our markers → finish(ts) → GC batch → wait until visible
 //! ```
+//! Everything up to the log append happens in [`Transaction::commit_start`];
+//! the rest, which waits, lives in [`crate::pending`].
 //! A transaction that fails validation, or whose log write fails, undoes
 //! its writes and still finishes its timestamp, so that the watermark moves
 //! on. Aborted transactions write nothing to the log.
@@ -17,8 +19,8 @@ use crossbeam_epoch::{self as epoch, Guard};
 
 use crate::codec::Encoder;
 use crate::error::{ConflictReason, EngineError, Result};
-use crate::gc::GcItem;
 use crate::mvcc::{Row, Timestamp};
+use crate::pending::{CommitStart, CommitWork, PendingCommit, SizeChange};
 use crate::record::{WriteRecord, begin_commit, push_write};
 use crate::table::Table;
 use crate::txn::{Durability, Isolation, Transaction, changed_since, read_still_valid};
@@ -34,6 +36,8 @@ pub struct CommitInfo {
 
 /// A row's net effect in one transaction.
 struct NetWrite<'g> {
+    /// The index of the row's first write in `ops`.
+    op: usize,
     table: &'g Arc<Table>,
     row: &'g Arc<Row>,
     /// The final image, or None for a delete.
@@ -45,18 +49,32 @@ struct NetWrite<'g> {
 }
 
 impl Transaction {
-    pub fn commit(mut self) -> Result<CommitInfo> {
+    /// Commits, blocking the calling thread until the commit is durable (for
+    /// synchronous durability) and visible. Code on an event loop uses
+    /// [`Transaction::commit_start`] instead.
+    pub fn commit(self) -> Result<CommitInfo> {
+        match self.commit_start()? {
+            CommitStart::Done(info) => Ok(info),
+            CommitStart::Pending(pending) => pending.wait(),
+        }
+    }
+
+    /// Commits without blocking: validates, appends the commit record to the
+    /// log, and returns either the finished commit (read-only, lazy or
+    /// in-memory, once visible) or a [`PendingCommit`] to await.
+    pub fn commit_start(mut self) -> Result<CommitStart> {
         if self.ended {
             return Err(EngineError::TransactionEnded);
         }
         if self.ops.is_empty() {
             let ts = self.read_ts;
             self.end();
-            return Ok(CommitInfo { ts, wrote: false });
+            return Ok(CommitStart::Done(CommitInfo { ts, wrote: false }));
         }
         // Keep the engine reachable without touching its shared reference
         // count on every commit (another core is bumping the same counter).
-        // SAFETY: `self` owns an `Arc` to the engine until this function returns.
+        // SAFETY: the engine is owned by an `Arc` inside `self`, which lives
+        // (here or inside the pending commit) for as long as this reference.
         let engine: &crate::engine::EngineInner = unsafe { &*Arc::as_ptr(&self.engine) };
         engine.txns.announce_commit(self.slot);
         let ts = engine.seq.assign();
@@ -72,8 +90,11 @@ impl Transaction {
         let guard = epoch::pin();
         let rows = self.touched_rows();
         let net: Vec<NetWrite<'_>> =
-            rows.iter().filter_map(|&i| self.net_write(&self.ops[i].table, &self.ops[i].row, &guard)).collect();
+            rows.iter().filter_map(|&i| self.net_write(i, &self.ops[i].table, &self.ops[i].row, &guard)).collect();
+        let sizes: Vec<SizeChange> =
+            net.iter().map(|w| SizeChange { op: w.op, new: w.image.map(|i| i.len()), old: w.old_len }).collect();
 
+        let mut ticket = None;
         if let Some(log) = &engine.log {
             let mut e = Encoder::with_capacity(
                 64 + net.iter().map(|w| w.row.key.len() + w.image.map_or(0, |i| i.len()) + 32).sum::<usize>(),
@@ -85,44 +106,32 @@ impl Transaction {
                     &WriteRecord { table: w.table.id, key: &w.row.key, prev_ts: w.prev_ts, row: w.image },
                 );
             }
-            let result = log.append(&e.buf).and_then(|ticket| match self.durability {
-                Durability::Synchronous => log.wait_durable(ticket),
-                Durability::Lazy => Ok(()),
-            });
-            if let Err(err) = result {
-                drop(net);
-                engine.fail(&err);
-                self.undo_from(0);
-                engine.seq.finish(ts);
-                self.end();
-                return Err(EngineError::CommitFailed(err));
+            match log.append(&e.buf) {
+                Ok(t) => ticket = Some(t),
+                Err(err) => {
+                    drop(net);
+                    drop(guard);
+                    return Err(CommitWork { txn: self, ts, rows, sizes }.fail(err));
+                }
             }
-        }
-        // The commit can no longer fail: account for it.
-        for w in &net {
-            w.table.account(w.image.map(|i| i.len()), w.old_len);
         }
         drop(net);
-
-        self.stamp(&rows, ts, &guard);
-        engine.seq.finish(ts);
-        engine.seq.wait_visible(ts);
-        let n = rows.len();
-        // Hand each row's first op (its table and row references) to GC by
-        // moving them: no reference-count traffic.
-        let mut first = vec![false; self.ops.len()];
-        for &i in &rows {
-            first[i] = true;
-        }
-        for (op, first) in std::mem::take(&mut self.ops).into_iter().zip(first) {
-            if first {
-                engine.gc.push(self.slot, GcItem { table: op.table, row: op.row, ts });
+        drop(guard);
+        let work = CommitWork { txn: self, ts, rows, sizes };
+        match ticket {
+            Some(ticket) if work.txn.durability == Durability::Synchronous => {
+                Ok(CommitStart::Pending(PendingCommit::after_log(work, ticket)))
+            }
+            _ => {
+                let done = work.complete();
+                if engine.seq.visible() >= ts {
+                    done.collect_garbage();
+                    Ok(CommitStart::Done(CommitInfo { ts, wrote: true }))
+                } else {
+                    Ok(CommitStart::Pending(PendingCommit::stamped(done)))
+                }
             }
         }
-        self.end();
-        drop(guard);
-        engine.gc.work(engine, self.slot, 2 * n + 8);
-        Ok(CommitInfo { ts, wrote: true })
     }
 
     fn validate(&self, ts: Timestamp) -> Result<()> {
@@ -172,7 +181,13 @@ impl Transaction {
     }
 
     /// The row's net change: our versions sit on top of its chain.
-    fn net_write<'g>(&self, table: &'g Arc<Table>, row: &'g Arc<Row>, guard: &'g Guard) -> Option<NetWrite<'g>> {
+    fn net_write<'g>(
+        &self,
+        op: usize,
+        table: &'g Arc<Table>,
+        row: &'g Arc<Row>,
+        guard: &'g Guard,
+    ) -> Option<NetWrite<'g>> {
         let mut cur = row.head.load(Acquire, guard);
         let mut image = None;
         let mut top = true;
@@ -193,10 +208,10 @@ impl Transaction {
         if image.is_none() && prev_ts == 0 {
             return None; // inserted and deleted again
         }
-        Some(NetWrite { table, row, image, prev_ts, old_len })
+        Some(NetWrite { op, table, row, image, prev_ts, old_len })
     }
 
-    fn stamp(&self, rows: &[usize], ts: Timestamp, guard: &Guard) {
+    pub(crate) fn stamp(&self, rows: &[usize], ts: Timestamp, guard: &Guard) {
         for &i in rows {
             let row = &self.ops[i].row;
             let mut cur = row.head.load(Acquire, guard);

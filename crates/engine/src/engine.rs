@@ -29,6 +29,10 @@ pub trait CommitLog: Send + Sync {
     fn append(&self, record: &[u8]) -> Result<u64, LogError>;
     /// Blocks until the record with this ticket is durable.
     fn wait_durable(&self, ticket: u64) -> Result<(), LogError>;
+    /// Whether the record with this ticket is durable; if not, `cx`'s waker
+    /// is woken once it is (or once it never will be: polling again then
+    /// returns the error). Wakers are called without the log's locks held.
+    fn poll_durable(&self, ticket: u64, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), LogError>>;
 }
 
 /// The node's local log, seen as one partition's commit log.
@@ -43,6 +47,9 @@ impl CommitLog for LocalCommitLog {
     }
     fn wait_durable(&self, ticket: u64) -> Result<(), LogError> {
         self.log.wait_durable(ticket)
+    }
+    fn poll_durable(&self, ticket: u64, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), LogError>> {
+        self.log.poll_durable(ticket, cx)
     }
 }
 

@@ -39,7 +39,10 @@
 //! [`CommitLog`]; once durable (or at once, for lazy durability) the
 //! transaction's markers are replaced by its timestamp, and the *visible
 //! watermark* (`clock.rs`) moves past it when all earlier timestamps are
-//! done. New snapshots read at the watermark, so readers never meet a change
+//! done. [`Transaction::commit`] blocks for this; an event loop calls
+//! [`Transaction::commit_start`] and awaits the [`PendingCommit`] instead,
+//! which holds no thread while the fsync runs: the log's flusher, through
+//! the commit's own waker, stamps it the moment it is durable (`pending.rs`). New snapshots read at the watermark, so readers never meet a change
 //! whose fate is undecided and never see undurable synchronous commits.
 //!
 //! **Indexes** ([`index`], `table.rs`). Every table has a row directory
@@ -83,6 +86,7 @@ mod gc;
 pub mod index;
 mod key;
 pub mod mvcc;
+mod pending;
 pub mod record;
 mod recovery;
 pub mod schema;
@@ -95,6 +99,7 @@ pub use checkpoint::CheckpointStats;
 pub use commit::CommitInfo;
 pub use engine::{CommitLog, Engine, EngineConfig, EngineStats, LocalCommitLog};
 pub use error::{ConflictReason, EngineError, ErrorClass, Result};
+pub use pending::{CommitStart, PendingCommit};
 pub use schema::{IndexId, IndexKind, IndexSpec, PRIMARY, TableId, TableSpec};
 pub use shared_log::SharedLog;
 pub use table::{Table, TableStats};

@@ -23,7 +23,7 @@ use parking_lot::MutexGuard;
 use crate::Lsn;
 use crate::error::LogError;
 use crate::failure::Failure;
-use crate::log::Shared;
+use crate::log::{Shared, wake};
 use crate::segment::{SEGMENT_HEADER_LEN, SegmentMeta, create_segment, segment_file_name};
 
 pub(crate) fn spawn(shared: Arc<Shared>, file: File, meta: SegmentMeta) -> Result<JoinHandle<()>, LogError> {
@@ -74,15 +74,19 @@ fn run(shared: &Shared, mut active: ActiveSegment) {
         let result = MutexGuard::unlocked(&mut state, || active.write_batch(shared, batch_start, &batch, &roll_points));
         match result {
             Ok(()) => {
-                shared.advance_durable(&mut state, batch_end);
+                let ready = shared.advance_durable(&mut state, batch_end);
                 state.recycle(batch);
+                if !ready.is_empty() {
+                    MutexGuard::unlocked(&mut state, || wake(ready));
+                }
             }
             Err(error) => {
                 let durable = shared.durable.load(Ordering::Acquire);
                 tracing::error!(%error, durable_lsn = durable, "log I/O failed; the log stops accepting work");
                 active.discard_undurable_tail(shared, durable);
                 state.failure = Some(Failure::from_error(&error));
-                shared.wake_all(&mut state);
+                let all = shared.wake_all(&mut state);
+                MutexGuard::unlocked(&mut state, || wake(all));
                 return;
             }
         }
@@ -102,7 +106,9 @@ impl Drop for ExitGuard<'_> {
             state.failure = Some(Failure::from_message("log flusher", "the flusher thread panicked"));
         }
         state.flusher_gone = true;
-        self.shared.wake_all(&mut state);
+        let all = self.shared.wake_all(&mut state);
+        drop(state);
+        wake(all);
     }
 }
 
@@ -133,10 +139,8 @@ impl ActiveSegment {
             // treats damage in a non-last segment as corruption, so a
             // non-last segment must never have an unsynced tail.
             self.sync(shared)?;
-            {
-                let mut state = shared.state.lock();
-                shared.advance_durable(&mut state, roll_at);
-            }
+            let ready = shared.advance_durable(&mut shared.state.lock(), roll_at);
+            wake(ready);
             self.roll(shared, roll_at)?;
             chunk_start = roll_at;
             rest = tail;

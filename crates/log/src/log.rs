@@ -149,32 +149,43 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Publishes a new durable LSN and wakes the waiters it satisfies. Takes
-    /// the locked state as proof the lock is held: waiters check the durable
-    /// LSN under the lock, so a store outside it could slip between a
-    /// waiter's check and its sleep and leave it asleep forever.
-    pub(crate) fn advance_durable(&self, locked: &mut AppendState, lsn: Lsn) {
+    /// Publishes a new durable LSN and returns the wakers of the tasks it
+    /// satisfies, for the caller to wake once it has released the lock
+    /// (a waker may do real work, such as finishing a commit). Takes the
+    /// locked state as proof the lock is held: waiters check the durable LSN
+    /// under the lock, so a store outside it could slip between a waiter's
+    /// check and its sleep and leave it asleep forever.
+    #[must_use = "the returned wakers must be woken"]
+    pub(crate) fn advance_durable(&self, locked: &mut AppendState, lsn: Lsn) -> Vec<std::task::Waker> {
         self.durable.store(lsn, Ordering::Release);
         self.durable_changed.notify_all();
+        let mut ready = Vec::new();
         if !locked.wakers.is_empty() {
             locked.wakers.retain(|(want, waker)| {
                 if *want <= lsn {
-                    waker.wake_by_ref();
+                    ready.push(waker.clone());
                     false
                 } else {
                     true
                 }
             });
         }
+        ready
     }
 
-    /// Wakes every task waiting for durability (the log failed or closed:
-    /// each will find out why when it polls again).
-    pub(crate) fn wake_all(&self, locked: &mut AppendState) {
+    /// Returns every waiting task's waker (the log failed or closed: each
+    /// task finds out why when it polls again), to be woken after unlocking.
+    #[must_use = "the returned wakers must be woken"]
+    pub(crate) fn wake_all(&self, locked: &mut AppendState) -> Vec<std::task::Waker> {
         self.durable_changed.notify_all();
-        for (_, waker) in locked.wakers.drain(..) {
-            waker.wake();
-        }
+        locked.wakers.drain(..).map(|(_, w)| w).collect()
+    }
+}
+
+/// Wakes tasks (call without the state lock).
+pub(crate) fn wake(wakers: Vec<std::task::Waker>) {
+    for w in wakers {
+        w.wake();
     }
 }
 

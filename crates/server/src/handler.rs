@@ -199,7 +199,7 @@ impl SimpleQueryHandler for Conn {
         let mut guard = self.session(client).await?;
         let session = guard.as_mut().expect("session");
         let before = session.status();
-        if let Some(result) = session.execute_simple_fast(query) {
+        if let Some(result) = session.execute_simple_fast(query).await {
             let after = session.status();
             return Ok(vec![match result {
                 Ok(o) => output_response(o, before, after, &Format::UnifiedText)?,
@@ -246,7 +246,7 @@ impl SimpleQueryHandler for Conn {
             let before = session.status();
             // Boxed: the general path's future is large, and the fast path
             // above should not pay for moving it.
-            let result = match session.execute_control(&stmt) {
+            let result = match session.execute_control(&stmt).await {
                 Some(r) => r,
                 None => Box::pin(run_with_timeout(session, stmt, &[])).await,
             };
@@ -269,7 +269,7 @@ impl SimpleQueryHandler for Conn {
         if implicit {
             if failed {
                 session.reset();
-            } else if let Err(e) = session.end_implicit() {
+            } else if let Err(e) = session.end_implicit().await {
                 out.push(Response::Error(Box::new(error_info(e))));
             }
         }
@@ -474,7 +474,10 @@ impl ExtendedQueryHandler for Extended {
         let mut guard = self.conn.session(client).await?;
         let session = guard.as_mut().expect("session");
         let before = session.status();
-        let fast = prepared.fast.as_ref().and_then(|plan| session.execute_prepared_fast(stmt, plan, &params));
+        let fast = match prepared.fast.as_ref() {
+            Some(plan) => session.execute_prepared_fast(stmt, plan, &params).await,
+            None => None,
+        };
         let result = match fast {
             Some(r) => r,
             None => Box::pin(run_with_timeout(session, stmt.clone(), &params)).await,

@@ -396,7 +396,8 @@ impl Catalog {
             let row = encode_tuple(&[Some(key.as_bytes()), Some(&doc)]);
             txn.put(&self.catalog_table, row, tessera_engine::PutCondition::Always)?;
         }
-        txn.commit()?;
+        // A durable commit: wait for the fsync off the runtime's thread.
+        crate::session::blocking(|| txn.commit())?;
         let mut state = self.state.write();
         for e in entries {
             match e.clone() {
@@ -427,7 +428,8 @@ impl Catalog {
         for key in keys {
             txn.delete(&self.catalog_table, &encode_key(&[Some(key.as_bytes())]))?;
         }
-        txn.commit()?;
+        // A durable commit: wait for the fsync off the runtime's thread.
+        crate::session::blocking(|| txn.commit())?;
         let mut state = self.state.write();
         for key in keys {
             let (kind, oid) = key.split_once(':').expect("catalog key");
@@ -606,7 +608,8 @@ impl Catalog {
         let mut txn = self.engine.begin(Isolation::Snapshot)?;
         let row = encode_tuple(&[Some(&oid.to_be_bytes()), Some(&value.to_be_bytes())]);
         txn.put(&self.sequence_table, row, tessera_engine::PutCondition::Always)?;
-        txn.commit()?;
+        // A durable commit: wait for the fsync off the runtime's thread.
+        crate::session::blocking(|| txn.commit())?;
         Ok(())
     }
 }

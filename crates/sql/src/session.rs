@@ -339,10 +339,10 @@ impl Session {
     /// Runs BEGIN, COMMIT/END and ROLLBACK (without savepoint), which need
     /// no planning, without entering the general path's machinery; None for
     /// other statements.
-    pub fn execute_control(&mut self, stmt: &Statement) -> Option<Result<Output>> {
+    pub async fn execute_control(&mut self, stmt: &Statement) -> Option<Result<Output>> {
         match stmt {
             Statement::StartTransaction { modes, .. } => Some(self.begin(modes)),
-            Statement::Commit { chain: false, .. } => Some(self.commit()),
+            Statement::Commit { chain: false, .. } => Some(self.commit().await),
             Statement::Rollback { savepoint: None, chain: false } => Some(Ok(self.rollback())),
             _ => None,
         }
@@ -353,7 +353,7 @@ impl Session {
         // Transaction control first: it works even in an aborted block.
         match &stmt {
             Statement::StartTransaction { modes, .. } => return self.begin(modes),
-            Statement::Commit { .. } => return self.commit(),
+            Statement::Commit { .. } => return self.commit().await,
             Statement::Rollback { savepoint: None, .. } => return Ok(self.rollback()),
             Statement::Rollback { savepoint: Some(name), .. } => return self.rollback_to(&name.value),
             _ => {}
@@ -402,25 +402,26 @@ impl Session {
             // The transaction stays open until the data has arrived.
             return result;
         }
-        self.finish_statement(autocommit, sp, result)
+        self.finish_statement(autocommit, sp, result).await
     }
 
     /// Ends a statement: commits in autocommit mode, undoes a failed one.
-    pub(crate) fn finish_statement(
+    pub(crate) async fn finish_statement(
         &mut self,
         autocommit: bool,
         sp: Savepoint,
         result: Result<Output>,
     ) -> Result<Output> {
-        let mut slot = self.txn.lock();
         match result {
             Ok(out) => {
-                if autocommit && let Some(txn) = slot.take() {
-                    commit_txn(txn)?;
+                let txn = if autocommit { self.txn.lock().take() } else { None };
+                if let Some(txn) = txn {
+                    commit_txn(txn).await?;
                 }
                 Ok(out)
             }
             Err(e) => {
+                let mut slot = self.txn.lock();
                 if autocommit {
                     if let Some(txn) = slot.take() {
                         txn.abort();
@@ -548,7 +549,7 @@ impl Session {
         Ok(Output::Command("BEGIN".into()))
     }
 
-    fn commit(&mut self) -> Result<Output> {
+    async fn commit(&mut self) -> Result<Output> {
         let Some(block) = self.block.take() else {
             // PostgreSQL warns "there is no transaction in progress".
             return Ok(Output::Command("COMMIT".into()));
@@ -561,7 +562,7 @@ impl Session {
             return Ok(Output::Command("ROLLBACK".into()));
         }
         if let Some(t) = txn {
-            commit_txn(t)?;
+            commit_txn(t).await?;
         }
         Ok(Output::Command("COMMIT".into()))
     }
@@ -588,9 +589,9 @@ impl Session {
     }
 
     /// Ends an implicit transaction: commits unless a statement failed.
-    pub fn end_implicit(&mut self) -> Result<()> {
+    pub async fn end_implicit(&mut self) -> Result<()> {
         if self.block.as_ref().is_some_and(|b| b.implicit) {
-            self.commit()?;
+            self.commit().await?;
         }
         Ok(())
     }
@@ -690,7 +691,7 @@ impl Session {
             Ok(()) => crate::copy::finish(self, *copy).await,
             Err(msg) => Err(SqlError::new(code::QUERY_CANCELED, format!("COPY from stdin failed: {msg}"))),
         };
-        let r = self.finish_statement(autocommit, sp, result);
+        let r = self.finish_statement(autocommit, sp, result).await;
         if r.is_err() {
             self.fail_block();
         }
@@ -708,14 +709,15 @@ pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// Commits; a durable commit that wrote waits for its group's fsync off
-/// the runtime's thread, so that the commits of many connections can share
-/// one fsync (group commit) instead of one per runtime thread.
-fn commit_txn(txn: tessera_engine::Transaction) -> Result<()> {
-    if txn.is_read_only() || txn.durability() == tessera_engine::Durability::Lazy {
-        txn.commit()?;
-    } else {
-        blocking(|| txn.commit())?;
+/// Commits. A durable commit awaits its group's fsync without holding a
+/// runtime thread: the log's flusher finishes the commit and wakes this
+/// task, so the commits of all connections share one fsync (group commit).
+async fn commit_txn(txn: tessera_engine::Transaction) -> Result<()> {
+    match txn.commit_start()? {
+        tessera_engine::CommitStart::Done(_) => {}
+        tessera_engine::CommitStart::Pending(pending) => {
+            pending.await?;
+        }
     }
     Ok(())
 }

@@ -101,7 +101,7 @@ impl Session {
 
     /// Runs a simple-protocol query on the fast path if it is a fast-path
     /// statement; None when the general path must run it.
-    pub fn execute_simple_fast(&mut self, sql: &str) -> Option<Result<Output>> {
+    pub async fn execute_simple_fast(&mut self, sql: &str) -> Option<Result<Output>> {
         if !self.fast_path_enabled() {
             return None;
         }
@@ -127,7 +127,7 @@ impl Session {
                 p?
             }
         };
-        self.run_fast(&cached, Args::Literals(&template.literals))
+        self.run_fast(&cached, Args::Literals(&template.literals)).await
     }
 
     fn remember(&mut self, template: &Template, entry: Option<(Statement, Arc<FastPlan>)>) {
@@ -139,7 +139,7 @@ impl Session {
 
     /// Runs a prepared statement's plan (rebinding it if the catalog
     /// changed); None when the general path must run the statement.
-    pub fn execute_prepared_fast(
+    pub async fn execute_prepared_fast(
         &mut self,
         stmt: &Statement,
         plan: &Arc<FastPlan>,
@@ -150,12 +150,12 @@ impl Session {
         }
         if plan.version != self.catalog().version() {
             let fresh = Arc::new(plan::classify(self, stmt, &[])?);
-            return self.run_fast(&fresh, Args::Scalars(params));
+            return self.run_fast(&fresh, Args::Scalars(params)).await;
         }
-        self.run_fast(plan, Args::Scalars(params))
+        self.run_fast(plan, Args::Scalars(params)).await
     }
 
-    fn run_fast(&mut self, plan: &FastPlan, args: Args<'_>) -> Option<Result<Output>> {
+    async fn run_fast(&mut self, plan: &FastPlan, args: Args<'_>) -> Option<Result<Output>> {
         let writes = !matches!(plan.kind, plan::Kind::Select { .. });
         // The general path reports these states with their errors.
         if self.block_failed() || (writes && self.read_only()) {
@@ -205,7 +205,7 @@ impl Session {
             Ok(exec::Outcome::Done(out)) => Ok(out),
             Err(e) => Err(e),
         };
-        let r = self.finish_statement(autocommit, sp, result);
+        let r = self.finish_statement(autocommit, sp, result).await;
         if r.is_err() {
             self.fail_block();
         }

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 
 use crate::error::{EngineError, Result};
 use crate::mvcc::{Timestamp, TxnId};
+use crate::waiters::Waiters;
 
 const RING: usize = 1 << 16;
 
@@ -32,12 +33,14 @@ pub struct Sequencer {
     clock: AtomicU64,
     visible: AtomicU64,
     done: Box<[AtomicU64]>,
+    /// Tasks waiting for the watermark ([`Sequencer::poll_visible`]).
+    waiters: Waiters,
 }
 
 impl Sequencer {
     pub fn new(start: Timestamp) -> Self {
         let done: Box<[AtomicU64]> = (0..RING).map(|_| AtomicU64::new(0)).collect();
-        Sequencer { clock: AtomicU64::new(start), visible: AtomicU64::new(start), done }
+        Sequencer { clock: AtomicU64::new(start), visible: AtomicU64::new(start), done, waiters: Waiters::default() }
     }
 
     /// Restarts the clock after recovery (no transaction may be running).
@@ -70,14 +73,25 @@ impl Sequencer {
     /// the watermark as far as the finished prefix allows.
     pub fn finish(&self, ts: Timestamp) {
         self.done[ts as usize % RING].store(ts, SeqCst);
-        loop {
+        let reached = loop {
             let v = self.visible.load(SeqCst);
             let next = v + 1;
             if self.done[next as usize % RING].load(SeqCst) != next {
-                return;
+                break v;
             }
             let _ = self.visible.compare_exchange(v, next, SeqCst, SeqCst);
+        };
+        self.waiters.reached(reached);
+    }
+
+    /// Whether `ts` is readable by new transactions; if not, `cx`'s waker is
+    /// woken when it is (by whoever moves the watermark past it).
+    pub fn poll_visible(&self, ts: Timestamp, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.visible.load(SeqCst) >= ts {
+            return std::task::Poll::Ready(());
         }
+        self.waiters.register(ts, cx.waker());
+        if self.visible.load(SeqCst) >= ts { std::task::Poll::Ready(()) } else { std::task::Poll::Pending }
     }
 
     /// Waits until `ts` is readable by new transactions (so that a client
@@ -138,6 +152,8 @@ pub struct TxnTable {
     gc_horizon: AtomicU64,
     /// One past the highest slot ever claimed: scans stop here.
     high_water: std::sync::atomic::AtomicUsize,
+    /// Tasks waiting for a transaction to end ([`TxnTable::poll_ended`]).
+    end_waiters: Waiters,
 }
 
 thread_local! {
@@ -161,7 +177,12 @@ impl TxnTable {
                 waiting_for: AtomicU64::new(0),
             })
             .collect();
-        TxnTable { slots, gc_horizon: AtomicU64::new(0), high_water: std::sync::atomic::AtomicUsize::new(0) }
+        TxnTable {
+            slots,
+            gc_horizon: AtomicU64::new(0),
+            high_water: std::sync::atomic::AtomicUsize::new(0),
+            end_waiters: Waiters::default(),
+        }
     }
 
     /// Claims a slot and registers a reader at the sequencer's watermark.
@@ -224,7 +245,18 @@ impl TxnTable {
         slot.read_ts.store(NO_READER, SeqCst);
         slot.commit_ts.store(NOT_COMMITTING, SeqCst);
         slot.waiting_for.store(0, SeqCst);
-        slot.id.store(0, Release);
+        let id = slot.id.swap(0, SeqCst);
+        self.end_waiters.wake_where(|waited| waited == id);
+    }
+
+    /// Whether transaction `id` has ended; if not, `cx`'s waker is woken
+    /// when it does.
+    pub fn poll_ended(&self, id: TxnId, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if !self.is_active(id) {
+            return std::task::Poll::Ready(());
+        }
+        self.end_waiters.register(id, cx.waker());
+        if self.is_active(id) { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
     }
 
     /// Announces that slot `i` is about to take a commit timestamp; validators

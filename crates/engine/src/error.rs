@@ -30,10 +30,18 @@ pub enum EngineError {
     #[error("gave up waiting for a row held by another transaction after {0:?}")]
     LockTimeout(std::time::Duration),
 
+    /// A wait for a row's holder reached the deadline the caller set
+    /// ([`crate::Transaction::set_wait_deadline`]). Nothing was changed.
+    #[error("gave up waiting for a row held by another transaction: the deadline passed")]
+    DeadlinePassed,
+
     /// The transaction was told not to wait ([`crate::Transaction::set_wait`])
     /// and would have had to wait for a row's holder. Nothing was changed.
     #[error("a row is held by another transaction and this one may not wait")]
-    WouldBlock,
+    WouldBlock {
+        /// The transaction to wait for ([`crate::Transaction::row_wait`]).
+        holder: crate::mvcc::TxnId,
+    },
 
     #[error("duplicate key value violates unique constraint \"{index}\"")]
     UniqueViolation { table: String, index: String },
@@ -120,7 +128,7 @@ impl EngineError {
     pub fn class(&self) -> ErrorClass {
         use EngineError::*;
         match self {
-            Conflict { .. } | Deadlock | LockTimeout(_) | WouldBlock => ErrorClass::Retryable,
+            Conflict { .. } | Deadlock | LockTimeout(_) | DeadlinePassed | WouldBlock { .. } => ErrorClass::Retryable,
             UniqueViolation { .. }
             | NoSuchTable(_)
             | TableExists(_)

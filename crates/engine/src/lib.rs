@@ -94,6 +94,7 @@ pub mod shared_log;
 mod table;
 pub mod tuple;
 pub mod txn;
+mod waiters;
 
 pub use checkpoint::CheckpointStats;
 pub use commit::CommitInfo;
@@ -103,4 +104,4 @@ pub use pending::{CommitStart, PendingCommit};
 pub use schema::{IndexId, IndexKind, IndexSpec, PRIMARY, TableId, TableSpec};
 pub use shared_log::SharedLog;
 pub use table::{Table, TableStats};
-pub use txn::{Durability, Isolation, KeyRange, PutCondition, PutOutcome, RowVersion, Savepoint, Transaction};
+pub use txn::{Durability, Isolation, KeyRange, PutCondition, PutOutcome, RowVersion, RowWait, Savepoint, Transaction};

@@ -115,10 +115,6 @@ impl Stamped {
         engine.gc.work(engine, self.txn.slot, 2 * self.rows + 8);
     }
 
-    fn visible(&self) -> bool {
-        self.txn.engine.seq.visible() >= self.ts
-    }
-
     fn info(&self) -> CommitInfo {
         CommitInfo { ts: self.ts, wrote: true }
     }
@@ -252,18 +248,12 @@ impl std::future::Future for PendingCommit {
                 if !collected {
                     done.collect_garbage();
                 }
-                // Usually the earlier commits of the same group are finishing
-                // on other threads right now: look a few times before yielding.
-                for _ in 0..64 {
-                    if done.visible() {
-                        return Poll::Ready(Ok(done.info()));
-                    }
-                    std::hint::spin_loop();
+                // Stamping never waits for a task (see the module notes), and
+                // whoever finishes the last earlier timestamp wakes this one.
+                if done.txn.engine.seq.poll_visible(done.ts, cx).is_ready() {
+                    return Poll::Ready(Ok(done.info()));
                 }
                 *self.inner.stage.lock() = Stage::Stamped { done, collected: true };
-                // Stamping never waits for a task (see the module notes), so
-                // yielding and looking again always makes progress.
-                cx.waker().wake_by_ref();
                 Poll::Pending
             }
             Stage::Failed(_) => match std::mem::replace(&mut *stage, Stage::Taken) {

@@ -137,6 +137,9 @@ pub struct Transaction {
     /// Whether a read-committed writer may wait for a row's holder (else
     /// [`EngineError::WouldBlock`]).
     pub(crate) may_wait: bool,
+    /// A waiting writer gives up at this instant (the caller's statement
+    /// timeout), if it comes before the engine's lock timeout.
+    pub(crate) wait_deadline: Option<std::time::Instant>,
     pub(crate) ops: Vec<WriteOp>,
     pub(crate) reads: Vec<ReadOp>,
     pub(crate) scans: Vec<ScanOp>,
@@ -161,6 +164,7 @@ impl Transaction {
             read_ts,
             durability,
             may_wait: true,
+            wait_deadline: None,
             ops: Vec::new(),
             reads: Vec::new(),
             scans: Vec::new(),
@@ -193,6 +197,12 @@ impl Transaction {
     /// block only when a wait is needed.
     pub fn set_wait(&mut self, allowed: bool) {
         self.may_wait = allowed;
+    }
+
+    /// Bounds the waits for a row's holder (see [`EngineError::DeadlinePassed`]);
+    /// None: only the engine's lock timeout bounds them.
+    pub fn set_wait_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.wait_deadline = deadline;
     }
 
     pub fn set_durability(&mut self, d: Durability) {
@@ -509,14 +519,15 @@ impl Transaction {
 
     /// Waits until transaction `other` has finished, detecting deadlocks
     /// (the youngest member of a waits-for cycle gives up) and giving up
-    /// after the engine's lock timeout.
+    /// after the engine's lock timeout or the caller's deadline.
     fn wait_for(&self, other: TxnId) -> Result<()> {
         let txns = &self.engine.txns;
         if !self.may_wait {
-            return if txns.is_active(other) { Err(EngineError::WouldBlock) } else { Ok(()) };
+            return if txns.is_active(other) { Err(EngineError::WouldBlock { holder: other }) } else { Ok(()) };
         }
         txns.set_waiting_for(self.slot, other);
         let started = std::time::Instant::now();
+        // The youngest member of a cycle gives up; the others keep waiting.
         let timeout = self.engine.config.lock_timeout;
         let mut backoff = crate::clock::Backoff::default();
         let outcome = loop {
@@ -531,10 +542,29 @@ impl Transaction {
             if started.elapsed() >= timeout {
                 break Err(EngineError::LockTimeout(timeout));
             }
+            if self.wait_deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                break Err(EngineError::DeadlinePassed);
+            }
             backoff.snooze();
         };
         txns.set_waiting_for(self.slot, 0);
         outcome
+    }
+
+    /// A future that waits, without a thread, for `holder` (from
+    /// [`EngineError::WouldBlock`]) to end, with the same deadlock detection,
+    /// lock timeout and deadline as a blocking wait. Poll it again now and
+    /// then (say every 100 ms) while it is pending: deadlocks and timeouts
+    /// are noticed when it is polled.
+    pub fn row_wait(&self, holder: TxnId) -> RowWait {
+        RowWait {
+            engine: self.engine.clone(),
+            slot: self.slot,
+            me: self.id,
+            holder,
+            started: std::time::Instant::now(),
+            deadline: self.wait_deadline,
+        }
     }
 
     /// Updates the row with primary key `key` to what `f` makes of its
@@ -688,6 +718,58 @@ impl Transaction {
 impl Drop for Transaction {
     fn drop(&mut self) {
         self.finish_abort();
+    }
+}
+
+/// See [`Transaction::row_wait`]. While it exists, the waiting transaction
+/// is recorded as waiting for the holder, so that a cycle of waiters (some
+/// waiting on threads, some as futures) is found by whichever member looks.
+pub struct RowWait {
+    engine: Arc<EngineInner>,
+    slot: usize,
+    me: TxnId,
+    holder: TxnId,
+    started: std::time::Instant,
+    deadline: Option<std::time::Instant>,
+}
+
+impl RowWait {
+    fn set_waiting(&self, other: TxnId) {
+        // Only while the waiting transaction still owns its slot.
+        if self.engine.txns.is_active(self.me) {
+            self.engine.txns.set_waiting_for(self.slot, other);
+        }
+    }
+}
+
+impl std::future::Future for RowWait {
+    type Output = Result<()>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<()>> {
+        use std::task::Poll;
+        let txns = &self.engine.txns;
+        self.set_waiting(self.holder);
+        let outcome = if txns.poll_ended(self.holder, cx).is_ready() {
+            Ok(())
+        } else if let Some(cycle) = txns.wait_cycle(self.me, self.holder)
+            && cycle.iter().max() == Some(&self.me)
+        {
+            Err(EngineError::Deadlock)
+        } else if self.started.elapsed() >= self.engine.config.lock_timeout {
+            Err(EngineError::LockTimeout(self.engine.config.lock_timeout))
+        } else if self.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            Err(EngineError::DeadlinePassed)
+        } else {
+            return Poll::Pending;
+        };
+        self.set_waiting(0);
+        Poll::Ready(outcome)
+    }
+}
+
+impl Drop for RowWait {
+    fn drop(&mut self) {
+        self.set_waiting(0);
     }
 }
 

@@ -152,3 +152,125 @@ fn concurrent_pending_commits_share_fsyncs() {
     let mut r = e.begin(Isolation::Snapshot).unwrap();
     assert_eq!(r.scan_collect(&t, PRIMARY, &KeyRange::all()).unwrap().len(), 800);
 }
+
+fn holder_of(r: Result<bool>) -> mvcc::TxnId {
+    match r {
+        Err(EngineError::WouldBlock { holder }) => holder,
+        other => panic!("expected WouldBlock, got {other:?}"),
+    }
+}
+
+/// Polls a future once with a waker that does nothing.
+fn poll_once<F: std::future::Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+    std::pin::Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// A read-committed writer that may not block gets the holder's id, awaits
+/// its end without a thread, and then writes on the newest version.
+#[test]
+fn a_row_wait_ends_when_the_holder_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = durable(dir.path());
+    let e = Arc::new(e);
+    let mut setup = e.begin(Isolation::ReadCommitted).unwrap();
+    setup.insert(&t, row(1, "0")).unwrap();
+    setup.commit().unwrap();
+
+    let mut a = e.begin(Isolation::ReadCommitted).unwrap();
+    assert!(a.update_with(&t, &key(1), |_| Some(row(1, "a"))).unwrap());
+    let mut b = e.begin(Isolation::ReadCommitted).unwrap();
+    b.set_wait(false);
+    let holder = holder_of(b.update_with(&t, &key(1), |_| Some(row(1, "b"))));
+    assert_eq!(holder, a.id());
+    let mut wait = b.row_wait(holder);
+    assert!(poll_once(&mut wait).is_pending(), "the holder is still running");
+    let committer = std::thread::spawn(move || a.commit().unwrap());
+    block_on(&mut wait).unwrap();
+    committer.join().unwrap();
+    drop(wait);
+    b.refresh_snapshot();
+    assert!(b.update_with(&t, &key(1), |_| Some(row(1, "b"))).unwrap());
+    b.commit().unwrap();
+    assert_eq!(read(&e, &t, 1), Some(row(1, "b")));
+}
+
+/// Two transactions waiting for each other, one as a future and one on a
+/// thread: exactly one of them is told it is in a deadlock, and the other
+/// goes on once the loser has rolled back.
+#[test]
+fn a_deadlock_between_a_row_wait_and_a_blocking_wait_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = durable(dir.path());
+    let e = Arc::new(e);
+    let mut setup = e.begin(Isolation::ReadCommitted).unwrap();
+    setup.insert(&t, row(1, "0")).unwrap();
+    setup.insert(&t, row(2, "0")).unwrap();
+    setup.commit().unwrap();
+
+    let mut a = e.begin(Isolation::ReadCommitted).unwrap();
+    let mut b = e.begin(Isolation::ReadCommitted).unwrap();
+    assert!(a.update_with(&t, &key(1), |_| Some(row(1, "a"))).unwrap());
+    assert!(b.update_with(&t, &key(2), |_| Some(row(2, "b"))).unwrap());
+    // A blocks on row 2 (held by B) on its own thread.
+    let t2 = t.clone();
+    let blocking = std::thread::spawn(move || {
+        let r = a.update_with(&t2, &key(2), |_| Some(row(2, "a")));
+        match r {
+            Ok(_) => {
+                a.commit().unwrap();
+                true
+            }
+            Err(EngineError::Deadlock) => false,
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    // B wants row 1 (held by A) without a thread.
+    b.set_wait(false);
+    let holder = holder_of(b.update_with(&t, &key(1), |_| Some(row(1, "b"))));
+    let mut wait = b.row_wait(holder);
+    let b_lost = loop {
+        match poll_once(&mut wait) {
+            Poll::Ready(Ok(())) => break false,
+            Poll::Ready(Err(EngineError::Deadlock)) => break true,
+            Poll::Ready(Err(e)) => panic!("unexpected {e:?}"),
+            Poll::Pending => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    drop(wait);
+    if b_lost {
+        b.abort();
+        assert!(blocking.join().unwrap(), "A goes on once B gave up");
+    } else {
+        // A lost (and rolled back): B now writes row 1.
+        b.refresh_snapshot();
+        assert!(b.update_with(&t, &key(1), |_| Some(row(1, "b"))).unwrap());
+        b.commit().unwrap();
+        assert!(!blocking.join().unwrap());
+    }
+}
+
+#[test]
+fn a_row_wait_gives_up_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let (e, t) = durable(dir.path());
+    let mut setup = e.begin(Isolation::ReadCommitted).unwrap();
+    setup.insert(&t, row(1, "0")).unwrap();
+    setup.commit().unwrap();
+    let mut a = e.begin(Isolation::ReadCommitted).unwrap();
+    assert!(a.update_with(&t, &key(1), |_| Some(row(1, "a"))).unwrap());
+    let mut b = e.begin(Isolation::ReadCommitted).unwrap();
+    b.set_wait(false);
+    b.set_wait_deadline(Some(std::time::Instant::now() + Duration::from_millis(100)));
+    let holder = holder_of(b.update_with(&t, &key(1), |_| Some(row(1, "b"))));
+    let mut wait = b.row_wait(holder);
+    assert!(poll_once(&mut wait).is_pending());
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(matches!(poll_once(&mut wait), Poll::Ready(Err(EngineError::DeadlinePassed))));
+    // A blocking wait honours the same deadline.
+    drop(wait);
+    b.set_wait(true);
+    b.set_wait_deadline(Some(std::time::Instant::now() + Duration::from_millis(100)));
+    assert!(matches!(b.update_with(&t, &key(1), |_| Some(row(1, "b"))), Err(EngineError::DeadlinePassed)));
+    a.commit().unwrap();
+}

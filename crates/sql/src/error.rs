@@ -123,6 +123,10 @@ impl From<EngineError> for SqlError {
                 SqlError::new(code::DEADLOCK, message).with_hint("The transaction might succeed if retried.")
             }
             EngineError::LockTimeout(_) => SqlError::new(code::LOCK_NOT_AVAILABLE, message),
+            // The session sets the deadline from statement_timeout alone.
+            EngineError::DeadlinePassed => {
+                SqlError::new(code::QUERY_CANCELED, "canceling statement due to statement timeout")
+            }
             EngineError::UniqueViolation { .. } => SqlError::new(code::UNIQUE, message),
             EngineError::NoSuchTable(_) => SqlError::new(code::UNDEFINED_TABLE, message),
             EngineError::TableExists(_) => SqlError::new(code::DUPLICATE_TABLE, message),

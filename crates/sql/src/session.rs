@@ -388,12 +388,14 @@ impl Session {
         }
         let autocommit = self.block.is_none();
         self.ensure_txn()?;
+        let deadline = self.statement_deadline();
         let sp = {
             let mut slot = self.txn.lock();
             let txn = slot.as_mut().expect("transaction");
             if txn.isolation() == Isolation::ReadCommitted {
                 txn.refresh_snapshot();
             }
+            txn.set_wait_deadline(deadline);
             txn.savepoint()
         };
         self.notes.lock().clear();
@@ -435,6 +437,13 @@ impl Session {
                 Err(e)
             }
         }
+    }
+
+    /// When the statement starting now must give up waiting for rows held
+    /// by other transactions (`statement_timeout`; None when it is off).
+    pub(crate) fn statement_deadline(&self) -> Option<std::time::Instant> {
+        let ms = self.info.settings.lock().hot().statement_timeout_ms;
+        (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms))
     }
 
     pub(crate) fn ensure_txn(&mut self) -> Result<()> {

@@ -25,15 +25,16 @@ pub enum Outcome {
     /// The general path must run the statement; the caller undoes anything
     /// this attempt wrote (to the statement's savepoint).
     Declined,
-    /// A row is held by a concurrent writer and the transaction was told not
-    /// to wait: the caller undoes the attempt and retries where it may block.
-    MustWait,
+    /// A row is held by a concurrent writer (this transaction) and the
+    /// transaction was told not to wait: the caller undoes the attempt, waits
+    /// for the holder and tries again.
+    MustWait(tessera_engine::mvcc::TxnId),
 }
 
 /// An engine error as the statement's outcome.
 fn failed(e: EngineError) -> Result<Outcome> {
     match e {
-        EngineError::WouldBlock => Ok(Outcome::MustWait),
+        EngineError::WouldBlock { holder } => Ok(Outcome::MustWait(holder)),
         e => Err(e.into()),
     }
 }

@@ -169,15 +169,17 @@ impl Session {
         }
         let now = crate::fast::now_micros();
         let catalog = self.catalog().clone();
-        let attempt = |may_wait: bool| {
+        let deadline = self.statement_deadline();
+        let attempt = || {
             let mut slot = self.txn.lock();
             let txn = slot.as_mut().expect("transaction");
             txn.refresh_snapshot();
+            txn.set_wait_deadline(deadline);
             let sp = txn.savepoint();
-            txn.set_wait(may_wait);
+            txn.set_wait(false);
             let outcome = exec::execute(plan, txn, &catalog, &params, now);
             txn.set_wait(true);
-            if matches!(outcome, Ok(exec::Outcome::Declined | exec::Outcome::MustWait)) {
+            if matches!(outcome, Ok(exec::Outcome::Declined | exec::Outcome::MustWait(_))) {
                 // Undo this attempt before the next one.
                 if txn.rollback_to(sp).is_err() {
                     slot.take();
@@ -185,15 +187,21 @@ impl Session {
             }
             (sp, outcome)
         };
-        // First without waiting for concurrent writers; when a row's holder
-        // must be waited for, again on a thread that may block (the runtime
-        // moves its other connections elsewhere meanwhile).
-        let (mut sp, mut outcome) = attempt(false);
-        if matches!(outcome, Ok(exec::Outcome::MustWait)) && self.txn.lock().is_some() {
-            (sp, outcome) = crate::session::blocking(|| attempt(true));
+        // Never block the runtime's thread on a concurrent writer: when a
+        // row's holder must be waited for, the attempt is undone, the task
+        // awaits the holder's end and the statement runs again (on a fresh
+        // snapshot, as read committed allows).
+        let (mut sp, mut outcome) = attempt();
+        while let Ok(exec::Outcome::MustWait(holder)) = outcome {
+            let Some(wait) = self.txn.lock().as_ref().map(|t| t.row_wait(holder)) else { break };
+            if let Err(e) = await_row(wait).await {
+                outcome = Err(e);
+                break;
+            }
+            (sp, outcome) = attempt();
         }
         let result = match outcome {
-            Ok(exec::Outcome::Declined | exec::Outcome::MustWait) => {
+            Ok(exec::Outcome::Declined | exec::Outcome::MustWait(_)) => {
                 if autocommit
                     && created
                     && let Some(t) = self.txn.lock().take()
@@ -210,6 +218,16 @@ impl Session {
             self.fail_block();
         }
         Some(r)
+    }
+}
+
+/// Awaits a row's holder. Deadlocks and timeouts are noticed when the wait
+/// is polled, so it is polled again every 100 ms until it ends.
+async fn await_row(mut wait: tessera_engine::RowWait) -> Result<()> {
+    loop {
+        if let Ok(r) = tokio::time::timeout(std::time::Duration::from_millis(100), &mut wait).await {
+            return r.map_err(Into::into);
+        }
     }
 }
 

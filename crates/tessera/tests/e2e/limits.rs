@@ -160,3 +160,41 @@ async fn cancel_request_ends_the_running_statement() {
     .await
     .expect("timed out");
 }
+
+/// A write waiting for another transaction's row gives up when the
+/// statement timeout runs out, on the fast path and on the general path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statement_timeout_ends_a_wait_for_a_held_row() {
+    let server = Server::start();
+    let port = server.port();
+    tokio::time::timeout(Duration::from_secs(120), async move {
+        let holder = connect(port).await.unwrap();
+        holder.batch_execute("CREATE TABLE acct (id int PRIMARY KEY, bal int)").await.unwrap();
+        holder.batch_execute("INSERT INTO acct VALUES (1, 0)").await.unwrap();
+        holder.batch_execute("BEGIN; UPDATE acct SET bal = bal + 1 WHERE id = 1").await.unwrap();
+        for fast_path in ["on", "off"] {
+            let waiter = connect(port).await.unwrap();
+            waiter
+                .batch_execute(&format!("SET tessera.fast_path = {fast_path}; SET statement_timeout = 300"))
+                .await
+                .unwrap();
+            let started = std::time::Instant::now();
+            let err = waiter.execute("UPDATE acct SET bal = bal + 10 WHERE id = 1", &[]).await.unwrap_err();
+            assert_eq!(code(&err), Some("57014"), "fast_path={fast_path}: {err:?}");
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "fast_path={fast_path}: the wait took {:?}",
+                started.elapsed()
+            );
+            // The session goes on, and the failed write left nothing behind.
+            waiter.batch_execute("SET statement_timeout = 0").await.unwrap();
+            let bal: i32 = waiter.query_one("SELECT bal FROM acct WHERE id = 1", &[]).await.unwrap().get(0);
+            assert_eq!(bal, 0, "fast_path={fast_path}");
+        }
+        holder.batch_execute("COMMIT").await.unwrap();
+        let bal: i32 = holder.query_one("SELECT bal FROM acct WHERE id = 1", &[]).await.unwrap().get(0);
+        assert_eq!(bal, 1);
+    })
+    .await
+    .expect("timed out");
+}

@@ -256,7 +256,13 @@ impl TxnTable {
             return std::task::Poll::Ready(());
         }
         self.end_waiters.register(id, cx.waker());
-        if self.is_active(id) { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
+        if self.is_active(id) {
+            return std::task::Poll::Pending;
+        }
+        // Ended meanwhile: its wake-up may have missed our entry, which
+        // would then never be removed.
+        self.end_waiters.deregister(id, cx.waker());
+        std::task::Poll::Ready(())
     }
 
     /// Announces that slot `i` is about to take a commit timestamp; validators

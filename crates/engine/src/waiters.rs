@@ -34,6 +34,16 @@ impl Waiters {
         }
     }
 
+    /// Takes back a registration that turned out unnecessary (the re-read
+    /// found the target reached). Needed where a target, once reached, is
+    /// never reached again (a transaction's end), or the entry would stay.
+    pub fn deregister(&self, target: u64, waker: &Waker) {
+        let mut list = self.list.lock();
+        let before = list.len();
+        list.retain(|(t, w)| !(*t == target && w.will_wake(waker)));
+        self.count.fetch_sub(before - list.len(), SeqCst);
+    }
+
     /// Call after moving the counter to `reached`.
     pub fn reached(&self, reached: u64) {
         self.wake_where(|target| target <= reached)
@@ -61,5 +71,48 @@ impl Waiters {
         for w in ready {
             w.wake();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Wake;
+
+    use super::*;
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    #[test]
+    fn wakes_what_is_reached_and_keeps_the_rest() {
+        let w = Waiters::default();
+        let woken = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(woken.clone());
+        w.register(5, &waker);
+        w.register(5, &waker); // the same waker for the same target: once
+        w.register(9, &waker);
+        assert_eq!(w.count.load(SeqCst), 2);
+        w.reached(7);
+        assert_eq!(woken.0.load(SeqCst), 1);
+        assert_eq!(w.count.load(SeqCst), 1);
+        w.wake_where(|t| t == 9);
+        assert_eq!(woken.0.load(SeqCst), 2);
+        assert_eq!(w.count.load(SeqCst), 0);
+    }
+
+    #[test]
+    fn a_deregistered_waiter_leaves_nothing_behind() {
+        let w = Waiters::default();
+        let waker = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
+        w.register(3, &waker);
+        w.deregister(3, &waker);
+        assert_eq!(w.count.load(SeqCst), 0);
+        assert!(w.list.lock().is_empty());
     }
 }

@@ -234,6 +234,12 @@ pub fn decode_param(
                     ));
                 }
             },
+            // Integers, the most common parameters, parse directly (the cast
+            // below goes through Arrow arrays); anything unusual still takes
+            // the cast, which reports PostgreSQL's error.
+            Some(DataType::Int64) if let Ok(v) = s.trim().parse::<i64>() => return Ok(ScalarValue::Int64(Some(v))),
+            Some(DataType::Int32) if let Ok(v) = s.trim().parse::<i32>() => return Ok(ScalarValue::Int32(Some(v))),
+            Some(DataType::Int16) if let Ok(v) = s.trim().parse::<i16>() => return Ok(ScalarValue::Int16(Some(v))),
             Some(DataType::Binary) => ScalarValue::Binary(Some(tessera_sql::text::parse_bytea(s)?)),
             // pgjdbc sends dates as "2024-02-29 +00"; PostgreSQL ignores the zone.
             Some(DataType::Date32) => ScalarValue::Utf8(Some(s.split_whitespace().next().unwrap_or(s).to_string())),

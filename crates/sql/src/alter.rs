@@ -67,6 +67,9 @@ async fn count(session: &mut Session, sql: &str) -> Result<i64> {
 }
 
 async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOperation) -> Result<()> {
+    if let Some(key) = session.catalog().database(&def.db).and_then(|d| d.partition_key) {
+        keyed_guard(&def, &key, op)?;
+    }
     let quoted = format!("\"{}\"", def.name.replace('"', "\"\""));
     match op {
         AlterTableOperation::AddColumn { if_not_exists, column_def, .. } => {
@@ -209,6 +212,10 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
         AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
             TableConstraint::PrimaryKey(p) => {
                 let cols = index_columns(&p.columns)?;
+                if let Some(key) = session.catalog().database(&def.db).and_then(|d| d.partition_key) {
+                    let columns: Vec<_> = def.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+                    crate::keyed::check_table(&def.db, &key, &def.name, &columns, &cols)?;
+                }
                 add_primary_key(session, &def, cols).await?;
             }
             TableConstraint::Unique(u) => {
@@ -422,5 +429,29 @@ fn rewrite_rows(session: &Session, def: &TableDef, mut f: impl FnMut(&mut Vec<Op
         txn.update(&table, b.finish())?;
     }
     txn.commit()?;
+    Ok(())
+}
+
+/// In a keyed database the partition key column stays as declared: it may
+/// not be dropped, renamed or retyped.
+fn keyed_guard(def: &TableDef, key: &crate::keyed::PartitionKey, op: &AlterTableOperation) -> Result<()> {
+    use crate::ddl::ident;
+    let touches = match op {
+        AlterTableOperation::DropColumn { column_names, .. } => column_names.iter().any(|c| ident(c) == key.column),
+        AlterTableOperation::RenameColumn { old_column_name, .. } => ident(old_column_name) == key.column,
+        AlterTableOperation::AlterColumn { column_name, op: AlterColumnOperation::SetDataType { .. } } => {
+            ident(column_name) == key.column
+        }
+        _ => false,
+    };
+    if touches {
+        return Err(SqlError::new(
+            code::INVALID_TABLE_DEFINITION,
+            format!(
+                "column \"{}\" of table \"{}\" is the partition key of keyed database \"{}\" and cannot be dropped, renamed or retyped",
+                key.column, def.name, def.db
+            ),
+        ));
+    }
     Ok(())
 }

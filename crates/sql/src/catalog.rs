@@ -160,6 +160,9 @@ pub struct DatabaseDef {
     pub oid: u32,
     pub name: String,
     pub owner: String,
+    /// A keyed database's partition key; None for a keyless one.
+    #[serde(default)]
+    pub partition_key: Option<crate::keyed::PartitionKey>,
 }
 
 /// A SCRAM-SHA-256 verifier: what the server keeps instead of a password.
@@ -357,6 +360,7 @@ impl Catalog {
             oid,
             name: DEFAULT_DB.into(),
             owner: BOOTSTRAP_USER.into(),
+            partition_key: None,
         })])?;
         // `postgres` exists too: many tools connect to it first.
         let oid = self.alloc_oid();
@@ -364,6 +368,7 @@ impl Catalog {
             oid,
             name: "postgres".into(),
             owner: BOOTSTRAP_USER.into(),
+            partition_key: None,
         })])
     }
 

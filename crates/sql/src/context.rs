@@ -5,7 +5,8 @@
 //!
 //! Schemas: `public` (user tables; unqualified names also find the system
 //! tables, as PostgreSQL's implicit `pg_catalog` search path does),
-//! `pg_catalog`, `information_schema`, and `__dml`, which exposes keyless
+//! `pg_catalog`, `information_schema`, `tessera` (Tessera's own system
+//! views, such as `tessera.databases`), and `__dml`, which exposes keyless
 //! tables' hidden row id to the statements UPDATE and DELETE run.
 
 use std::sync::Arc;
@@ -57,7 +58,7 @@ struct TesseraCatalog(Resolver);
 
 impl CatalogProvider for TesseraCatalog {
     fn schema_names(&self) -> Vec<String> {
-        vec!["public".into(), "pg_catalog".into(), "information_schema".into()]
+        vec!["public".into(), "pg_catalog".into(), "information_schema".into(), "tessera".into()]
     }
 
     fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
@@ -65,6 +66,7 @@ impl CatalogProvider for TesseraCatalog {
             "public" => SchemaKind::Public,
             "pg_catalog" => SchemaKind::PgCatalog,
             "information_schema" => SchemaKind::InformationSchema,
+            "tessera" => SchemaKind::Tessera,
             DML_SCHEMA => SchemaKind::Dml,
             "__scratch" => SchemaKind::Scratch,
             _ => return None,
@@ -78,6 +80,7 @@ enum SchemaKind {
     Public,
     PgCatalog,
     InformationSchema,
+    Tessera,
     Dml,
     Scratch,
 }
@@ -99,6 +102,7 @@ impl SchemaProvider for TesseraSchema {
             SchemaKind::InformationSchema => {
                 pg_catalog::INFORMATION_SCHEMA_TABLES.iter().map(|s| s.to_string()).collect()
             }
+            SchemaKind::Tessera => pg_catalog::TESSERA_TABLES.iter().map(|s| s.to_string()).collect(),
             SchemaKind::Scratch => self.r.scratch.lock().keys().cloned().collect(),
         }
     }
@@ -112,6 +116,7 @@ impl SchemaProvider for TesseraSchema {
             SchemaKind::Dml => self.r.user_table(name, true),
             SchemaKind::PgCatalog => pg_catalog::pg_catalog_table(&self.r, name)?,
             SchemaKind::InformationSchema => pg_catalog::information_schema_table(&self.r, name)?,
+            SchemaKind::Tessera => pg_catalog::tessera_table(&self.r, name)?,
             SchemaKind::Scratch => match self.r.scratch.lock().get(name) {
                 Some(b) => {
                     Some(Arc::new(datafusion::datasource::MemTable::try_new(b.schema(), vec![vec![b.clone()]])?))
@@ -126,6 +131,7 @@ impl SchemaProvider for TesseraSchema {
             SchemaKind::Public | SchemaKind::Dml => self.r.catalog.table(&self.r.db, name).is_some(),
             SchemaKind::PgCatalog => pg_catalog::PG_CATALOG_TABLES.contains(&name),
             SchemaKind::InformationSchema => pg_catalog::INFORMATION_SCHEMA_TABLES.contains(&name),
+            SchemaKind::Tessera => pg_catalog::TESSERA_TABLES.contains(&name),
             SchemaKind::Scratch => self.r.scratch.lock().contains_key(name),
         }
     }

@@ -60,8 +60,9 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
             }
             cmd("TRUNCATE TABLE")
         }
-        Statement::CreateDatabase { db_name, if_not_exists, .. } => {
+        Statement::CreateDatabase { db_name, if_not_exists, with_tags, .. } => {
             let name = object_name(db_name);
+            let partition_key = crate::keyed::partition_key_option(with_tags.as_ref())?;
             let _g = session.catalog().ddl_lock();
             if session.catalog().database(&name).is_some() {
                 if *if_not_exists {
@@ -70,7 +71,12 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
                 return Err(SqlError::new(code::DUPLICATE_DATABASE, format!("database \"{name}\" already exists")));
             }
             let oid = session.catalog().alloc_oid();
-            session.catalog().put_database(DatabaseDef { oid, name, owner: session.info.user.clone() })?;
+            session.catalog().put_database(DatabaseDef {
+                oid,
+                name,
+                owner: session.info.user.clone(),
+                partition_key,
+            })?;
             cmd("CREATE DATABASE")
         }
         Statement::CreateSequence { if_not_exists, name, sequence_options, .. } => {
@@ -442,6 +448,11 @@ async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<
         });
     }
     check_index_names(session, &def)?;
+    if let Some(key) = session.catalog().database(&db).and_then(|d| d.partition_key) {
+        let columns: Vec<(String, crate::types::SqlType)> =
+            def.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+        crate::keyed::check_table(&db, &key, &name, &columns, &def.primary_key)?;
+    }
     let spec = engine_spec(&def, &def.engine_name)?;
     for s in sequences {
         session.catalog().put_sequence(s)?;

@@ -20,12 +20,16 @@
 //! * the fast path (`fast`) — short statements that reach rows by a unique
 //!   key (point SELECT, INSERT … VALUES, UPDATE/DELETE by key) are bound once
 //!   and run directly on the engine, skipping DataFusion; whatever they
-//!   cannot do exactly falls back to the general path above.
+//!   cannot do exactly falls back to the general path above;
+//! * keyed databases (`keyed`) — `CREATE DATABASE … WITH (partition_key =
+//!   'column type')` and the rule that every table of such a database
+//!   carries that column (and, if it has a primary key, includes it there).
 //!
 //! Values are stored one engine field per column in order-preserving
 //! encodings (`rowcodec`); `types` maps SQL types to Arrow and PostgreSQL
 //! OIDs; `text` formats values as PostgreSQL prints them. `pg_catalog` serves
-//! the system views psql and drivers query, `functions` the PostgreSQL
+//! the system views psql and drivers query (and Tessera's own, such as
+//! `tessera.databases`), `functions` the PostgreSQL
 //! functions DataFusion lacks. Errors carry SQLSTATEs (`error`).
 
 pub mod alter;
@@ -39,6 +43,7 @@ pub mod error;
 pub mod explain;
 pub mod fast;
 pub mod functions;
+pub mod keyed;
 pub mod naming;
 pub mod overflow;
 pub mod pg_catalog;

@@ -910,3 +910,29 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
     };
     Ok(Some(t))
 }
+
+/// Tessera's own system views, in schema `tessera`.
+pub const TESSERA_TABLES: &[&str] = &["databases"];
+
+pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+    let t = match name {
+        // Every database, keyed or keyless, with its partition key.
+        "databases" => table(
+            &[("name", T), ("kind", T), ("partition_key", T), ("owner", T)],
+            r.catalog
+                .databases()
+                .iter()
+                .map(|d| {
+                    vec![
+                        s(&d.name),
+                        s(if d.partition_key.is_some() { "keyed" } else { "keyless" }),
+                        d.partition_key.as_ref().map_or_else(null_s, |k| s(k.to_string())),
+                        s(&d.owner),
+                    ]
+                })
+                .collect(),
+        )?,
+        _ => return Ok(None),
+    };
+    Ok(Some(t))
+}

@@ -191,6 +191,9 @@ fn normalize_copy_options(sql: &str) -> std::borrow::Cow<'_, str> {
 
 /// Splits a query string into statements (PostgreSQL dialect).
 pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
+    if let Some(keyed) = crate::keyed::parse_create_database_with(sql) {
+        return keyed.map(|s| vec![s]);
+    }
     let sql = &normalize_copy_options(sql);
     // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
     // GC pass it triggers covers every table anyway.

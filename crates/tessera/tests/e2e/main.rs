@@ -3,6 +3,7 @@ mod client;
 mod drivers;
 mod durability;
 mod harness;
+mod keyed;
 mod limits;
 mod pgbench;
 mod psql;

@@ -1,0 +1,259 @@
+//! Keyed databases: the declaration and the schema rule.
+//!
+//! A database is keyless (the default) or keyed. A keyed database declares
+//! its partition key once, at creation:
+//!
+//! ```sql
+//! CREATE DATABASE shop WITH (partition_key = 'customer_id bigint');
+//! ```
+//!
+//! Every table in it must then have that column, with that type, and a
+//! primary key (if it has one) that includes it: rows sharing a partition key
+//! value form a *row group*, and a key that spans row groups could not be
+//! enforced one partition at a time.
+//!
+//! PostgreSQL's own `CREATE DATABASE … WITH option = value` takes no
+//! parentheses and sqlparser parses neither form, so `CREATE DATABASE …
+//! WITH (…)` is recognized here, before sqlparser sees the text, and turned
+//! into sqlparser's `CreateDatabase` with the options in its key-value list
+//! (`with_tags`), so that it travels through both protocols like any other
+//! statement.
+
+use datafusion::sql::sqlparser::ast::{ObjectName, Statement, Tag};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Word};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SqlError, code};
+use crate::types::SqlType;
+
+/// A keyed database's partition key column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionKey {
+    pub column: String,
+    pub ty: SqlType,
+}
+
+impl std::fmt::Display for PartitionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.column, self.ty)
+    }
+}
+
+/// Recognizes `CREATE DATABASE [IF NOT EXISTS] name WITH (option = value,
+/// …)`. None when `sql` is not such a statement (sqlparser then parses it as
+/// usual); an error when it starts like one but does not follow the form.
+pub fn parse_create_database_with(sql: &str) -> Option<Result<Statement>> {
+    // Cheap refusal first: this runs before every statement is parsed.
+    let head = sql.trim_start();
+    if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("create")) {
+        return None;
+    }
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let tokens: Vec<Token> = tokens.into_iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+    let kw = |i: usize, k: Keyword| matches!(tokens.get(i), Some(Token::Word(Word { keyword, .. })) if *keyword == k);
+    if !(kw(0, Keyword::CREATE) && kw(1, Keyword::DATABASE)) {
+        return None;
+    }
+    let with_at = tokens.iter().position(|t| matches!(t, Token::Word(Word { keyword: Keyword::WITH, .. })))?;
+    Some(parse_options(&tokens, with_at))
+}
+
+fn parse_options(tokens: &[Token], with_at: usize) -> Result<Statement> {
+    let syntax = |what: &str| SqlError::syntax(format!("syntax error in CREATE DATABASE: {what}"));
+    // Everything before WITH is plain CREATE DATABASE, which sqlparser parses.
+    let head: String = tokens[..with_at].iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ");
+    let mut stmts = crate::session::parse_sql(&head)?;
+    let Some(Statement::CreateDatabase { with_tags, .. }) = stmts.first_mut() else {
+        return Err(syntax("expected CREATE DATABASE name WITH (option = value, …)"));
+    };
+    let mut rest = tokens[with_at + 1..].iter();
+    if rest.next() != Some(&Token::LParen) {
+        return Err(syntax("expected ( after WITH"));
+    }
+    let mut tags = Vec::new();
+    loop {
+        let key = match rest.next() {
+            Some(Token::Word(w)) => w.value.to_lowercase(),
+            _ => return Err(syntax("expected an option name")),
+        };
+        if rest.next() != Some(&Token::Eq) {
+            return Err(syntax(&format!("expected = after {key}")));
+        }
+        let value = match rest.next() {
+            Some(Token::SingleQuotedString(s)) => s.clone(),
+            Some(Token::Number(n, _)) => n.clone(),
+            Some(Token::Word(w)) => w.value.clone(),
+            _ => return Err(syntax(&format!("expected a value for {key}"))),
+        };
+        tags.push(Tag::new(ObjectName::from(vec![datafusion::sql::sqlparser::ast::Ident::new(key)]), value));
+        match rest.next() {
+            Some(Token::Comma) => continue,
+            Some(Token::RParen) => break,
+            _ => return Err(syntax("expected , or ) in the option list")),
+        }
+    }
+    let trailing: Vec<&Token> = rest.filter(|t| !matches!(t, Token::EOF | Token::SemiColon)).collect();
+    if let Some(t) = trailing.first() {
+        return Err(SqlError::new(
+            code::ACTIVE_TXN,
+            format!("CREATE DATABASE cannot run with other statements (found {t} after it)"),
+        ));
+    }
+    *with_tags = Some(tags);
+    Ok(stmts.remove(0))
+}
+
+/// The partition key declared by a CREATE DATABASE's options, if any.
+pub fn partition_key_option(tags: Option<&Vec<Tag>>) -> Result<Option<PartitionKey>> {
+    let mut key = None;
+    for tag in tags.into_iter().flatten() {
+        let name = tag.key.to_string();
+        match name.as_str() {
+            "partition_key" => key = Some(parse_partition_key(&tag.value)?),
+            _ => {
+                return Err(SqlError::new(code::SYNTAX, format!("option \"{name}\" not recognized"))
+                    .with_hint("CREATE DATABASE accepts WITH (partition_key = 'column type')."));
+            }
+        }
+    }
+    Ok(key)
+}
+
+/// Parses `'customer_id bigint'`.
+fn parse_partition_key(text: &str) -> Result<PartitionKey> {
+    let text = text.trim();
+    let Some((column, ty)) = text.split_once(char::is_whitespace) else {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            format!("partition_key must name a column and its type, as in 'customer_id bigint', not '{text}'"),
+        ));
+    };
+    // An identifier: folded to lower case unless double-quoted.
+    let column = match column.strip_prefix('"').and_then(|c| c.strip_suffix('"')) {
+        Some(quoted) => quoted.to_string(),
+        None => column.to_lowercase(),
+    };
+    let ty = SqlType::parse(ty)?;
+    if !partitionable(ty) {
+        return Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("a partition key of type {ty} is not supported (use an integer, text, uuid, bytea or date)"),
+        ));
+    }
+    Ok(PartitionKey { column, ty })
+}
+
+/// Types whose values compare exactly, so that equal keys are one row group.
+fn partitionable(ty: SqlType) -> bool {
+    matches!(
+        ty,
+        SqlType::Int2
+            | SqlType::Int4
+            | SqlType::Int8
+            | SqlType::Text
+            | SqlType::Varchar(_)
+            | SqlType::Char(_)
+            | SqlType::Uuid
+            | SqlType::Bytea
+            | SqlType::Date
+    )
+}
+
+/// Checks a new table against its keyed database's rule (see the module
+/// documentation). `columns` are the table's (name, type); `primary_key` its
+/// primary-key columns (empty: none).
+pub fn check_table(
+    db: &str,
+    key: &PartitionKey,
+    table: &str,
+    columns: &[(String, SqlType)],
+    primary_key: &[String],
+) -> Result<()> {
+    let Some((_, ty)) = columns.iter().find(|(n, _)| *n == key.column) else {
+        return Err(SqlError::new(
+            code::INVALID_TABLE_DEFINITION,
+            format!(
+                "table \"{table}\" must have the partition key column \"{}\" ({}) of keyed database \"{db}\"",
+                key.column, key.ty
+            ),
+        ));
+    };
+    if *ty != key.ty {
+        return Err(SqlError::new(
+            code::INVALID_TABLE_DEFINITION,
+            format!(
+                "column \"{}\" of table \"{table}\" is {ty}, but the partition key of keyed database \"{db}\" is {}",
+                key.column, key.ty
+            ),
+        ));
+    }
+    if !primary_key.is_empty() && !primary_key.contains(&key.column) {
+        return Err(SqlError::new(
+            code::INVALID_TABLE_DEFINITION,
+            format!(
+                "the primary key of table \"{table}\" must include the partition key column \"{}\" of keyed database \"{db}\"",
+                key.column
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_of(sql: &str) -> Result<Option<PartitionKey>> {
+        match parse_create_database_with(sql).expect("recognized")? {
+            Statement::CreateDatabase { with_tags, .. } => partition_key_option(with_tags.as_ref()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn recognizes_the_declaration() {
+        let k = key_of("CREATE DATABASE shop WITH (partition_key = 'customer_id bigint');").unwrap().unwrap();
+        assert_eq!(k, PartitionKey { column: "customer_id".into(), ty: SqlType::Int8 });
+        let k = key_of("create database if not exists \"Shop\" with (PARTITION_KEY='Region text')").unwrap().unwrap();
+        assert_eq!(k, PartitionKey { column: "region".into(), ty: SqlType::Text });
+    }
+
+    #[test]
+    fn leaves_other_statements_to_sqlparser() {
+        assert!(parse_create_database_with("CREATE DATABASE shop").is_none());
+        assert!(parse_create_database_with("CREATE TABLE t (a int) WITH (fillfactor = 90)").is_none());
+        assert!(parse_create_database_with("SELECT 1").is_none());
+    }
+
+    #[test]
+    fn rejects_what_it_does_not_understand() {
+        assert_eq!(key_of("CREATE DATABASE s WITH (colour = 'red')").unwrap_err().code, code::SYNTAX);
+        assert_eq!(key_of("CREATE DATABASE s WITH (partition_key = 'id')").unwrap_err().code, code::INVALID_PARAMETER);
+        assert_eq!(
+            key_of("CREATE DATABASE s WITH (partition_key = 'id float8')").unwrap_err().code,
+            code::FEATURE_NOT_SUPPORTED
+        );
+        assert!(parse_create_database_with("CREATE DATABASE s WITH partition_key = 'id int'").unwrap().is_err());
+        assert!(parse_create_database_with("CREATE DATABASE s WITH (partition_key 'id int')").unwrap().is_err());
+        let two = parse_create_database_with("CREATE DATABASE s WITH (partition_key = 'id int'); SELECT 1");
+        assert_eq!(two.unwrap().unwrap_err().code, code::ACTIVE_TXN);
+    }
+
+    #[test]
+    fn tables_must_carry_the_key() {
+        let key = PartitionKey { column: "customer_id".into(), ty: SqlType::Int8 };
+        let cols = |v: &[(&str, SqlType)]| v.iter().map(|(n, t)| (n.to_string(), *t)).collect::<Vec<_>>();
+        let ok = cols(&[("customer_id", SqlType::Int8), ("id", SqlType::Int4)]);
+        check_table("shop", &key, "orders", &ok, &["customer_id".into(), "id".into()]).unwrap();
+        check_table("shop", &key, "notes", &ok, &[]).unwrap();
+        let missing = check_table("shop", &key, "orders", &cols(&[("id", SqlType::Int4)]), &[]).unwrap_err();
+        assert_eq!(missing.code, code::INVALID_TABLE_DEFINITION);
+        assert!(missing.message.contains("\"customer_id\""), "{}", missing.message);
+        let wrong = cols(&[("customer_id", SqlType::Int4)]);
+        assert!(check_table("shop", &key, "orders", &wrong, &[]).unwrap_err().message.contains("is integer"));
+        let pk = check_table("shop", &key, "orders", &ok, &["id".into()]).unwrap_err();
+        assert!(pk.message.contains("primary key"), "{}", pk.message);
+    }
+}

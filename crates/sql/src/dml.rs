@@ -248,6 +248,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
     let batch = check_rows(session, &def, batch).await?;
     let rowids = allocate_rowids(session, &def, nrows)?;
     let rows = encode_rows(&def, &batch, rowids.as_deref())?;
+    session.check_row_group(&def, &rows)?;
     let table = session.catalog().engine_table(&def)?;
     let on_conflict = match &ins.on {
         None => None,
@@ -411,6 +412,7 @@ async fn upsert(
         let (new_rows, keys, _) = build_updated(def, b, n, &assigns)?;
         let new_rows = check_rows(session, def, new_rows).await?;
         let encoded = encode_rows(def, &new_rows, rowids_of(def, b)?.as_deref())?;
+        session.check_row_group(def, &encoded)?;
         let mut slot = session.txn.lock();
         let txn = slot.as_mut().expect("transaction");
         for (row, key) in encoded.into_iter().zip(keys) {
@@ -701,6 +703,7 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
             let rowids = rowids_of(&def, b)?;
             let encoded = encode_rows(&def, &new_rows, rowids.as_deref())?;
             let old_encoded = encode_rows(&def, &old, rowids.as_deref())?;
+            session.check_row_group(&def, old_encoded.iter().chain(&encoded))?;
             let mut keep = Vec::new();
             let slot = session.txn.clone();
             let result: Result<()> = tokio::task::block_in_place(|| {
@@ -803,6 +806,7 @@ async fn delete(session: &mut Session, del: Delete, params: &[ScalarValue]) -> R
         let old = RecordBatch::try_new(def.arrow_schema(), b.columns()[..def.columns.len()].to_vec())?;
         let rowids = rowids_of(&def, b)?;
         let rows = encode_rows(&def, &old, rowids.as_deref())?;
+        session.check_row_group(&def, &rows)?;
         let mut keep = Vec::new();
         let slot = session.txn.clone();
         let result: Result<()> = tokio::task::block_in_place(|| {

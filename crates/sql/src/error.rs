@@ -21,6 +21,7 @@ pub struct SqlError {
 
 pub mod code {
     pub const SYNTAX: &str = "42601";
+    pub const INVALID_TXN_STATE: &str = "25000";
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
     pub const UNDEFINED_TABLE: &str = "42P01";
     pub const UNDEFINED_COLUMN: &str = "42703";

@@ -201,6 +201,115 @@ pub fn check_table(
     Ok(())
 }
 
+/// The row group a transaction is bound to: the partition key field's
+/// bytes (the order-preserving encoding, equal exactly when the values are;
+/// None for NULL) and the value as text, for messages.
+#[derive(Debug, Clone)]
+pub struct RowGroup {
+    pub txn: tessera_engine::mvcc::TxnId,
+    pub key: Option<Vec<u8>>,
+    pub shown: String,
+}
+
+/// Checks that `rows` (engine tuples of table `def`) all belong to the
+/// transaction's row group, binding it to the first row's when it has none.
+pub fn check_rows<'r>(
+    db: &str,
+    key: &PartitionKey,
+    def: &crate::catalog::TableDef,
+    txn: tessera_engine::mvcc::TxnId,
+    bound: &mut Option<RowGroup>,
+    rows: impl IntoIterator<Item = &'r Vec<u8>>,
+) -> Result<()> {
+    let Some(col) = def.column(&key.column) else { return Ok(()) };
+    let field = col.field as usize;
+    for row in rows {
+        let tuple = tessera_engine::tuple::Tuple::parse(row).map_err(|e| SqlError::internal(e.to_string()))?;
+        let value = tuple.field(field);
+        match bound {
+            Some(g) if g.txn == txn => {
+                if g.key.as_deref() != value {
+                    return Err(SqlError::new(
+                        code::INVALID_TXN_STATE,
+                        format!(
+                            "the transaction is bound to row group {col} = {} of keyed database \"{db}\" and cannot write {col} = {} in table \"{}\"",
+                            g.shown,
+                            show(key, field, row),
+                            def.name,
+                            col = key.column,
+                        ),
+                    )
+                    .with_hint("A transaction in a keyed database writes rows of one partition key value only."));
+                }
+            }
+            _ => *bound = Some(RowGroup { txn, key: value.map(<[u8]>::to_vec), shown: show(key, field, row) }),
+        }
+    }
+    Ok(())
+}
+
+/// The partition key value of an engine row, as text.
+fn show(key: &PartitionKey, field: usize, row: &[u8]) -> String {
+    let refs: [&[u8]; 1] = [row];
+    crate::rowcodec::decode_column(key.ty, field, &refs)
+        .ok()
+        .and_then(|a| datafusion::common::ScalarValue::try_from_array(&a, 0).ok())
+        .map(|v| if v.is_null() { "NULL".to_string() } else { v.to_string() })
+        .unwrap_or_else(|| "?".into())
+}
+
+/// UPDATE and DELETE in a keyed database must name their row group: a
+/// top-level `key = constant` (or parameter) condition in WHERE.
+pub fn check_names_row_group(db: &str, key: &PartitionKey, stmt: &Statement) -> Result<()> {
+    use datafusion::sql::sqlparser::ast::Statement as S;
+    let (what, selection) = match stmt {
+        S::Update(u) => ("UPDATE", u.selection.as_ref()),
+        S::Delete(d) => ("DELETE", d.selection.as_ref()),
+        _ => return Ok(()),
+    };
+    if selection.is_some_and(|w| names_key(w, &key.column)) {
+        return Ok(());
+    }
+    Err(SqlError::new(
+        code::FEATURE_NOT_SUPPORTED,
+        format!("{what} in keyed database \"{db}\" must name one row group with a condition {} = value", key.column),
+    )
+    .with_hint("A write in a keyed database touches the rows of one partition key value."))
+}
+
+fn names_key(e: &datafusion::sql::sqlparser::ast::Expr, column: &str) -> bool {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr};
+    match e {
+        Expr::Nested(inner) => names_key(inner, column),
+        Expr::BinaryOp { left, op: BinaryOperator::And, right } => names_key(left, column) || names_key(right, column),
+        Expr::BinaryOp { left, op: BinaryOperator::Eq, right } => {
+            (is_column(left, column) && is_constant(right)) || (is_column(right, column) && is_constant(left))
+        }
+        _ => false,
+    }
+}
+
+fn is_column(e: &datafusion::sql::sqlparser::ast::Expr, column: &str) -> bool {
+    use datafusion::sql::sqlparser::ast::{Expr, Ident};
+    let name = |i: &Ident| if i.quote_style.is_some() { i.value.clone() } else { i.value.to_lowercase() };
+    match e {
+        Expr::Identifier(i) => name(i) == column,
+        Expr::CompoundIdentifier(parts) => parts.last().is_some_and(|i| name(i) == column),
+        Expr::Nested(inner) => is_column(inner, column),
+        _ => false,
+    }
+}
+
+fn is_constant(e: &datafusion::sql::sqlparser::ast::Expr) -> bool {
+    use datafusion::sql::sqlparser::ast::Expr;
+    match e {
+        Expr::Value(_) | Expr::TypedString { .. } => true,
+        Expr::Nested(inner) | Expr::UnaryOp { expr: inner, .. } => is_constant(inner),
+        Expr::Cast { expr, .. } => is_constant(expr),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -126,6 +126,10 @@ pub struct Session {
     next_isolation: Option<Isolation>,
     /// Fast-path plans of simple-protocol queries, by template.
     pub(crate) templates: crate::fast::TemplateCache,
+    /// The database's partition key when it is keyed (fixed at creation).
+    pub(crate) partition_key: Option<crate::keyed::PartitionKey>,
+    /// The row group the current transaction writes in (keyed databases).
+    pub(crate) row_group: Option<crate::keyed::RowGroup>,
 }
 
 struct Block {
@@ -244,6 +248,7 @@ impl Session {
         };
         let scratch = resolver.scratch.clone();
         let ctx = new_context(resolver);
+        let partition_key = shared.catalog.database(db).and_then(|d| d.partition_key);
         Session {
             shared,
             info,
@@ -254,6 +259,8 @@ impl Session {
             block: None,
             next_isolation: None,
             templates: Default::default(),
+            partition_key,
+            row_group: None,
         }
     }
 
@@ -402,6 +409,9 @@ impl Session {
             txn.savepoint()
         };
         self.notes.lock().clear();
+        if let Some(key) = &self.partition_key {
+            crate::keyed::check_names_row_group(&self.info.db, key, &stmt)?;
+        }
         let result = self.run_statement(stmt, params).await;
         if let Ok(Output::CopyIn(_)) = &result {
             // The transaction stays open until the data has arrived.
@@ -440,6 +450,18 @@ impl Session {
                 Err(e)
             }
         }
+    }
+
+    /// In a keyed database, checks that the rows a statement writes belong
+    /// to the transaction's row group, binding it at the first write.
+    pub(crate) fn check_row_group<'r>(
+        &mut self,
+        def: &crate::catalog::TableDef,
+        rows: impl IntoIterator<Item = &'r Vec<u8>>,
+    ) -> Result<()> {
+        let Some(key) = &self.partition_key else { return Ok(()) };
+        let Some(txn) = self.txn.lock().as_ref().map(|t| t.id()) else { return Ok(()) };
+        crate::keyed::check_rows(&self.info.db, key, def, txn, &mut self.row_group, rows)
     }
 
     /// When the statement starting now must give up waiting for rows held

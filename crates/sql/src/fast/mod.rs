@@ -156,11 +156,6 @@ impl Session {
     }
 
     async fn run_fast(&mut self, plan: &FastPlan, args: Args<'_>) -> Option<Result<Output>> {
-        // Keyed databases check every write's row group on the general
-        // path; the fast path does not do that check yet.
-        if self.partition_key.is_some() {
-            return None;
-        }
         let writes = !matches!(plan.kind, plan::Kind::Select { .. });
         // The general path reports these states with their errors.
         if self.block_failed() || (writes && self.read_only()) {

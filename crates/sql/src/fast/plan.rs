@@ -125,6 +125,11 @@ impl FastPlan {
 /// Binds `stmt` if it is a fast-path statement. `kinds` types the `$n` of a
 /// simple-protocol template (empty for a client's own parameters).
 pub fn classify(session: &Session, stmt: &Statement, kinds: &[ParamKind]) -> Option<FastPlan> {
+    // Writes in a keyed database must check their row group, which only the
+    // general path does so far (reads are not bound to one).
+    if session.partition_key.is_some() && !matches!(stmt, Statement::Query(_)) {
+        return None;
+    }
     let version = session.catalog().version();
     let mut params: Vec<Option<SqlType>> = Vec::new();
     let (def, kind, returning) = match stmt {

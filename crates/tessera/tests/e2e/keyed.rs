@@ -160,6 +160,19 @@ fn transactions_in_a_keyed_database_stay_in_one_row_group() {
             .collect();
         assert_eq!(rows, vec![(1, 2, 99)], "nothing of the failed statements is left");
 
+        // Point reads keep the fast path; writes take the general path, which checks row groups.
+        let plan = |sql: &'static str| {
+            let c = &c;
+            async move {
+                let rows = c.simple_query(&format!("EXPLAIN {sql}")).await.unwrap();
+                crate::client::text_rows(&rows).into_iter().flatten().flatten().collect::<Vec<_>>().join("\n")
+            }
+        };
+        let read = plan("SELECT amount FROM orders WHERE customer_id = 1 AND order_id = 2").await;
+        assert!(read.contains("Tessera fast path"), "{read}");
+        let write = plan("UPDATE orders SET amount = 1 WHERE customer_id = 1 AND order_id = 2").await;
+        assert!(write.contains("Tessera path: general"), "{write}");
+
         // A keyless database is not bound.
         admin.batch_execute("CREATE TABLE free (id int PRIMARY KEY, v int)").await.unwrap();
         admin

@@ -86,10 +86,10 @@ impl CommitWork {
         for &i in &self.rows {
             first[i] = true;
         }
-        let (engine, slot, ts) = (txn.engine.clone(), txn.slot, self.ts);
-        for (op, first) in std::mem::take(&mut txn.ops).into_iter().zip(first) {
+        let ops = std::mem::take(&mut txn.ops);
+        for (op, first) in ops.into_iter().zip(first) {
             if first {
-                engine.gc.push(slot, GcItem { table: op.table, row: op.row, ts });
+                txn.engine.gc.push(txn.slot, GcItem { table: op.table, row: op.row, ts: self.ts });
             }
         }
         txn.end();

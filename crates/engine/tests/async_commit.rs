@@ -153,6 +153,20 @@ fn concurrent_pending_commits_share_fsyncs() {
     assert_eq!(r.scan_collect(&t, PRIMARY, &KeyRange::all()).unwrap().len(), 800);
 }
 
+/// Commits rows `ids` with value "0".
+fn seed(e: &Engine, t: &Arc<Table>, ids: &[i64]) {
+    let mut tx = e.begin(Isolation::ReadCommitted).unwrap();
+    for &id in ids {
+        tx.insert(t, row(id, "0")).unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+/// A read-committed write of row `id` (the kind that waits for a holder).
+fn set(tx: &mut Transaction, t: &Arc<Table>, id: i64, v: &str) -> Result<bool> {
+    tx.update_with(t, &key(id), |_| Some(row(id, v)))
+}
+
 fn holder_of(r: Result<bool>) -> mvcc::TxnId {
     match r {
         Err(EngineError::WouldBlock { holder }) => holder,
@@ -172,15 +186,13 @@ fn a_row_wait_ends_when_the_holder_commits() {
     let dir = tempfile::tempdir().unwrap();
     let (e, t) = durable(dir.path());
     let e = Arc::new(e);
-    let mut setup = e.begin(Isolation::ReadCommitted).unwrap();
-    setup.insert(&t, row(1, "0")).unwrap();
-    setup.commit().unwrap();
+    seed(&e, &t, &[1]);
 
     let mut a = e.begin(Isolation::ReadCommitted).unwrap();
-    assert!(a.update_with(&t, &key(1), |_| Some(row(1, "a"))).unwrap());
+    assert!(set(&mut a, &t, 1, "a").unwrap());
     let mut b = e.begin(Isolation::ReadCommitted).unwrap();
     b.set_wait(false);
-    let holder = holder_of(b.update_with(&t, &key(1), |_| Some(row(1, "b"))));
+    let holder = holder_of(set(&mut b, &t, 1, "b"));
     assert_eq!(holder, a.id());
     let mut wait = b.row_wait(holder);
     assert!(poll_once(&mut wait).is_pending(), "the holder is still running");
@@ -189,7 +201,7 @@ fn a_row_wait_ends_when_the_holder_commits() {
     committer.join().unwrap();
     drop(wait);
     b.refresh_snapshot();
-    assert!(b.update_with(&t, &key(1), |_| Some(row(1, "b"))).unwrap());
+    assert!(set(&mut b, &t, 1, "b").unwrap());
     b.commit().unwrap();
     assert_eq!(read(&e, &t, 1), Some(row(1, "b")));
 }
@@ -202,19 +214,16 @@ fn a_deadlock_between_a_row_wait_and_a_blocking_wait_is_found() {
     let dir = tempfile::tempdir().unwrap();
     let (e, t) = durable(dir.path());
     let e = Arc::new(e);
-    let mut setup = e.begin(Isolation::ReadCommitted).unwrap();
-    setup.insert(&t, row(1, "0")).unwrap();
-    setup.insert(&t, row(2, "0")).unwrap();
-    setup.commit().unwrap();
+    seed(&e, &t, &[1, 2]);
 
     let mut a = e.begin(Isolation::ReadCommitted).unwrap();
     let mut b = e.begin(Isolation::ReadCommitted).unwrap();
-    assert!(a.update_with(&t, &key(1), |_| Some(row(1, "a"))).unwrap());
-    assert!(b.update_with(&t, &key(2), |_| Some(row(2, "b"))).unwrap());
+    assert!(set(&mut a, &t, 1, "a").unwrap());
+    assert!(set(&mut b, &t, 2, "b").unwrap());
     // A blocks on row 2 (held by B) on its own thread.
     let t2 = t.clone();
     let blocking = std::thread::spawn(move || {
-        let r = a.update_with(&t2, &key(2), |_| Some(row(2, "a")));
+        let r = set(&mut a, &t2, 2, "a");
         match r {
             Ok(_) => {
                 a.commit().unwrap();
@@ -227,7 +236,7 @@ fn a_deadlock_between_a_row_wait_and_a_blocking_wait_is_found() {
     std::thread::sleep(Duration::from_millis(50));
     // B wants row 1 (held by A) without a thread.
     b.set_wait(false);
-    let holder = holder_of(b.update_with(&t, &key(1), |_| Some(row(1, "b"))));
+    let holder = holder_of(set(&mut b, &t, 1, "b"));
     let mut wait = b.row_wait(holder);
     let b_lost = loop {
         match poll_once(&mut wait) {
@@ -244,7 +253,7 @@ fn a_deadlock_between_a_row_wait_and_a_blocking_wait_is_found() {
     } else {
         // A lost (and rolled back): B now writes row 1.
         b.refresh_snapshot();
-        assert!(b.update_with(&t, &key(1), |_| Some(row(1, "b"))).unwrap());
+        assert!(set(&mut b, &t, 1, "b").unwrap());
         b.commit().unwrap();
         assert!(!blocking.join().unwrap());
     }
@@ -254,15 +263,13 @@ fn a_deadlock_between_a_row_wait_and_a_blocking_wait_is_found() {
 fn a_row_wait_gives_up_at_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let (e, t) = durable(dir.path());
-    let mut setup = e.begin(Isolation::ReadCommitted).unwrap();
-    setup.insert(&t, row(1, "0")).unwrap();
-    setup.commit().unwrap();
+    seed(&e, &t, &[1]);
     let mut a = e.begin(Isolation::ReadCommitted).unwrap();
-    assert!(a.update_with(&t, &key(1), |_| Some(row(1, "a"))).unwrap());
+    assert!(set(&mut a, &t, 1, "a").unwrap());
     let mut b = e.begin(Isolation::ReadCommitted).unwrap();
     b.set_wait(false);
     b.set_wait_deadline(Some(std::time::Instant::now() + Duration::from_millis(100)));
-    let holder = holder_of(b.update_with(&t, &key(1), |_| Some(row(1, "b"))));
+    let holder = holder_of(set(&mut b, &t, 1, "b"));
     let mut wait = b.row_wait(holder);
     assert!(poll_once(&mut wait).is_pending());
     std::thread::sleep(Duration::from_millis(150));
@@ -271,6 +278,6 @@ fn a_row_wait_gives_up_at_the_deadline() {
     drop(wait);
     b.set_wait(true);
     b.set_wait_deadline(Some(std::time::Instant::now() + Duration::from_millis(100)));
-    assert!(matches!(b.update_with(&t, &key(1), |_| Some(row(1, "b"))), Err(EngineError::DeadlinePassed)));
+    assert!(matches!(set(&mut b, &t, 1, "b"), Err(EngineError::DeadlinePassed)));
     a.commit().unwrap();
 }

@@ -81,6 +81,10 @@ pub struct EngineConfig {
     /// How long a read-committed writer waits for another transaction that
     /// holds the row it wants (PostgreSQL waits on the row lock).
     pub lock_timeout: Duration,
+    /// The stream was allocated just now and never written: a partition
+    /// without a checkpoint then has nothing to replay, so recovery skips
+    /// reading the shared log (which other partitions may have filled).
+    pub fresh_stream: bool,
 }
 
 impl EngineConfig {
@@ -97,6 +101,7 @@ impl EngineConfig {
             log_faults: None,
             shared_log: None,
             lock_timeout: Duration::from_secs(60),
+            fresh_stream: false,
         }
     }
 

@@ -108,6 +108,9 @@ pub enum ConflictReason {
     ReadValidation,
     /// A scan would now return rows it did not see (phantom).
     Phantom,
+    /// The partition the transaction writes is being split, or was split
+    /// after the statement was planned.
+    PartitionChanged,
 }
 
 impl std::fmt::Display for ConflictReason {
@@ -116,6 +119,7 @@ impl std::fmt::Display for ConflictReason {
             ConflictReason::WriteWrite => "concurrent update of the same row",
             ConflictReason::ReadValidation => "a row read by this transaction was changed",
             ConflictReason::Phantom => "a scan by this transaction would see new rows",
+            ConflictReason::PartitionChanged => "the partition holding the row is being split",
         })
     }
 }

@@ -120,6 +120,10 @@ pub(crate) fn recover(inner: &Arc<EngineInner>) -> Result<()> {
             ),
         }));
     }
+    if manifest.is_none() && inner.config.fresh_stream {
+        // A stream allocated just now has no records anywhere in the log.
+        replay_from = log.durable_lsn();
+    }
     let ckpt_ts = manifest.as_ref().map_or(0, |m| m.ckpt_ts);
     let mut replayed = 0u64;
     for rec in log.read_from(replay_from)? {

@@ -152,6 +152,51 @@ pub fn encode_key(fields: &[Option<&[u8]>]) -> Vec<u8> {
     out
 }
 
+/// The raw bytes of field `pos` of an escaped key (None: NULL, or the key
+/// has fewer fields or is malformed). The inverse of [`push_key_field`].
+pub fn key_field(key: &[u8], pos: usize) -> Option<Vec<u8>> {
+    let mut i = 0;
+    let mut n = 0;
+    loop {
+        match *key.get(i)? {
+            0x02 => {
+                if n == pos {
+                    return None;
+                }
+                i += 1;
+            }
+            0x01 => {
+                i += 1;
+                let mut out = Vec::new();
+                loop {
+                    match *key.get(i)? {
+                        0x00 => match *key.get(i + 1)? {
+                            0xFF => {
+                                out.push(0);
+                                i += 2;
+                            }
+                            0x01 => {
+                                i += 2;
+                                break;
+                            }
+                            _ => return None,
+                        },
+                        b => {
+                            out.push(b);
+                            i += 1;
+                        }
+                    }
+                }
+                if n == pos {
+                    return Some(out);
+                }
+            }
+            _ => return None,
+        }
+        n += 1;
+    }
+}
+
 /// The smallest key greater than every key that starts with `prefix`, or
 /// `None` when there is none. Use it as the exclusive upper bound of a prefix scan.
 pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
@@ -179,6 +224,17 @@ pub fn decode_i64(b: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_field_inverts_the_key_encoding() {
+        let key = encode_key(&[Some(&[0, 7, 0]), None, Some(b""), Some(&encode_i64(-3))]);
+        assert_eq!(key_field(&key, 0), Some(vec![0, 7, 0]));
+        assert_eq!(key_field(&key, 1), None);
+        assert_eq!(key_field(&key, 2), Some(vec![]));
+        assert_eq!(key_field(&key, 3), Some(encode_i64(-3).to_vec()));
+        assert_eq!(key_field(&key, 4), None);
+        assert_eq!(key_field(&[0x01, 0x05], 0), None, "truncated");
+    }
 
     #[test]
     fn tuple_round_trip_with_nulls() {

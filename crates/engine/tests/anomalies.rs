@@ -416,6 +416,7 @@ fn render_err(e: &EngineError) -> String {
             ConflictReason::WriteWrite => "conflict(ww)".into(),
             ConflictReason::ReadValidation => "conflict(read)".into(),
             ConflictReason::Phantom => "conflict(phantom)".into(),
+            ConflictReason::PartitionChanged => "conflict(partition)".into(),
         },
         EngineError::UniqueViolation { .. } => "unique".into(),
         // A read-committed writer waits for the row's holder; in a script run

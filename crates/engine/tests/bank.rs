@@ -127,6 +127,7 @@ fn worker(e: &Engine, t: &Arc<Table>, isolation: Isolation, seed: u64, stop: &At
                         ConflictReason::WriteWrite => &c.ww,
                         ConflictReason::ReadValidation => &c.read_validation,
                         ConflictReason::Phantom => &c.phantom,
+                        ConflictReason::PartitionChanged => panic!("no partition is split here"),
                     }
                     .fetch_add(1, Relaxed);
                     std::thread::yield_now();

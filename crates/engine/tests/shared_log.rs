@@ -87,3 +87,30 @@ fn partitions_share_one_log_and_recover_their_own_streams() {
     c.stream = 1;
     assert!(Engine::open(c).is_err());
 }
+
+#[test]
+fn a_node_reopens_its_partitions_and_a_fresh_partition_skips_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = || TableSpec::new("t", vec![0], IndexKind::Ordered);
+    {
+        let node = Node::open(EngineConfig::durable(dir.path())).unwrap();
+        let sys = node.system().clone();
+        let t = sys.create_table(spec()).unwrap();
+        for i in 0..100 {
+            upsert(&sys, &t, i, i);
+        }
+        let p = node.open_partition(7, true).unwrap();
+        assert_eq!(p.stats().tables, 0, "a fresh partition replays nothing");
+        let pt = p.create_table(spec()).unwrap();
+        upsert(&p, &pt, 1, 10);
+        node.all_partitions_open().unwrap();
+        node.close().unwrap();
+    }
+    let node = Node::open(EngineConfig::durable(dir.path())).unwrap();
+    let p = node.open_partition(7, false).unwrap();
+    assert_eq!(contents(&p), vec![(1, 10)]);
+    assert_eq!(contents(node.system()).len(), 100);
+    node.drop_partition(7).unwrap();
+    assert!(node.partition(7).is_none());
+    assert!(!dir.path().join("partitions/7").exists());
+}

@@ -11,7 +11,7 @@ use datafusion::sql::sqlparser::ast::{
     AlterColumnOperation, AlterTableOperation, ColumnOption, ObjectName, RenameTableNameKind, TableConstraint,
 };
 use tessera_engine::tuple::{Tuple, TupleBuilder};
-use tessera_engine::{EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY};
+use tessera_engine::{Engine, EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY};
 
 use crate::catalog::{CheckDef, ColumnDef, IndexDef, IndexMethod, TableDef};
 use crate::ddl::{engine_spec, fields_of, ident, index_columns, object_name};
@@ -46,7 +46,7 @@ async fn count(session: &mut Session, sql: &str) -> Result<i64> {
     let stmt = crate::session::parse_sql(sql)?.pop().expect("statement");
     let started = session.txn.lock().is_none();
     if started {
-        *session.txn.lock() = Some(session.catalog().engine().begin(Isolation::Snapshot)?);
+        *session.txn.lock() = Some(crate::txn::Txn::begin(session.catalog().engine(), Isolation::Snapshot)?);
     }
     let plan = session.plan_query(stmt, &[]).await;
     let result = match plan {
@@ -112,7 +112,8 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
                         crate::session::parse_sql(&format!("SELECT CAST({d} AS {})", crate::dml::cast_type(ty)))?
                             .pop()
                             .expect("stmt");
-                    *session.txn.lock() = Some(session.catalog().engine().begin(Isolation::Snapshot)?);
+                    *session.txn.lock() =
+                        Some(crate::txn::Txn::begin(session.catalog().engine(), Isolation::Snapshot)?);
                     let out = async { session.collect(session.plan_query(stmt, &[]).await?).await }.await;
                     if let Some(t) = session.txn.lock().take() {
                         t.abort();
@@ -166,7 +167,9 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
                     return Err(SqlError::unsupported("dropping a primary key column"));
                 }
                 for ix in new_def.indexes.iter().filter(|i| i.columns.contains(&cname)) {
-                    session.catalog().engine().drop_index(&def.engine_name, &ix.name)?;
+                    for engine in session.catalog().engines_of_name(&def.db)? {
+                        engine.drop_index(&def.engine_name, &ix.name)?;
+                    }
                 }
                 new_def.indexes.retain(|i| !i.columns.contains(&cname));
                 new_def.columns.retain(|x| x.name != cname);
@@ -247,7 +250,9 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
                 if ix.primary {
                     return Err(SqlError::unsupported("dropping a primary key constraint"));
                 }
-                session.catalog().engine().drop_index(&def.engine_name, &ix.name)?;
+                for engine in session.catalog().engines_of_name(&def.db)? {
+                    engine.drop_index(&def.engine_name, &ix.name)?;
+                }
                 new_def.indexes.retain(|i| i.name != cname);
             } else if new_def.checks.iter().any(|c| c.name == cname) {
                 new_def.checks.retain(|c| c.name != cname);
@@ -312,18 +317,31 @@ fn add_unique(session: &mut Session, def: &TableDef, ci: CreateIndexLite) -> Res
     if session.catalog().index(&def.db, &name).is_some() {
         return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
     }
+    if ci.unique
+        && let Some(key) = session.catalog().database(&def.db).and_then(|d| d.partition_key)
+    {
+        crate::keyed::check_unique(def, &key, &ci.cols)?;
+    }
     let fields = fields_of(def, &ci.cols)?;
-    session
-        .catalog()
-        .engine()
-        .create_index(&def.engine_name, IndexSpec::new(name.clone(), IndexKind::Ordered, ci.unique, fields))
-        .map_err(|e| match e {
-            EngineError::UniqueViolation { .. } => {
-                SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
-                    .with_detail("The table contains duplicated values.")
+    let engines = session.catalog().engines_of_name(&def.db)?;
+    for (i, engine) in engines.iter().enumerate() {
+        let created = engine.create_index(
+            &def.engine_name,
+            IndexSpec::new(name.clone(), IndexKind::Ordered, ci.unique, fields.clone()),
+        );
+        if let Err(e) = created {
+            for done in &engines[..i] {
+                done.drop_index(&def.engine_name, &name)?;
             }
-            other => other.into(),
-        })?;
+            return Err(match e {
+                EngineError::UniqueViolation { .. } => {
+                    SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
+                        .with_detail("The table contains duplicated values.")
+                }
+                other => other.into(),
+            });
+        }
+    }
     let mut new_def = def.clone();
     new_def.indexes.push(IndexDef {
         name,
@@ -370,14 +388,18 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
         primary: true,
         constraint: true,
     });
-    let engine = session.catalog().engine().clone();
     let new_engine_name = format!("t{}_{}", def.oid, session.catalog().alloc_oid());
     new_def.engine_name = new_engine_name.clone();
     let spec = engine_spec(&new_def, &new_engine_name)?;
-    let new_table = engine.create_table(spec)?;
-    let old_table = session.catalog().engine_table(def)?;
+    let engines = session.catalog().engines_of_name(&def.db)?;
     let pk_fields = fields_of(&new_def, &cols)?;
-    let copy = || -> Result<()> {
+    // Each partition copies its own rows: a primary key that includes the
+    // partition key (the rule in keyed databases) is unique per partition.
+    let copy = |engine: &Arc<Engine>| -> Result<()> {
+        let new_table = engine.create_table(spec.clone())?;
+        let old_table = engine.table(&def.engine_name).ok_or_else(|| {
+            SqlError::internal(format!("engine table {} of \"{}\" is missing", def.engine_name, def.name))
+        })?;
         let mut txn = engine.begin(Isolation::Snapshot)?;
         let mut rows = Vec::new();
         txn.scan(&old_table, PRIMARY, &KeyRange::all(), |r| {
@@ -403,20 +425,27 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
         txn.commit()?;
         Ok(())
     };
-    if let Err(e) = tokio::task::block_in_place(copy) {
-        engine.drop_table(&new_engine_name)?;
+    let copied = tokio::task::block_in_place(|| engines.iter().try_for_each(copy));
+    if let Err(e) = copied {
+        for engine in &engines {
+            if engine.table(&new_engine_name).is_some() {
+                engine.drop_table(&new_engine_name)?;
+            }
+        }
         return Err(e);
     }
     session.catalog().put_table(new_def)?;
-    engine.drop_table(&def.engine_name)?;
+    for engine in &engines {
+        engine.drop_table(&def.engine_name)?;
+    }
     Ok(())
 }
 
 /// Rewrites every row of a table in one transaction.
 fn rewrite_rows(session: &Session, def: &TableDef, mut f: impl FnMut(&mut Vec<Option<Vec<u8>>>)) -> Result<()> {
-    let engine = session.catalog().engine().clone();
     let table = session.catalog().engine_table(def)?;
-    let mut txn = engine.begin(Isolation::Snapshot)?;
+    let mut txn = crate::txn::Txn::begin(session.catalog().engine(), Isolation::Snapshot)?;
+    txn.allow_multi_partition_writes();
     let rows = txn.scan_collect(&table, PRIMARY, &KeyRange::all())?;
     for r in rows {
         let t = Tuple::parse(&r).map_err(|e| SqlError::internal(e.to_string()))?;
@@ -428,8 +457,7 @@ fn rewrite_rows(session: &Session, def: &TableDef, mut f: impl FnMut(&mut Vec<Op
         }
         txn.update(&table, b.finish())?;
     }
-    txn.commit()?;
-    Ok(())
+    txn.commit_blocking()
 }
 
 /// In a keyed database the partition key column stays as declared: it may

@@ -19,7 +19,9 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use tessera_engine::tuple::{Tuple, encode_key, encode_tuple};
-use tessera_engine::{Engine, IndexKind, Isolation, KeyRange, PRIMARY, Table, TableSpec};
+use tessera_engine::{Engine, IndexKind, Isolation, KeyRange, Node, PRIMARY, Table, TableSpec};
+
+use crate::partition::{Part, PartitionDef, PartitionGate, StoredTable};
 
 use crate::error::{Result, SqlError, code};
 use crate::types::SqlType;
@@ -163,6 +165,10 @@ pub struct DatabaseDef {
     /// A keyed database's partition key; None for a keyless one.
     #[serde(default)]
     pub partition_key: Option<crate::keyed::PartitionKey>,
+    /// A keyed database's partitions in key order (empty: the database
+    /// lives in the system engine).
+    #[serde(default)]
+    pub partitions: Vec<PartitionDef>,
 }
 
 /// A SCRAM-SHA-256 verifier: what the server keeps instead of a password.
@@ -190,6 +196,10 @@ enum Entry {
     Table(TableDef),
     Sequence(SequenceDef),
     Role(RoleDef),
+    /// The next unused log stream (stream ids are never reused).
+    Streams {
+        next: u32,
+    },
 }
 
 impl Entry {
@@ -199,6 +209,7 @@ impl Entry {
             Entry::Table(t) => format!("table:{}", t.oid),
             Entry::Sequence(s) => format!("sequence:{}", s.oid),
             Entry::Role(r) => format!("role:{}", r.oid),
+            Entry::Streams { .. } => "streams:0".into(),
         }
     }
 }
@@ -220,9 +231,11 @@ struct State {
     sequences: BTreeMap<(String, String), Arc<SequenceDef>>,
     roles: BTreeMap<String, RoleDef>,
     next_oid: u32,
+    next_stream: u32,
 }
 
 pub struct Catalog {
+    node: Arc<Node>,
     engine: Arc<Engine>,
     catalog_table: Arc<Table>,
     sequence_table: Arc<Table>,
@@ -232,12 +245,15 @@ pub struct Catalog {
     sequences: RwLock<BTreeMap<u32, Arc<SequenceState>>>,
     /// Bumped by every change; sessions cache plans against it.
     version: AtomicI64,
+    /// Writer gates of the partitions (see `PartitionGate`).
+    gates: RwLock<std::collections::HashMap<u32, Arc<PartitionGate>>>,
 }
 
 impl Catalog {
     /// Loads the catalog, creating the bootstrap database and role on a new
     /// data directory and dropping engine tables no catalog entry owns.
-    pub fn open(engine: Arc<Engine>) -> Result<Arc<Catalog>> {
+    pub fn open(node: Arc<Node>) -> Result<Arc<Catalog>> {
+        let engine = node.system().clone();
         let catalog_table = match engine.table(CATALOG_TABLE) {
             Some(t) => t,
             None => engine.create_table(TableSpec::new(CATALOG_TABLE, vec![0], IndexKind::Hash))?,
@@ -247,25 +263,123 @@ impl Catalog {
             None => engine.create_table(TableSpec::new(SEQUENCE_TABLE, vec![0], IndexKind::Hash))?,
         };
         let catalog = Catalog {
+            node,
             engine: engine.clone(),
             catalog_table,
             sequence_table,
-            state: RwLock::new(State { next_oid: FIRST_USER_OID, ..Default::default() }),
+            state: RwLock::new(State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() }),
             ddl: Mutex::new(()),
             sequences: RwLock::new(BTreeMap::new()),
             version: AtomicI64::new(0),
+            gates: RwLock::new(std::collections::HashMap::new()),
         };
         catalog.load()?;
         let catalog = Arc::new(catalog);
         if catalog.state.read().databases.is_empty() {
             catalog.bootstrap()?;
         }
+        catalog.open_partitions()?;
         catalog.drop_orphans()?;
+        // Finish the clean-up of splits a crash interrupted.
+        for d in catalog.databases() {
+            for k in 0..d.partitions.len() {
+                if d.partitions[k].dirty {
+                    crate::split::clean(&catalog, &d, k)?;
+                }
+            }
+        }
         Ok(catalog)
     }
 
+    /// The system engine: the catalog itself and keyless databases' data.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    pub fn node(&self) -> &Arc<Node> {
+        &self.node
+    }
+
+    /// Opens (recovering) every keyed database's partitions; only then may
+    /// the node truncate its shared log.
+    fn open_partitions(&self) -> Result<()> {
+        let streams: Vec<u32> =
+            self.state.read().databases.values().flat_map(|d| d.partitions.iter().map(|p| p.stream)).collect();
+        for &stream in &streams {
+            self.node.open_partition(stream, false)?;
+        }
+        // Partitions whose creation was cut short before their database
+        // entry was written belong to no one.
+        for stray in self.node.partitions_on_disk()?.into_iter().filter(|s| !streams.contains(s)) {
+            tracing::warn!(
+                stream = stray,
+                "removing a partition no database owns (interrupted CREATE DATABASE or split)"
+            );
+            self.node.drop_partition(stray)?;
+        }
+        self.node.all_partitions_open()?;
+        Ok(())
+    }
+
+    /// The engines holding database `db`'s tables: its partitions' in key
+    /// order, or the system engine for a keyless database.
+    pub fn engines_of(&self, db: &DatabaseDef) -> Result<Vec<Arc<Engine>>> {
+        if db.partitions.is_empty() {
+            return Ok(vec![self.engine.clone()]);
+        }
+        db.partitions
+            .iter()
+            .map(|p| {
+                self.node.partition(p.stream).ok_or_else(|| {
+                    SqlError::internal(format!("partition {} of database \"{}\" is not open", p.stream, db.name))
+                })
+            })
+            .collect()
+    }
+
+    /// The engines holding the tables of the database named `db`.
+    pub fn engines_of_name(&self, db: &str) -> Result<Vec<Arc<Engine>>> {
+        let def = self
+            .database(db)
+            .ok_or_else(|| SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")))?;
+        self.engines_of(&def)
+    }
+
+    /// Allocates streams for new partitions with these key ranges and opens
+    /// them (empty). The caller records them in a database entry; a crash
+    /// before that leaves only empty directories behind.
+    pub fn create_partitions(&self, ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<Vec<PartitionDef>> {
+        let first = {
+            let mut s = self.state.write();
+            let first = s.next_stream;
+            s.next_stream += ranges.len() as u32;
+            first
+        };
+        let next = first + ranges.len() as u32;
+        self.write_entries(&[Entry::Streams { next }])?;
+        let mut defs = Vec::with_capacity(ranges.len());
+        for (i, (low, high)) in ranges.into_iter().enumerate() {
+            let stream = first + i as u32;
+            self.node.open_partition(stream, true)?;
+            defs.push(PartitionDef { stream, low, high, schema_version: 0, dirty: false });
+        }
+        Ok(defs)
+    }
+
+    /// The writer gate of partition `stream`.
+    pub fn gate(&self, stream: u32) -> Arc<PartitionGate> {
+        if let Some(g) = self.gates.read().get(&stream) {
+            return g.clone();
+        }
+        self.gates.write().entry(stream).or_default().clone()
+    }
+
+    /// Deletes partitions for good (their database is gone).
+    pub fn drop_partitions(&self, parts: &[PartitionDef]) -> Result<()> {
+        for p in parts {
+            self.node.drop_partition(p.stream)?;
+        }
+        Ok(())
     }
 
     pub fn version(&self) -> i64 {
@@ -294,6 +408,10 @@ impl Catalog {
                 Entry::Table(t) => t.oid,
                 Entry::Sequence(s) => s.oid,
                 Entry::Role(r) => r.oid,
+                Entry::Streams { next } => {
+                    state.next_stream = state.next_stream.max(*next);
+                    continue;
+                }
             };
             state.next_oid = state.next_oid.max(oid + 1);
             for ix in match &entry {
@@ -315,7 +433,13 @@ impl Catalog {
                 Entry::Role(r) => {
                     state.roles.insert(r.name.clone(), r);
                 }
+                Entry::Streams { .. } => {}
             }
+        }
+        // Never hand out a stream a database still uses (belt and braces).
+        let used = state.databases.values().flat_map(|d| d.partitions.iter().map(|p| p.stream)).max();
+        if let Some(max) = used {
+            state.next_stream = state.next_stream.max(max + 1);
         }
         let mut reserved = BTreeMap::new();
         for row in seq_rows {
@@ -361,6 +485,7 @@ impl Catalog {
             name: DEFAULT_DB.into(),
             owner: BOOTSTRAP_USER.into(),
             partition_key: None,
+            partitions: Vec::new(),
         })])?;
         // `postgres` exists too: many tools connect to it first.
         let oid = self.alloc_oid();
@@ -369,18 +494,23 @@ impl Catalog {
             name: "postgres".into(),
             owner: BOOTSTRAP_USER.into(),
             partition_key: None,
+            partitions: Vec::new(),
         })])
     }
 
     fn drop_orphans(&self) -> Result<()> {
         let owned: std::collections::HashSet<String> =
             self.state.read().tables.values().map(|t| t.engine_name.clone()).collect();
-        for spec in self.engine.tables() {
-            if spec.name.starts_with("__") || owned.contains(&spec.name) {
-                continue;
+        let mut engines = vec![self.engine.clone()];
+        engines.extend(self.node.partitions().into_iter().map(|(_, e)| e));
+        for engine in engines {
+            for spec in engine.tables() {
+                if spec.name.starts_with("__") || owned.contains(&spec.name) {
+                    continue;
+                }
+                tracing::warn!(table = %spec.name, "dropping an engine table no catalog entry owns (interrupted DDL)");
+                engine.drop_table(&spec.name)?;
             }
-            tracing::warn!(table = %spec.name, "dropping an engine table no catalog entry owns (interrupted DDL)");
-            self.engine.drop_table(&spec.name)?;
         }
         Ok(())
     }
@@ -422,6 +552,7 @@ impl Catalog {
                     state.roles.retain(|_, x| x.oid != r.oid);
                     state.roles.insert(r.name.clone(), r);
                 }
+                Entry::Streams { next } => state.next_stream = state.next_stream.max(next),
             }
         }
         self.version.fetch_add(1, Ordering::AcqRel);
@@ -498,10 +629,23 @@ impl Catalog {
             .find_map(|t| t.indexes.iter().find(|i| i.name == name).map(|i| (t.clone(), i.clone())))
     }
 
-    pub fn engine_table(&self, def: &TableDef) -> Result<Arc<Table>> {
-        self.engine.table(&def.engine_name).ok_or_else(|| {
-            SqlError::internal(format!("engine table {} of \"{}\" is missing", def.engine_name, def.name))
-        })
+    /// The engine tables holding `def`'s rows, one per partition.
+    pub fn engine_table(&self, def: &TableDef) -> Result<Arc<StoredTable>> {
+        let missing = || SqlError::internal(format!("engine table {} of \"{}\" is missing", def.engine_name, def.name));
+        let db = self.database(&def.db).ok_or_else(missing)?;
+        let (Some(key), false) = (&db.partition_key, db.partitions.is_empty()) else {
+            let table = self.engine.table(&def.engine_name).ok_or_else(missing)?;
+            return Ok(Arc::new(StoredTable::single(self.engine.clone(), table)));
+        };
+        let mut parts = Vec::with_capacity(db.partitions.len());
+        for p in &db.partitions {
+            let engine = self.node.partition(p.stream).ok_or_else(missing)?;
+            let table = engine.table(&def.engine_name).ok_or_else(missing)?;
+            let gate = self.gate(p.stream);
+            let epoch = gate.epoch();
+            parts.push(Part { def: p.clone(), engine, table, gate: Some((gate, epoch)) });
+        }
+        Ok(Arc::new(StoredTable::partitioned(def, key, parts)?))
     }
 
     // ----- changes (callers hold `ddl_lock`) -----

@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
+use crate::txn::Savepoint;
 use datafusion::arrow::array::{ArrayRef, BinaryArray, BooleanArray, RecordBatch, StringArray, new_null_array};
 use datafusion::sql::sqlparser::ast::{
     CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
 };
-use tessera_engine::Savepoint;
 
 use crate::catalog::TableDef;
 use crate::dml::{allocate_rowids, check_rows, encode_rows, normalize, target_table};
@@ -442,6 +442,8 @@ pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
         {
             let mut slot = session.txn.lock();
             let txn = slot.as_mut().expect("transaction");
+            // A bulk load may span partitions (committed one by one).
+            txn.allow_multi_partition_writes();
             for (k, row) in rows.into_iter().enumerate() {
                 txn.insert(&table, row).map_err(|e| {
                     let mut err = SqlError::from(e);

@@ -6,8 +6,8 @@
 //! once, inside or outside a transaction block, and ROLLBACK does not undo it.
 
 use datafusion::sql::sqlparser::ast::{
-    AlterRoleOperation, ColumnOption, CreateIndex, CreateTable, Expr, GeneratedAs, Ident, IndexType, ObjectName,
-    ObjectType, Password, RoleOption, Statement, TableConstraint,
+    AlterRoleOperation, AlterSchemaOperation, ColumnOption, CreateIndex, CreateTable, Expr, GeneratedAs, Ident,
+    IndexType, ObjectName, ObjectType, Password, RoleOption, SqlOption, Statement, TableConstraint, Value,
 };
 use std::collections::HashSet;
 use tessera_engine::{EngineError, IndexKind, IndexSpec, TableSpec};
@@ -48,7 +48,9 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
                 defs.push(target_table(session, &target.name)?);
             }
             for def in defs {
-                session.catalog().engine().truncate_table(&def.engine_name)?;
+                for engine in session.catalog().engines_of_name(&def.db)? {
+                    engine.truncate_table(&def.engine_name)?;
+                }
                 session.catalog().touch();
                 if restart {
                     for s in session.catalog().sequences(&def.db) {
@@ -60,9 +62,29 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
             }
             cmd("TRUNCATE TABLE")
         }
+        Statement::AlterSchema(a)
+            if matches!(a.operations.as_slice(), [AlterSchemaOperation::SetOptionsParens { options }]
+                if matches!(options.as_slice(), [SqlOption::KeyValue { key, .. }] if key.value == crate::keyed::SPLIT_AT_OPTION)) =>
+        {
+            let [AlterSchemaOperation::SetOptionsParens { options }] = a.operations.as_slice() else { unreachable!() };
+            let [SqlOption::KeyValue { value, .. }] = options.as_slice() else { unreachable!() };
+            let value = match value {
+                Expr::Value(v) => match &v.value {
+                    Value::SingleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                },
+                other => other.to_string(),
+            };
+            let db = object_name(&a.name);
+            require_owner_or_superuser(session, &db)?;
+            let _g = session.catalog().ddl_lock();
+            let catalog = session.catalog().clone();
+            crate::session::blocking(|| crate::split::split(&catalog, &db, &value))?;
+            cmd("ALTER DATABASE")
+        }
         Statement::CreateDatabase { db_name, if_not_exists, with_tags, .. } => {
             let name = object_name(db_name);
-            let partition_key = crate::keyed::partition_key_option(with_tags.as_ref())?;
+            let options = crate::keyed::database_options(with_tags.as_ref())?;
             let _g = session.catalog().ddl_lock();
             if session.catalog().database(&name).is_some() {
                 if *if_not_exists {
@@ -71,11 +93,18 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
                 return Err(SqlError::new(code::DUPLICATE_DATABASE, format!("database \"{name}\" already exists")));
             }
             let oid = session.catalog().alloc_oid();
+            let partitions = match options.key {
+                Some(_) => crate::session::blocking(|| {
+                    session.catalog().create_partitions(crate::partition::ranges(&options.splits))
+                })?,
+                None => Vec::new(),
+            };
             session.catalog().put_database(DatabaseDef {
                 oid,
                 name,
                 owner: session.info.user.clone(),
-                partition_key,
+                partition_key: options.key,
+                partitions,
             })?;
             cmd("CREATE DATABASE")
         }
@@ -171,6 +200,16 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
         }
         _ => Ok(None),
     }
+}
+
+/// The database's owner or a superuser may change a database.
+fn require_owner_or_superuser(session: &Session, db: &str) -> Result<()> {
+    let owner = session.catalog().database(db).map(|d| d.owner);
+    if owner.as_deref() == Some(session.info.user.as_str()) {
+        return Ok(());
+    }
+    require_superuser(session)
+        .map_err(|_| SqlError::new(code::INSUFFICIENT_PRIVILEGE, format!("must be owner of database {db}")))
 }
 
 fn require_superuser(session: &Session) -> Result<()> {
@@ -452,12 +491,23 @@ async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<
         let columns: Vec<(String, crate::types::SqlType)> =
             def.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
         crate::keyed::check_table(&db, &key, &name, &columns, &def.primary_key)?;
+        for ix in def.indexes.iter().filter(|i| i.unique) {
+            crate::keyed::check_unique(&def, &key, &ix.columns)?;
+        }
     }
     let spec = engine_spec(&def, &def.engine_name)?;
     for s in sequences {
         session.catalog().put_sequence(s)?;
     }
-    session.catalog().engine().create_table(spec)?;
+    let engines = session.catalog().engines_of_name(&db)?;
+    for (i, engine) in engines.iter().enumerate() {
+        if let Err(e) = engine.create_table(spec.clone()) {
+            for done in &engines[..i] {
+                done.drop_table(&def.engine_name)?;
+            }
+            return Err(e.into());
+        }
+    }
     session.catalog().put_table(def)?;
     cmd("CREATE TABLE")
 }
@@ -514,18 +564,29 @@ fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output
         return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
     }
     let kind = if method == IndexMethod::Hash { IndexKind::Hash } else { IndexKind::Ordered };
+    if ci.unique
+        && let Some(key) = session.catalog().database(&def.db).and_then(|d| d.partition_key)
+    {
+        crate::keyed::check_unique(&def, &key, &cols)?;
+    }
     let fields = fields_of(&def, &cols)?;
-    session
-        .catalog()
-        .engine()
-        .create_index(&def.engine_name, IndexSpec::new(name.clone(), kind, ci.unique, fields))
-        .map_err(|e| match e {
-            EngineError::UniqueViolation { .. } => {
-                SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
-                    .with_detail("The table contains duplicated values.")
+    let engines = session.catalog().engines_of_name(&def.db)?;
+    for (i, engine) in engines.iter().enumerate() {
+        let created =
+            engine.create_index(&def.engine_name, IndexSpec::new(name.clone(), kind, ci.unique, fields.clone()));
+        if let Err(e) = created {
+            for done in &engines[..i] {
+                done.drop_index(&def.engine_name, &name)?;
             }
-            other => other.into(),
-        })?;
+            return Err(match e {
+                EngineError::UniqueViolation { .. } => {
+                    SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
+                        .with_detail("The table contains duplicated values.")
+                }
+                other => other.into(),
+            });
+        }
+    }
     let mut new_def = (*def).clone();
     new_def.indexes.push(IndexDef {
         name,
@@ -567,7 +628,9 @@ fn drop_objects(
         match kind {
             ObjectType::Table => match catalog.table(&db, &name) {
                 Some(def) => {
-                    catalog.engine().drop_table(&def.engine_name)?;
+                    for engine in catalog.engines_of_name(&db)? {
+                        engine.drop_table(&def.engine_name)?;
+                    }
                     catalog.drop_table_entry(&def)?;
                 }
                 None => missing("table")?,
@@ -584,7 +647,9 @@ fn drop_objects(
                         )
                         .with_hint(format!("You can drop constraint {name} on table {} instead.", def.name)));
                     }
-                    catalog.engine().drop_index(&def.engine_name, &name)?;
+                    for engine in catalog.engines_of_name(&db)? {
+                        engine.drop_index(&def.engine_name, &name)?;
+                    }
                     let mut new_def = (*def).clone();
                     new_def.indexes.retain(|i| i.name != name);
                     catalog.put_table(new_def)?;
@@ -616,14 +681,22 @@ fn drop_objects(
                     if name == db {
                         return Err(SqlError::new(code::OBJECT_IN_USE, "cannot drop the currently open database"));
                     }
+                    let engines = catalog.engines_of(&d)?;
                     for t in catalog.tables(&name) {
-                        catalog.engine().drop_table(&t.engine_name)?;
+                        if d.partitions.is_empty() {
+                            for engine in &engines {
+                                engine.drop_table(&t.engine_name)?;
+                            }
+                        }
                         catalog.drop_table_entry(&t)?;
                     }
                     for s in catalog.sequences(&name) {
                         catalog.drop_sequence_entry(s.oid)?;
                     }
                     catalog.drop_database_entry(d.oid)?;
+                    // The partitions go with their database, files and all.
+                    drop(engines);
+                    crate::session::blocking(|| catalog.drop_partitions(&d.partitions))?;
                 }
                 None => missing("database")?,
             },

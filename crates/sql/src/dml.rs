@@ -32,7 +32,9 @@ use datafusion::sql::sqlparser::ast::{
     SelectItem, SetExpr, Statement, TableFactor, TableObject, Update, UpdateTableFromKind,
 };
 use tessera_engine::tuple::{Tuple, TupleBuilder};
-use tessera_engine::{EngineError, Isolation, Table};
+use tessera_engine::{EngineError, Isolation};
+
+use crate::partition::StoredTable;
 
 use crate::catalog::{Identity, TableDef};
 use crate::context::DML_SCHEMA;
@@ -366,7 +368,7 @@ fn check_conflict_target(def: &TableDef, target: Option<&ConflictTarget>, violat
 async fn upsert(
     session: &mut Session,
     def: &Arc<TableDef>,
-    table: &Arc<Table>,
+    table: &StoredTable,
     index: &str,
     proposed: RecordBatch,
     du: &datafusion::sql::sqlparser::ast::DoUpdate,

@@ -735,12 +735,11 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             Volatility::Volatile,
             Arc::new(move |args| {
                 let tables = c.tables(&d);
-                let engine = c.engine().clone();
                 map_int_i64(&args[0], |oid| {
                     tables
                         .iter()
                         .find(|t| t.oid as i64 == oid)
-                        .and_then(|t| engine.table(&t.engine_name))
+                        .and_then(|t| c.engine_table(t).ok())
                         .map(|t| t.stats().bytes)
                 })
             }),

@@ -26,6 +26,7 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Word};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SqlError, code};
+use crate::partition::MAX_PARTITIONS;
 use crate::types::SqlType;
 
 /// A keyed database's partition key column.
@@ -58,6 +59,63 @@ pub fn parse_create_database_with(sql: &str) -> Option<Result<Statement>> {
     }
     let with_at = tokens.iter().position(|t| matches!(t, Token::Word(Word { keyword: Keyword::WITH, .. })))?;
     Some(parse_options(&tokens, with_at))
+}
+
+/// The option that marks an `AlterSchema` statement as a database split
+/// (sqlparser has no statement for `ALTER DATABASE … SPLIT AT`).
+pub const SPLIT_AT_OPTION: &str = "tessera_split_at";
+
+/// Recognizes `ALTER DATABASE name SPLIT AT (value)` and carries it as an
+/// `AlterSchema` whose one option is [`SPLIT_AT_OPTION`] = the value's text.
+pub fn parse_alter_database_split(sql: &str) -> Option<Result<Statement>> {
+    let head = sql.trim_start();
+    if !head.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("alter")) {
+        return None;
+    }
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let tokens: Vec<Token> =
+        tokens.into_iter().filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF | Token::SemiColon)).collect();
+    let word = |i: usize, w: &str| matches!(tokens.get(i), Some(Token::Word(x)) if x.value.eq_ignore_ascii_case(w));
+    let split = tokens.iter().any(|t| matches!(t, Token::Word(x) if x.value.eq_ignore_ascii_case("split")));
+    if !(word(0, "alter") && word(1, "database") && split) {
+        return None;
+    }
+    let syntax = || SqlError::syntax("syntax error: expected ALTER DATABASE name SPLIT AT (value)");
+    let name = match tokens.get(2) {
+        Some(Token::Word(w)) => {
+            if w.quote_style.is_some() {
+                w.value.clone()
+            } else {
+                w.value.to_lowercase()
+            }
+        }
+        _ => return Some(Err(syntax())),
+    };
+    if !(word(3, "split")
+        && word(4, "at")
+        && tokens.get(5) == Some(&Token::LParen)
+        && tokens.last() == Some(&Token::RParen))
+    {
+        return Some(Err(syntax()));
+    }
+    let inner = &tokens[6..tokens.len() - 1];
+    let value = match inner {
+        [Token::SingleQuotedString(s)] => s.clone(),
+        [Token::Number(n, _)] => n.clone(),
+        [Token::Minus, Token::Number(n, _)] => format!("-{n}"),
+        _ => return Some(Err(syntax())),
+    };
+    use datafusion::sql::sqlparser::ast::{AlterSchema, AlterSchemaOperation, Expr, Ident, SqlOption, Value};
+    Some(Ok(Statement::AlterSchema(AlterSchema {
+        name: ObjectName::from(vec![Ident::new(name)]),
+        if_exists: false,
+        operations: vec![AlterSchemaOperation::SetOptionsParens {
+            options: vec![SqlOption::KeyValue {
+                key: Ident::new(SPLIT_AT_OPTION),
+                value: Expr::value(Value::SingleQuotedString(value)),
+            }],
+        }],
+    })))
 }
 
 fn parse_options(tokens: &[Token], with_at: usize) -> Result<Statement> {
@@ -105,20 +163,63 @@ fn parse_options(tokens: &[Token], with_at: usize) -> Result<Statement> {
     Ok(stmts.remove(0))
 }
 
-/// The partition key declared by a CREATE DATABASE's options, if any.
-pub fn partition_key_option(tags: Option<&Vec<Tag>>) -> Result<Option<PartitionKey>> {
+/// What a CREATE DATABASE's options declare.
+#[derive(Debug, Default)]
+pub struct DatabaseOptions {
+    pub key: Option<PartitionKey>,
+    /// Split points of the key space (stored key bytes, sorted); empty: one
+    /// partition.
+    pub splits: Vec<Vec<u8>>,
+}
+
+/// Reads `partition_key`, `partitions` and `split_points`.
+pub fn database_options(tags: Option<&Vec<Tag>>) -> Result<DatabaseOptions> {
     let mut key = None;
+    let mut count: Option<usize> = None;
+    let mut points: Option<String> = None;
     for tag in tags.into_iter().flatten() {
         let name = tag.key.to_string();
         match name.as_str() {
             "partition_key" => key = Some(parse_partition_key(&tag.value)?),
+            "partitions" => {
+                let n: usize =
+                    tag.value.trim().parse().ok().filter(|n| (1..=MAX_PARTITIONS).contains(n)).ok_or_else(|| {
+                        SqlError::new(
+                            code::INVALID_PARAMETER_VALUE,
+                            format!("partitions must be an integer from 1 to {MAX_PARTITIONS}, not \"{}\"", tag.value),
+                        )
+                    })?;
+                count = Some(n);
+            }
+            "split_points" => points = Some(tag.value.clone()),
             _ => {
-                return Err(SqlError::new(code::SYNTAX, format!("option \"{name}\" not recognized"))
-                    .with_hint("CREATE DATABASE accepts WITH (partition_key = 'column type')."));
+                return Err(SqlError::new(code::SYNTAX, format!("option \"{name}\" not recognized")).with_hint(
+                    "CREATE DATABASE accepts WITH (partition_key = 'column type', partitions = n | split_points = 'v1, v2, …').",
+                ));
             }
         }
     }
-    Ok(key)
+    let Some(key) = key else {
+        if count.is_some() || points.is_some() {
+            return Err(SqlError::new(
+                code::INVALID_PARAMETER_VALUE,
+                "partitions and split_points need a partition_key: a keyless database has one partition",
+            ));
+        }
+        return Ok(DatabaseOptions::default());
+    };
+    let splits = match (count, points) {
+        (Some(_), Some(_)) => {
+            return Err(SqlError::new(
+                code::INVALID_PARAMETER_VALUE,
+                "give either partitions or split_points, not both",
+            ));
+        }
+        (Some(n), None) => crate::partition::even_splits(key.ty, n)?,
+        (None, Some(text)) => crate::partition::parse_split_points(&text, &key)?,
+        (None, None) => Vec::new(),
+    };
+    Ok(DatabaseOptions { key: Some(key), splits })
 }
 
 /// Parses `'customer_id bigint'`.
@@ -199,6 +300,21 @@ pub fn check_table(
         ));
     }
     Ok(())
+}
+
+/// A unique index or constraint in a keyed database must include the
+/// partition key: uniqueness is enforced one partition at a time.
+pub fn check_unique(def: &crate::catalog::TableDef, key: &PartitionKey, columns: &[String]) -> Result<()> {
+    if columns.contains(&key.column) {
+        return Ok(());
+    }
+    Err(SqlError::new(
+        code::INVALID_TABLE_DEFINITION,
+        format!(
+            "a unique index on table \"{}\" must include the partition key column \"{}\" of keyed database \"{}\"",
+            def.name, key.column, def.db
+        ),
+    ))
 }
 
 /// The row group a transaction is bound to: the partition key field's
@@ -314,11 +430,55 @@ fn is_constant(e: &datafusion::sql::sqlparser::ast::Expr) -> bool {
 mod tests {
     use super::*;
 
-    fn key_of(sql: &str) -> Result<Option<PartitionKey>> {
+    fn options_of(sql: &str) -> Result<DatabaseOptions> {
         match parse_create_database_with(sql).expect("recognized")? {
-            Statement::CreateDatabase { with_tags, .. } => partition_key_option(with_tags.as_ref()),
+            Statement::CreateDatabase { with_tags, .. } => database_options(with_tags.as_ref()),
             other => panic!("{other:?}"),
         }
+    }
+
+    fn key_of(sql: &str) -> Result<Option<PartitionKey>> {
+        options_of(sql).map(|o| o.key)
+    }
+
+    #[test]
+    fn recognizes_a_split() {
+        let split = |sql: &str| match parse_alter_database_split(sql).expect("recognized").unwrap() {
+            Statement::AlterSchema(a) => (a.name.to_string(), a.operations[0].to_string()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(split("ALTER DATABASE shop SPLIT AT (500);").0, "shop");
+        assert!(split("alter database \"Shop\" split at (-5)").1.contains("'-5'"));
+        assert!(split("ALTER DATABASE s SPLIT AT ('m')").1.contains("'m'"));
+        assert!(parse_alter_database_split("ALTER DATABASE s SPLIT AT 5").unwrap().is_err());
+        assert!(parse_alter_database_split("ALTER DATABASE s SPLIT AT (1, 2)").unwrap().is_err());
+        assert!(parse_alter_database_split("ALTER DATABASE s RENAME TO t").is_none());
+        assert!(parse_alter_database_split("ALTER TABLE t ADD COLUMN split int").is_none());
+    }
+
+    #[test]
+    fn reads_partition_counts_and_split_points() {
+        let o = options_of("CREATE DATABASE s WITH (partition_key = 'id bigint', partitions = 4)").unwrap();
+        assert_eq!(o.splits.len(), 3);
+        let o = options_of("CREATE DATABASE s WITH (partition_key = 'id int', split_points = '300, -5, 20')").unwrap();
+        let shown: Vec<String> = o.splits.iter().map(|b| crate::partition::show_value(SqlType::Int4, b)).collect();
+        assert_eq!(shown, ["-5", "20", "300"]);
+        let bad = |sql: &str| options_of(sql).unwrap_err().code;
+        assert_eq!(bad("CREATE DATABASE s WITH (partition_key = 'id int', partitions = 0)"), code::INVALID_PARAMETER);
+        assert_eq!(bad("CREATE DATABASE s WITH (partition_key = 'id int', partitions = 'x')"), code::INVALID_PARAMETER);
+        assert_eq!(bad("CREATE DATABASE s WITH (partitions = 2)"), code::INVALID_PARAMETER);
+        assert_eq!(
+            bad("CREATE DATABASE s WITH (partition_key = 'id int', partitions = 2, split_points = '1')"),
+            code::INVALID_PARAMETER
+        );
+        assert_eq!(
+            bad("CREATE DATABASE s WITH (partition_key = 'id int', split_points = '1, 1')"),
+            code::INVALID_PARAMETER
+        );
+        assert_eq!(
+            bad("CREATE DATABASE s WITH (partition_key = 'id int', split_points = 'a')"),
+            code::INVALID_PARAMETER
+        );
     }
 
     #[test]

@@ -46,12 +46,15 @@ pub mod functions;
 pub mod keyed;
 pub mod naming;
 pub mod overflow;
+pub mod partition;
 pub mod pg_catalog;
 pub mod provider;
 pub mod rowcodec;
 pub mod session;
 pub mod settings;
+pub mod split;
 pub mod text;
+pub mod txn;
 pub mod types;
 
 pub use error::{Result, SqlError};

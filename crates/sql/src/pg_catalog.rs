@@ -198,7 +198,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
         "pg_class" => {
             let mut rows = Vec::new();
             for t in &tables {
-                let stats = r.catalog.engine().table(&t.engine_name).map(|e| e.stats());
+                let stats = r.catalog.engine_table(t).ok().map(|e| e.stats());
                 let live = stats.map(|s| s.rows as f64).unwrap_or(0.0);
                 rows.push(vec![
                     i(t.oid as i64),
@@ -912,7 +912,7 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
 }
 
 /// Tessera's own system views, in schema `tessera`.
-pub const TESSERA_TABLES: &[&str] = &["databases"];
+pub const TESSERA_TABLES: &[&str] = &["databases", "partitions"];
 
 pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
     let t = match name {
@@ -932,6 +932,57 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 })
                 .collect(),
         )?,
+        // Every partition: its key range (NULL: unbounded), the rows and
+        // bytes of its tables, its schema version.
+        "partitions" => {
+            let mut rows = Vec::new();
+            for d in r.catalog.databases() {
+                let tables = r.catalog.tables(&d.name);
+                let mut totals = vec![(0i64, 0i64); d.partitions.len().max(1)];
+                for t in &tables {
+                    if let Ok(st) = r.catalog.engine_table(t) {
+                        for (k, p) in st.parts.iter().enumerate() {
+                            let s = p.table.stats();
+                            totals[k].0 += s.rows;
+                            totals[k].1 += s.bytes;
+                        }
+                    }
+                }
+                let ty = d.partition_key.as_ref().map(|k| k.ty);
+                let bound =
+                    |b: Option<&[u8]>| ty.and_then(|ty| crate::partition::describe_bound(ty, b)).map_or_else(null_s, s);
+                if d.partitions.is_empty() {
+                    let (n, bytes) = totals[0];
+                    rows.push(vec![s(&d.name), i(1), i(0), null_s(), null_s(), i(n), i(bytes), i(0)]);
+                }
+                for (k, p) in d.partitions.iter().enumerate() {
+                    let (n, bytes) = totals[k];
+                    rows.push(vec![
+                        s(&d.name),
+                        i(k as i64 + 1),
+                        i(p.stream as i64),
+                        bound(Some(&p.low)),
+                        bound(p.high.as_deref()),
+                        i(n),
+                        i(bytes),
+                        i(p.schema_version as i64),
+                    ]);
+                }
+            }
+            table(
+                &[
+                    ("database", T),
+                    ("partition", I8),
+                    ("stream", I8),
+                    ("low", T),
+                    ("high", T),
+                    ("rows", I8),
+                    ("bytes", I8),
+                    ("schema_version", I8),
+                ],
+                rows,
+            )?
+        }
         _ => return Ok(None),
     };
     Ok(Some(t))

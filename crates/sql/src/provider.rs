@@ -24,7 +24,9 @@ use datafusion::logical_expr::{BinaryExpr, Expr, Operator, TableProviderFilterPu
 use datafusion::physical_plan::ExecutionPlan;
 use parking_lot::Mutex;
 use tessera_engine::tuple::{encode_key, prefix_end, push_key_field};
-use tessera_engine::{IndexId, KeyRange, PRIMARY, Table, Transaction};
+use tessera_engine::{IndexId, KeyRange, PRIMARY};
+
+use crate::partition::StoredTable;
 
 use crate::catalog::{IndexMethod, ROWID, TableDef};
 use crate::error::{Result, SqlError};
@@ -32,14 +34,14 @@ use crate::rowcodec::{decode_column, encode_column};
 use crate::types::SqlType;
 
 /// The session's current engine transaction, shared with the scans it plans.
-pub type TxnSlot = Arc<Mutex<Option<Transaction>>>;
+pub type TxnSlot = Arc<Mutex<Option<crate::txn::Txn>>>;
 
 /// Notes on the access paths chosen while planning a statement (for EXPLAIN).
 pub type ScanNotes = Arc<Mutex<Vec<String>>>;
 
 pub struct EngineTable {
     pub def: Arc<TableDef>,
-    pub table: Arc<Table>,
+    pub table: Arc<StoredTable>,
     txn: TxnSlot,
     notes: ScanNotes,
     /// Also expose the hidden row id (for UPDATE and DELETE on keyless tables).
@@ -54,7 +56,7 @@ impl std::fmt::Debug for EngineTable {
 }
 
 impl EngineTable {
-    pub fn new(def: Arc<TableDef>, table: Arc<Table>, txn: TxnSlot, notes: ScanNotes, with_rowid: bool) -> Self {
+    pub fn new(def: Arc<TableDef>, table: Arc<StoredTable>, txn: TxnSlot, notes: ScanNotes, with_rowid: bool) -> Self {
         let mut fields: Vec<Field> = def.arrow_schema().fields().iter().map(|f| f.as_ref().clone()).collect();
         if with_rowid && def.rowid_field.is_some() {
             fields.push(Field::new(ROWID, DataType::Int64, false));
@@ -65,40 +67,43 @@ impl EngineTable {
 
     /// Reads the rows the access path selects, in the transaction.
     pub fn read_rows(&self, filters: &[Expr], limit: Option<usize>) -> Result<(Vec<Vec<u8>>, String)> {
-        let path = choose_path(&self.def, &self.table, filters)?;
+        let path = choose_path(&self.def, self.table.first(), filters)?;
+        let parts = prune(&self.def, &self.table, filters);
         let mut guard = self.txn.lock();
         let txn = guard.as_mut().ok_or_else(|| SqlError::internal("scan outside a transaction"))?;
         let mut rows = Vec::new();
+        let table = &self.table;
         let describe = match &path {
             AccessPath::Point { index: PRIMARY, key, name } => {
-                if let Some(r) = txn.get(&self.table, key)? {
+                if let Some(r) = txn.get(table, key)? {
                     rows.push(r);
                 }
-                format!("point lookup on {name}")
+                let part = table.part_of_key(key).map(|p| vec![p]);
+                return Ok((rows, format!("point lookup on {name}{}", where_in(table, part.as_deref()))));
             }
             AccessPath::Point { index, key, name } => {
-                txn.scan(&self.table, *index, &KeyRange::point(key.clone()), |r| {
+                txn.scan_parts(table, parts.as_deref(), *index, &KeyRange::point(key.clone()), |r| {
                     rows.push(r.to_vec());
                     true
                 })?;
                 format!("point lookup on {name}")
             }
             AccessPath::Range { index, range, name, what } => {
-                txn.scan(&self.table, *index, range, |r| {
+                txn.scan_parts(table, parts.as_deref(), *index, range, |r| {
                     rows.push(r.to_vec());
                     limit.is_none_or(|l| rows.len() < l)
                 })?;
                 format!("{what} on {name}")
             }
             AccessPath::Full => {
-                txn.scan(&self.table, PRIMARY, &KeyRange::all(), |r| {
+                txn.scan_parts(table, parts.as_deref(), PRIMARY, &KeyRange::all(), |r| {
                     rows.push(r.to_vec());
                     limit.is_none_or(|l| rows.len() < l)
                 })?;
                 "full scan".to_string()
             }
         };
-        Ok((rows, describe))
+        Ok((rows, format!("{describe}{}", where_in(table, parts.as_deref()))))
     }
 
     /// Builds a batch of the projected columns from stored rows.
@@ -264,7 +269,56 @@ pub(crate) fn key_indexes(def: &TableDef, spec: &tessera_engine::TableSpec) -> V
     out
 }
 
-fn choose_path(def: &TableDef, table: &Arc<Table>, filters: &[Expr]) -> Result<AccessPath> {
+/// Which partitions a scan must read, from the filters on the partition
+/// key (None: all of them). An equality picks one partition, a range the
+/// partitions it overlaps; anything else reads every partition.
+fn prune(def: &TableDef, table: &StoredTable, filters: &[Expr]) -> Option<Vec<usize>> {
+    let key = table.key.as_ref()?;
+    if table.parts.len() == 1 {
+        return None;
+    }
+    let mut preds = Vec::new();
+    for f in filters {
+        collect_preds(f, &mut preds);
+    }
+    let ty = def.column(&key.column)?.ty;
+    let (mut low, mut high): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
+    for p in preds.iter().filter(|p| p.column == key.column) {
+        let Some(v) = key_field(ty, &p.value) else { continue };
+        // Bounds are inclusive: a strict comparison only reads a superset.
+        match p.op {
+            Operator::Eq => {
+                low = Some(low.map_or(v.clone(), |l| l.max(v.clone())));
+                high = Some(high.map_or(v.clone(), |h| h.min(v)));
+            }
+            Operator::Gt | Operator::GtEq => low = Some(low.map_or(v.clone(), |l| l.max(v))),
+            Operator::Lt | Operator::LtEq => high = Some(high.map_or(v.clone(), |h| h.min(v))),
+            _ => {}
+        }
+    }
+    if low.is_none() && high.is_none() {
+        return None;
+    }
+    Some(table.parts_overlapping(low.as_deref(), high.as_deref()))
+}
+
+/// ", in partition 3 of 8" for EXPLAIN (nothing for a keyless table).
+fn where_in(table: &StoredTable, parts: Option<&[usize]>) -> String {
+    if !table.is_partitioned() {
+        return String::new();
+    }
+    let n = table.parts.len();
+    match parts {
+        None => format!(", in all {n} partitions"),
+        Some([p]) => format!(", in partition {} of {n}", p + 1),
+        Some(ps) => {
+            let list: Vec<String> = ps.iter().map(|p| (p + 1).to_string()).collect();
+            format!(", in partitions {} of {n}", list.join(", "))
+        }
+    }
+}
+
+fn choose_path(def: &TableDef, table: &tessera_engine::Table, filters: &[Expr]) -> Result<AccessPath> {
     let mut preds = Vec::new();
     for f in filters {
         collect_preds(f, &mut preds);

@@ -25,7 +25,9 @@ use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use parking_lot::Mutex;
-use tessera_engine::{Engine, Isolation, Savepoint};
+use tessera_engine::{Engine, Isolation, Node};
+
+use crate::txn::{Savepoint, Txn};
 
 use crate::catalog::Catalog;
 use crate::context::{Resolver, new_context};
@@ -36,15 +38,18 @@ use crate::settings::Settings;
 
 /// The SQL layer shared by all sessions of a node.
 pub struct SqlEngine {
+    pub node: Arc<Node>,
+    /// The node's system engine (catalog, keyless databases).
     pub engine: Arc<Engine>,
     pub catalog: Arc<Catalog>,
     next_pid: AtomicI32,
 }
 
 impl SqlEngine {
-    pub fn open(engine: Arc<Engine>) -> Result<Arc<SqlEngine>> {
-        let catalog = Catalog::open(engine.clone())?;
-        Ok(Arc::new(SqlEngine { engine, catalog, next_pid: AtomicI32::new(1000) }))
+    pub fn open(node: Arc<Node>) -> Result<Arc<SqlEngine>> {
+        let engine = node.system().clone();
+        let catalog = Catalog::open(node.clone())?;
+        Ok(Arc::new(SqlEngine { node, engine, catalog, next_pid: AtomicI32::new(1000) }))
     }
 
     /// Opens a session for `user` on database `db`.
@@ -197,6 +202,9 @@ fn normalize_copy_options(sql: &str) -> std::borrow::Cow<'_, str> {
 pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     if let Some(keyed) = crate::keyed::parse_create_database_with(sql) {
         return keyed.map(|s| vec![s]);
+    }
+    if let Some(split) = crate::keyed::parse_alter_database_split(sql) {
+        return split.map(|s| vec![s]);
     }
     let sql = &normalize_copy_options(sql);
     // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
@@ -475,7 +483,7 @@ impl Session {
         let mut slot = self.txn.lock();
         if slot.is_none() {
             let isolation = self.current_isolation();
-            let mut txn = self.shared.engine.begin(isolation)?;
+            let mut txn = Txn::begin(&self.shared.engine, isolation)?;
             if self.info.settings.lock().hot().lazy_commit {
                 txn.set_durability(tessera_engine::Durability::Lazy);
             }
@@ -639,7 +647,7 @@ impl Session {
         let Some(block) = &mut self.block else {
             return Err(SqlError::new(code::NO_ACTIVE_TXN, "SAVEPOINT can only be used in transaction blocks"));
         };
-        let sp = self.txn.lock().as_ref().map(|t| t.savepoint()).expect("transaction");
+        let sp = self.txn.lock().as_mut().map(|t| t.savepoint()).expect("transaction");
         block.savepoints.push((name.to_lowercase(), sp));
         Ok(Output::Command("SAVEPOINT".into()))
     }
@@ -695,7 +703,7 @@ impl Session {
                         if let Some(old) = slot.take() {
                             old.abort();
                         }
-                        *slot = Some(self.shared.engine.begin(iso)?);
+                        *slot = Some(Txn::begin(&self.shared.engine, iso)?);
                     } else {
                         self.next_isolation = Some(iso);
                     }
@@ -714,7 +722,7 @@ impl Session {
     /// Starts the statement-level bookkeeping for a COPY that continues
     /// after the data arrives; returns (autocommit, savepoint).
     pub(crate) fn statement_state(&self) -> (bool, Savepoint) {
-        let sp = self.txn.lock().as_ref().map(|t| t.savepoint()).expect("transaction");
+        let sp = self.txn.lock().as_mut().map(|t| t.savepoint()).expect("transaction");
         (self.block.is_none(), sp)
     }
 
@@ -746,14 +754,8 @@ pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
 /// Commits. A durable commit awaits its group's fsync without holding a
 /// runtime thread: the log's flusher finishes the commit and wakes this
 /// task, so the commits of all connections share one fsync (group commit).
-async fn commit_txn(txn: tessera_engine::Transaction) -> Result<()> {
-    match txn.commit_start()? {
-        tessera_engine::CommitStart::Done(_) => {}
-        tessera_engine::CommitStart::Pending(pending) => {
-            pending.await?;
-        }
-    }
-    Ok(())
+async fn commit_txn(txn: Txn) -> Result<()> {
+    txn.commit().await
 }
 
 /// DataFusion's CPU-bound work runs on its own thread pool, so the

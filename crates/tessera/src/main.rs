@@ -14,7 +14,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
-use tessera_engine::{Durability, Engine, EngineConfig};
+use tessera_engine::{Durability, EngineConfig, Node};
 
 // The engine allocates a version per write and frees it from whichever
 // thread collects it; mimalloc handles that pattern far better than glibc.
@@ -103,8 +103,8 @@ fn start(
     if lazy_commit {
         config.durability = Durability::Lazy;
     }
-    let engine = std::sync::Arc::new(Engine::open(config)?);
-    let stats = engine.stats();
+    let node = std::sync::Arc::new(Node::open(config)?);
+    let stats = node.system().stats();
     println!(
         "tessera: engine ready (data dir {}, {} tables, last commit {}, opened in {} ms)",
         data_dir.display(),
@@ -115,7 +115,8 @@ fn start(
     if let Some((cert, key)) = &server_config.tls {
         tessera_server::tls_acceptor(cert, key)?;
     }
-    let sql = tessera_sql::SqlEngine::open(engine.clone())?;
+    // Opens the catalog and, through it, every partition of the node.
+    let sql = tessera_sql::SqlEngine::open(node.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let listener =
         runtime.block_on(tokio::net::TcpListener::bind(&addr)).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -127,7 +128,7 @@ fn start(
     }
     server.abort();
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    engine.close()?;
+    node.close()?;
     println!("tessera: stopped cleanly");
     Ok(())
 }

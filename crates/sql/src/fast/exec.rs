@@ -10,7 +10,9 @@
 use datafusion::arrow::array::{ArrayRef, RecordBatch, new_empty_array};
 use datafusion::common::ScalarValue;
 use tessera_engine::tuple::{Tuple, TupleBuilder, push_key_field};
-use tessera_engine::{EngineError, KeyRange, PRIMARY, Transaction};
+use tessera_engine::{EngineError, KeyRange, PRIMARY};
+
+use crate::txn::Txn;
 
 use super::expr::{Cx, FExpr};
 use super::plan::{Cell, FastPlan, Item, Kind, Lookup, Projection};
@@ -54,13 +56,7 @@ macro_rules! eval {
     };
 }
 
-pub fn execute(
-    plan: &FastPlan,
-    txn: &mut Transaction,
-    catalog: &Catalog,
-    params: &[Value],
-    now: i64,
-) -> Result<Outcome> {
+pub fn execute(plan: &FastPlan, txn: &mut Txn, catalog: &Catalog, params: &[Value], now: i64) -> Result<Outcome> {
     let cx = Cx { row: None, params, now };
     match &plan.kind {
         Kind::Select { lookup, filter, items } => {
@@ -183,7 +179,7 @@ fn key(lookup: &Lookup, cx: &Cx<'_>) -> Eval<Option<Vec<u8>>> {
 }
 
 /// The stored rows the lookup finds (at most one: the key is unique).
-fn read(plan: &FastPlan, txn: &mut Transaction, lookup: &Lookup, key: &[u8]) -> Result<Vec<Vec<u8>>> {
+fn read(plan: &FastPlan, txn: &mut Txn, lookup: &Lookup, key: &[u8]) -> Result<Vec<Vec<u8>>> {
     let mut rows = Vec::with_capacity(1);
     if lookup.index == PRIMARY {
         if let Some(r) = txn.get_with(&plan.table, key, |d| d.to_vec())? {
@@ -199,7 +195,7 @@ fn read(plan: &FastPlan, txn: &mut Transaction, lookup: &Lookup, key: &[u8]) -> 
 }
 
 /// Primary keys of the rows to update.
-fn primary_keys(plan: &FastPlan, txn: &mut Transaction, lookup: &Lookup, key: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+fn primary_keys(plan: &FastPlan, txn: &mut Txn, lookup: &Lookup, key: Vec<u8>) -> Result<Vec<Vec<u8>>> {
     if lookup.index == PRIMARY {
         return Ok(vec![key]);
     }
@@ -214,7 +210,7 @@ fn passes(filter: Option<&FExpr>, row: &[u8], params: &[Value], now: i64) -> Eva
 
 fn insert(
     plan: &FastPlan,
-    txn: &mut Transaction,
+    txn: &mut Txn,
     catalog: &Catalog,
     rows: &[Vec<Cell>],
     rowid_seq: Option<&SequenceDef>,

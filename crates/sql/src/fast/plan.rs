@@ -22,7 +22,9 @@ use datafusion::sql::sqlparser::ast::{
     Assignment, AssignmentTarget, BinaryOperator, Delete, Expr, FromTable, Insert, ObjectName, Query, SelectItem,
     SetExpr, Statement, TableFactor, TableObject, TableWithJoins, Update,
 };
-use tessera_engine::{IndexId, PRIMARY, Table};
+use tessera_engine::{IndexId, PRIMARY};
+
+use crate::partition::StoredTable;
 
 use super::expr::{FExpr, ParamKind, Scope, compile};
 use super::value::supported;
@@ -36,7 +38,7 @@ pub struct FastPlan {
     /// The catalog version it was bound under; a different one means rebind.
     pub version: i64,
     pub def: Arc<TableDef>,
-    pub table: Arc<Table>,
+    pub table: Arc<StoredTable>,
     pub kind: Kind,
     /// The type each `$n` is read as.
     pub params: Vec<SqlType>,
@@ -210,7 +212,7 @@ fn lookup(
             }
         }
     }
-    let engine_spec = session.catalog().engine_table(def).ok()?.spec();
+    let engine_spec = session.catalog().engine_table(def).ok()?.first().spec();
     let candidates = crate::provider::key_indexes(def, &engine_spec);
     for crate::provider::KeyIndex { id: index, name, columns, .. } in candidates.into_iter().filter(|k| k.unique) {
         let chosen: Option<Vec<(&String, &Expr)>> =

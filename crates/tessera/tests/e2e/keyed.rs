@@ -9,7 +9,7 @@ use tokio_postgres::NoTls;
 use crate::client::block_on;
 use crate::harness::Server;
 
-async fn connect(port: u16, db: &str) -> tokio_postgres::Client {
+pub(crate) async fn connect(port: u16, db: &str) -> tokio_postgres::Client {
     let (client, conn) =
         tokio_postgres::connect(&format!("host=127.0.0.1 port={port} user=tessera dbname={db}"), NoTls)
             .await

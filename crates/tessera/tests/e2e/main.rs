@@ -5,6 +5,7 @@ mod durability;
 mod harness;
 mod keyed;
 mod limits;
+mod partitions;
 mod pgbench;
 mod psql;
 mod psycopg;

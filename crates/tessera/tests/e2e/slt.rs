@@ -24,6 +24,8 @@
 //! - An error reads `<SQLSTATE> <message>`, and `statement error <regex>` / `query error <regex>` pass when the
 //!   regex matches anywhere in it: `statement error 23505` expects a unique violation.
 //! - The engine name is `tessera` or `postgres`, for `onlyif` / `skipif`.
+//! - A file whose first line is `# database: <name>: <CREATE DATABASE statement>` runs connected to that database,
+//!   created first (keyed databases are Tessera's own, so such files run on Tessera only).
 //!
 //! [sqllogictest]: https://github.com/risinglightdb/sqllogictest-rs
 
@@ -155,6 +157,27 @@ async fn run_file(conn_str: String, engine: &'static str, file: &Path) -> Result
     }
 }
 
+/// The database a file asks for in its first line: (name, the statement that creates it).
+fn file_database(file: &Path) -> Option<(String, String)> {
+    let text = fs::read_to_string(file).ok()?;
+    let rest = text.lines().next()?.strip_prefix("# database: ")?;
+    let (name, create) = rest.split_once(": ")?;
+    Some((name.trim().to_string(), create.trim().to_string()))
+}
+
+/// Runs one file on a Tessera server, in the database it asks for.
+async fn run_file_on_tessera(conn_str: String, file: &Path) -> Result<(), String> {
+    let conn_str = match file_database(file) {
+        None => conn_str,
+        Some((name, create)) => {
+            let admin = Session::connect(&conn_str, "tessera").await.map_err(|e| e.to_string())?;
+            admin.exec(&create).await?;
+            format!("{conn_str} dbname={name}")
+        }
+    };
+    run_file(conn_str, "tessera", file).await
+}
+
 /// Runs one file on PostgreSQL in a database of its own, so files cannot see each other's tables.
 async fn run_file_on_postgres(admin_conn_str: &str, n: usize, file: &Path) -> Result<(), String> {
     let admin = Session::connect(admin_conn_str, "postgres").await.map_err(|e| e.to_string())?;
@@ -188,15 +211,16 @@ fn sqllogictest_files() {
     let mut failures = Vec::new();
     for (n, file) in files.iter().enumerate() {
         let result = match &postgres {
+            Some(_) if file_database(file).is_some() => continue,
             Some(admin) => runtime.block_on(run_file_on_postgres(admin, n, file)),
             None => {
                 // Kept alive until the file is done; dropping it kills the server.
                 let server = Server::start();
-                let fast = runtime.block_on(run_file(server.conn_str(), "tessera", file));
+                let fast = runtime.block_on(run_file_on_tessera(server.conn_str(), file));
                 // Then again with the fast path off: both paths must give the same results and errors.
                 let server = Server::start();
                 let general = format!("{} options='-c tessera.fast_path=off'", server.conn_str());
-                let general = runtime.block_on(run_file(general, "tessera", file));
+                let general = runtime.block_on(run_file_on_tessera(general, file));
                 match (fast, general) {
                     (Ok(()), Ok(())) => Ok(()),
                     (fast, general) => Err(format!(

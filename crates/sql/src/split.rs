@@ -1,0 +1,151 @@
+//! `ALTER DATABASE name SPLIT AT (value)`: splitting a partition in place.
+//!
+//! The partition `P = [low, high)` holding `value` becomes `[low, value)`,
+//! and a new partition `Q = [value, high)` takes the rows at or above the
+//! value:
+//!
+//! 1. P's writer gate is frozen: new writers of P are refused with a
+//!    retryable serialization failure, and the split waits (up to a bound)
+//!    for the transactions already writing P to end.
+//! 2. Q is created empty on a new log stream, with every table of the
+//!    database, and the rows at or above the value are copied into it in one
+//!    transaction.
+//! 3. The catalog switches over in one write: P's range shrinks, Q appears,
+//!    P is marked as holding rows outside its range.
+//! 4. The gate thaws with a new epoch (statements planned against the old
+//!    range are refused when they write, and retry), and the rows that moved
+//!    are deleted from P. Until then scans skip them, since every scan
+//!    filters rows by its partition's range; a crash before the clean-up is
+//!    finished is repaired when the node opens.
+//!
+//! Unlike the Cloud SQL Server paper, the rows are copied into the new
+//! partition's log stream rather than adopted: partitions are in-memory
+//! engines whose checkpoint files hold only their own stream, so adopting
+//! files would mean sharing them between two partitions' recoveries. The
+//! copy happens under the gate only for the partition being split; every
+//! other partition keeps serving reads and writes, and reads of P go on.
+
+use std::time::Duration;
+
+use tessera_engine::tuple::Tuple;
+use tessera_engine::{Isolation, KeyRange, PRIMARY};
+
+use crate::catalog::{Catalog, DatabaseDef};
+use crate::error::{Result, SqlError, code};
+
+/// How long a split waits for the transactions writing the partition.
+const SPLIT_WAIT: Duration = Duration::from_secs(10);
+
+/// Splits the partition of keyed database `db` that holds `value` (text).
+/// The caller holds the catalog's DDL lock.
+pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
+    let mut def = catalog
+        .database(db)
+        .ok_or_else(|| SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")))?;
+    let Some(key) = def.partition_key.clone() else {
+        return Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("database \"{db}\" is keyless: it has one partition and cannot be split"),
+        ));
+    };
+    let at = crate::partition::encode_key_value(key.ty, value).map_err(|e| {
+        SqlError::new(code::INVALID_PARAMETER_VALUE, format!("invalid split point for {key}: {}", e.message))
+    })?;
+    let k = def.partitions.iter().position(|p| p.contains(&at)).ok_or_else(|| {
+        SqlError::internal(format!("no partition of \"{db}\" holds {value}: the ranges do not cover the key space"))
+    })?;
+    let old = def.partitions[k].clone();
+    if old.low == at {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER_VALUE,
+            format!("partition {} of \"{db}\" already starts at {key} = {value}", k + 1),
+        ));
+    }
+    let p_engine = catalog.node().partition(old.stream).ok_or_else(|| SqlError::internal("partition is not open"))?;
+    let gate = catalog.gate(old.stream);
+    if !gate.freeze(SPLIT_WAIT) {
+        return Err(SqlError::new(
+            code::LOCK_NOT_AVAILABLE,
+            format!(
+                "could not split partition {} of \"{db}\": transactions kept writing it for {} s",
+                k + 1,
+                SPLIT_WAIT.as_secs()
+            ),
+        ));
+    }
+    let moved = (|| -> Result<crate::partition::PartitionDef> {
+        let mut new = catalog.create_partitions(vec![(at.clone(), old.high.clone())])?.remove(0);
+        let q_engine = catalog.node().partition(new.stream).ok_or_else(|| SqlError::internal("new partition"))?;
+        let mut read = p_engine.begin(Isolation::Snapshot)?;
+        let mut write = q_engine.begin(Isolation::Snapshot)?;
+        for t in catalog.tables(db) {
+            let Some(p_table) = p_engine.table(&t.engine_name) else { continue };
+            let q_table = q_engine.create_table((*p_table.spec()).clone())?;
+            let field = t
+                .column(&key.column)
+                .map(|c| c.field as usize)
+                .ok_or_else(|| SqlError::internal(format!("table \"{}\" lacks the partition key column", t.name)))?;
+            let mut rows = Vec::new();
+            read.scan(&p_table, PRIMARY, &KeyRange::all(), |r| {
+                if Tuple::parse(r).ok().and_then(|t| t.field(field)).is_some_and(|k| new.contains(k)) {
+                    rows.push(r.to_vec());
+                }
+                true
+            })?;
+            for r in rows {
+                write.insert(&q_table, r)?;
+            }
+        }
+        read.abort();
+        crate::session::blocking(|| write.commit())?;
+        new.schema_version = old.schema_version;
+        Ok(new)
+    })();
+    let new = match moved {
+        Ok(n) => n,
+        Err(e) => {
+            gate.thaw(false);
+            return Err(e);
+        }
+    };
+    def.partitions[k].high = Some(at);
+    def.partitions[k].dirty = true;
+    def.partitions.insert(k + 1, new);
+    let switched = catalog.put_database(def.clone());
+    gate.thaw(switched.is_ok());
+    switched?;
+    clean(catalog, &def, k)
+}
+
+/// Deletes the rows of partition `k` that lie outside its range (left by a
+/// split) and clears its mark.
+pub fn clean(catalog: &Catalog, def: &DatabaseDef, k: usize) -> Result<()> {
+    let Some(key) = &def.partition_key else { return Ok(()) };
+    let part = &def.partitions[k];
+    let engine = catalog.node().partition(part.stream).ok_or_else(|| SqlError::internal("partition is not open"))?;
+    let mut txn = engine.begin(Isolation::Snapshot)?;
+    let mut removed = 0usize;
+    for t in catalog.tables(&def.name) {
+        let Some(table) = engine.table(&t.engine_name) else { continue };
+        let Some(field) = t.column(&key.column).map(|c| c.field as usize) else { continue };
+        let mut keys = Vec::new();
+        txn.scan(&table, PRIMARY, &KeyRange::all(), |r| {
+            if Tuple::parse(r).ok().and_then(|t| t.field(field)).is_some_and(|v| !part.contains(v)) {
+                keys.push(t.key_of(r));
+            }
+            true
+        })?;
+        for k in keys {
+            txn.delete(&table, &k?)?;
+            removed += 1;
+        }
+    }
+    crate::session::blocking(|| txn.commit())?;
+    let mut def = catalog.database(&def.name).unwrap_or_else(|| def.clone());
+    if let Some(p) = def.partitions.iter_mut().find(|p| p.stream == part.stream) {
+        p.dirty = false;
+    }
+    catalog.put_database(def)?;
+    tracing::info!(stream = part.stream, removed, "cleaned rows outside a partition's range");
+    Ok(())
+}

@@ -68,6 +68,13 @@
 //! the engine turns **read-only**: it keeps serving reads and refuses writes
 //! until restarted, when recovery rebuilds exactly the durable state.
 //!
+//! **A node** ([`Node`], `node.rs`) is several engines on one log: the
+//! system engine (stream 0, in the data directory itself) and one engine per
+//! partition (`partitions/<stream>/`), each writing its own stream of the
+//! node's [`SharedLog`], so all partitions share each group fsync while each
+//! keeps its own clock, checkpoints and recovery. A partition created empty
+//! opens with `fresh_stream` and skips reading the log at recovery.
+//!
 //! **Checkpoints and recovery** (`checkpoint.rs`, `recovery.rs`) follow
 //! Hekaton: checkpoints are built from the log stream alone, as data files
 //! (rows inserted in a timestamp range) and delta files (ids of rows deleted

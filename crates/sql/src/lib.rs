@@ -22,8 +22,15 @@
 //!   and run directly on the engine, skipping DataFusion; whatever they
 //!   cannot do exactly falls back to the general path above;
 //! * keyed databases (`keyed`) — `CREATE DATABASE … WITH (partition_key =
-//!   'column type')` and the rule that every table of such a database
-//!   carries that column (and, if it has a primary key, includes it there).
+//!   'column type', partitions = n | split_points = '…')` and the rule that
+//!   every table of such a database carries that column (and, if it has a
+//!   primary key or unique index, includes it there);
+//! * partitions (`partition`, `txn`, `split`) — a keyed database's key
+//!   ranges are engines of the node; a SQL table is a `StoredTable` (its
+//!   engine table in each partition) and a SQL transaction a `Txn` (engine
+//!   transactions over the partitions it touches, mirroring the engine's
+//!   versioned key-value interface and routing by key). `split` splits a
+//!   partition in place behind a per-partition writer gate.
 //!
 //! Values are stored one engine field per column in order-preserving
 //! encodings (`rowcodec`); `types` maps SQL types to Arrow and PostgreSQL

@@ -20,9 +20,10 @@
 //! the partition key) is looked for in every partition.
 
 use tessera_engine::mvcc::TxnId;
-use tessera_engine::{CommitStart, Durability, Engine, IndexId, Isolation, KeyRange, RowWait, Transaction};
-
-use tessera_engine::{EngineError, Result};
+use tessera_engine::{
+    CommitStart, Durability, Engine, EngineError, IndexId, Isolation, KeyRange, PutCondition, PutOutcome, Result,
+    RowVersion, RowWait, Transaction,
+};
 
 use crate::error::Result as SqlResult;
 use crate::partition::{GateHold, StoredTable};
@@ -288,6 +289,25 @@ impl Txn {
             Some(p) => self.writing(table, p)?.delete(&table.parts[p].table, key),
             None => Ok(false),
         }
+    }
+
+    /// The row with primary key `key` and its version (for conditional
+    /// writes: the versioned key-value interface of `docs/storage-contract.md`).
+    pub fn get_versioned(&mut self, table: &StoredTable, key: &[u8]) -> Result<Option<(Vec<u8>, RowVersion)>> {
+        let p = match table.part_of_key(key) {
+            Some(p) => Some(p),
+            None => self.find(table, key)?,
+        };
+        match p {
+            Some(p) => self.on(table, p)?.get_versioned(&table.parts[p].table, key),
+            None => Ok(None),
+        }
+    }
+
+    /// Writes `data` if `cond` holds for the row with its primary key.
+    pub fn put(&mut self, table: &StoredTable, data: Vec<u8>, cond: PutCondition) -> Result<PutOutcome> {
+        let p = table.part_of_row(&data)?;
+        self.writing(table, p)?.put(&table.parts[p].table, data, cond)
     }
 
     /// The partition where the row with primary key `key` is visible.

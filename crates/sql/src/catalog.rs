@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use tessera_engine::tuple::{Tuple, encode_key, encode_tuple};
 use tessera_engine::{Engine, IndexKind, Isolation, KeyRange, Node, PRIMARY, Table, TableSpec};
 
+use crate::jobs::{JobDef, JobState};
 use crate::partition::{Part, PartitionDef, PartitionGate, StoredTable};
 
 use crate::error::{Result, SqlError, code};
@@ -169,6 +170,10 @@ pub struct DatabaseDef {
     /// lives in the system engine).
     #[serde(default)]
     pub partitions: Vec<PartitionDef>,
+    /// Raised by every schema change (a job); each partition records the
+    /// version it has applied.
+    #[serde(default)]
+    pub schema_version: u64,
 }
 
 /// A SCRAM-SHA-256 verifier: what the server keeps instead of a password.
@@ -200,6 +205,7 @@ enum Entry {
     Streams {
         next: u32,
     },
+    Job(JobDef),
 }
 
 impl Entry {
@@ -210,6 +216,7 @@ impl Entry {
             Entry::Sequence(s) => format!("sequence:{}", s.oid),
             Entry::Role(r) => format!("role:{}", r.oid),
             Entry::Streams { .. } => "streams:0".into(),
+            Entry::Job(j) => format!("job:{}", j.id),
         }
     }
 }
@@ -230,6 +237,7 @@ struct State {
     tables: BTreeMap<(String, String), Arc<TableDef>>,
     sequences: BTreeMap<(String, String), Arc<SequenceDef>>,
     roles: BTreeMap<String, RoleDef>,
+    jobs: BTreeMap<u32, JobDef>,
     next_oid: u32,
     next_stream: u32,
 }
@@ -280,6 +288,7 @@ impl Catalog {
         }
         catalog.open_partitions()?;
         catalog.drop_orphans()?;
+        crate::jobs::recover(&catalog)?;
         // Finish the clean-up of splits a crash interrupted.
         for d in catalog.databases() {
             for k in 0..d.partitions.len() {
@@ -366,6 +375,55 @@ impl Catalog {
         Ok(defs)
     }
 
+    /// Every schema-change job, oldest first.
+    pub fn jobs(&self) -> Vec<JobDef> {
+        self.state.read().jobs.values().cloned().collect()
+    }
+
+    /// Starts a schema-change job in keyed database `db`: records it and
+    /// raises the database's schema version, in one write.
+    pub fn begin_job(&self, db: &str, statement: String) -> Result<JobDef> {
+        let mut def = self
+            .database(db)
+            .ok_or_else(|| SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")))?;
+        def.schema_version += 1;
+        let job = JobDef {
+            id: self.alloc_oid(),
+            db: db.to_string(),
+            statement,
+            schema_version: def.schema_version,
+            state: JobState::Running,
+            done: 0,
+            partitions: def.partitions.len() as u32,
+            error: None,
+            started_ms: crate::jobs::now_ms(),
+            finished_ms: None,
+        };
+        self.write_entries(&[Entry::Database(def), Entry::Job(job.clone())])?;
+        Ok(job)
+    }
+
+    /// Ends a job: every partition is at its schema version (the statement
+    /// applied the change to all, or undid it on all).
+    pub fn end_job(&self, mut job: JobDef, error: Option<String>) -> Result<()> {
+        let Some(mut def) = self.database(&job.db) else { return Ok(()) };
+        for p in &mut def.partitions {
+            p.schema_version = p.schema_version.max(job.schema_version);
+        }
+        job.state = if error.is_some() { JobState::Failed } else { JobState::Done };
+        job.done = job.partitions;
+        job.error = error;
+        job.finished_ms = Some(crate::jobs::now_ms());
+        self.finish_jobs(def, vec![job])
+    }
+
+    /// Writes a database's partition versions and its jobs' states together.
+    pub fn finish_jobs(&self, db: DatabaseDef, jobs: Vec<JobDef>) -> Result<()> {
+        let mut entries = vec![Entry::Database(db)];
+        entries.extend(jobs.into_iter().map(Entry::Job));
+        self.write_entries(&entries)
+    }
+
     /// The writer gate of partition `stream`.
     pub fn gate(&self, stream: u32) -> Arc<PartitionGate> {
         if let Some(g) = self.gates.read().get(&stream) {
@@ -412,6 +470,7 @@ impl Catalog {
                     state.next_stream = state.next_stream.max(*next);
                     continue;
                 }
+                Entry::Job(j) => j.id,
             };
             state.next_oid = state.next_oid.max(oid + 1);
             for ix in match &entry {
@@ -434,6 +493,9 @@ impl Catalog {
                     state.roles.insert(r.name.clone(), r);
                 }
                 Entry::Streams { .. } => {}
+                Entry::Job(j) => {
+                    state.jobs.insert(j.id, j);
+                }
             }
         }
         // Never hand out a stream a database still uses (belt and braces).
@@ -486,6 +548,7 @@ impl Catalog {
             owner: BOOTSTRAP_USER.into(),
             partition_key: None,
             partitions: Vec::new(),
+            schema_version: 0,
         })])?;
         // `postgres` exists too: many tools connect to it first.
         let oid = self.alloc_oid();
@@ -495,6 +558,7 @@ impl Catalog {
             owner: BOOTSTRAP_USER.into(),
             partition_key: None,
             partitions: Vec::new(),
+            schema_version: 0,
         })])
     }
 
@@ -553,6 +617,9 @@ impl Catalog {
                     state.roles.insert(r.name.clone(), r);
                 }
                 Entry::Streams { next } => state.next_stream = state.next_stream.max(next),
+                Entry::Job(j) => {
+                    state.jobs.insert(j.id, j);
+                }
             }
         }
         self.version.fetch_add(1, Ordering::AcqRel);

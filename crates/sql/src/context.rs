@@ -102,7 +102,7 @@ impl SchemaProvider for TesseraSchema {
             SchemaKind::InformationSchema => {
                 pg_catalog::INFORMATION_SCHEMA_TABLES.iter().map(|s| s.to_string()).collect()
             }
-            SchemaKind::Tessera => pg_catalog::TESSERA_TABLES.iter().map(|s| s.to_string()).collect(),
+            SchemaKind::Tessera => crate::tessera_views::TESSERA_TABLES.iter().map(|s| s.to_string()).collect(),
             SchemaKind::Scratch => self.r.scratch.lock().keys().cloned().collect(),
         }
     }
@@ -116,7 +116,7 @@ impl SchemaProvider for TesseraSchema {
             SchemaKind::Dml => self.r.user_table(name, true),
             SchemaKind::PgCatalog => pg_catalog::pg_catalog_table(&self.r, name)?,
             SchemaKind::InformationSchema => pg_catalog::information_schema_table(&self.r, name)?,
-            SchemaKind::Tessera => pg_catalog::tessera_table(&self.r, name)?,
+            SchemaKind::Tessera => crate::tessera_views::tessera_table(&self.r, name)?,
             SchemaKind::Scratch => match self.r.scratch.lock().get(name) {
                 Some(b) => {
                     Some(Arc::new(datafusion::datasource::MemTable::try_new(b.schema(), vec![vec![b.clone()]])?))
@@ -131,7 +131,7 @@ impl SchemaProvider for TesseraSchema {
             SchemaKind::Public | SchemaKind::Dml => self.r.catalog.table(&self.r.db, name).is_some(),
             SchemaKind::PgCatalog => pg_catalog::PG_CATALOG_TABLES.contains(&name),
             SchemaKind::InformationSchema => pg_catalog::INFORMATION_SCHEMA_TABLES.contains(&name),
-            SchemaKind::Tessera => pg_catalog::TESSERA_TABLES.contains(&name),
+            SchemaKind::Tessera => crate::tessera_views::TESSERA_TABLES.contains(&name),
             SchemaKind::Scratch => self.r.scratch.lock().contains_key(name),
         }
     }

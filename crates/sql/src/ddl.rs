@@ -33,6 +33,19 @@ fn cmd(tag: &str) -> Result<Option<Output>> {
 }
 
 pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Output>> {
+    // In a keyed database a schema change is a job over the partitions.
+    let keyed = session.catalog().database(session.db()).is_some_and(|d| !d.partitions.is_empty());
+    if keyed && crate::jobs::is_schema_change(stmt) {
+        let job = session.catalog().begin_job(session.db(), stmt.to_string())?;
+        let result = execute(session, stmt).await;
+        let error = result.as_ref().err().map(|e| format!("{}: {}", e.code, e.message));
+        session.catalog().end_job(job, error)?;
+        return result;
+    }
+    execute(session, stmt).await
+}
+
+async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Output>> {
     match stmt {
         Statement::CreateTable(ct) => create_table(session, ct).await,
         Statement::CreateIndex(ci) => create_index(session, ci),
@@ -105,6 +118,7 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
                 owner: session.info.user.clone(),
                 partition_key: options.key,
                 partitions,
+                schema_version: 0,
             })?;
             cmd("CREATE DATABASE")
         }
@@ -628,10 +642,13 @@ fn drop_objects(
         match kind {
             ObjectType::Table => match catalog.table(&db, &name) {
                 Some(def) => {
-                    for engine in catalog.engines_of_name(&db)? {
+                    // The entry goes first: a stop between leaves engine
+                    // tables no entry owns, which the next open drops.
+                    let engines = catalog.engines_of_name(&db)?;
+                    catalog.drop_table_entry(&def)?;
+                    for engine in engines {
                         engine.drop_table(&def.engine_name)?;
                     }
-                    catalog.drop_table_entry(&def)?;
                 }
                 None => missing("table")?,
             },
@@ -647,12 +664,12 @@ fn drop_objects(
                         )
                         .with_hint(format!("You can drop constraint {name} on table {} instead.", def.name)));
                     }
-                    for engine in catalog.engines_of_name(&db)? {
-                        engine.drop_index(&def.engine_name, &name)?;
-                    }
                     let mut new_def = (*def).clone();
                     new_def.indexes.retain(|i| i.name != name);
                     catalog.put_table(new_def)?;
+                    for engine in catalog.engines_of_name(&db)? {
+                        engine.drop_index(&def.engine_name, &name)?;
+                    }
                 }
                 None => missing("index")?,
             },

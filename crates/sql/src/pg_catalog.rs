@@ -57,10 +57,10 @@ const INFO_NS: i64 = 13_000;
 
 use ScalarValue as V;
 
-fn s(v: impl Into<String>) -> V {
+pub(crate) fn s(v: impl Into<String>) -> V {
     V::Utf8(Some(v.into()))
 }
-fn i(v: i64) -> V {
+pub(crate) fn i(v: i64) -> V {
     V::Int64(Some(v))
 }
 fn i32v(v: i32) -> V {
@@ -72,12 +72,12 @@ fn i16v(v: i16) -> V {
 fn b(v: bool) -> V {
     V::Boolean(Some(v))
 }
-fn null_s() -> V {
+pub(crate) fn null_s() -> V {
     V::Utf8(None)
 }
 
 /// A table from column definitions and rows of scalars.
-fn table(cols: &[(&str, DataType)], rows: Vec<Vec<V>>) -> DfResult<Arc<dyn TableProvider>> {
+pub(crate) fn table(cols: &[(&str, DataType)], rows: Vec<Vec<V>>) -> DfResult<Arc<dyn TableProvider>> {
     let schema = Arc::new(Schema::new(cols.iter().map(|(n, t)| Field::new(*n, t.clone(), true)).collect::<Vec<_>>()));
     let mut arrays = Vec::with_capacity(cols.len());
     for (ci, (_, t)) in cols.iter().enumerate() {
@@ -902,83 +902,6 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
                     ("table_name", T),
                     ("column_name", T),
                     ("ordinal_position", I8),
-                ],
-                rows,
-            )?
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(t))
-}
-
-/// Tessera's own system views, in schema `tessera`.
-pub const TESSERA_TABLES: &[&str] = &["databases", "partitions"];
-
-pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-    let t = match name {
-        // Every database, keyed or keyless, with its partition key.
-        "databases" => table(
-            &[("name", T), ("kind", T), ("partition_key", T), ("owner", T)],
-            r.catalog
-                .databases()
-                .iter()
-                .map(|d| {
-                    vec![
-                        s(&d.name),
-                        s(if d.partition_key.is_some() { "keyed" } else { "keyless" }),
-                        d.partition_key.as_ref().map_or_else(null_s, |k| s(k.to_string())),
-                        s(&d.owner),
-                    ]
-                })
-                .collect(),
-        )?,
-        // Every partition: its key range (NULL: unbounded), the rows and
-        // bytes of its tables, its schema version.
-        "partitions" => {
-            let mut rows = Vec::new();
-            for d in r.catalog.databases() {
-                let tables = r.catalog.tables(&d.name);
-                let mut totals = vec![(0i64, 0i64); d.partitions.len().max(1)];
-                for t in &tables {
-                    if let Ok(st) = r.catalog.engine_table(t) {
-                        for (k, p) in st.parts.iter().enumerate() {
-                            let s = p.table.stats();
-                            totals[k].0 += s.rows;
-                            totals[k].1 += s.bytes;
-                        }
-                    }
-                }
-                let ty = d.partition_key.as_ref().map(|k| k.ty);
-                let bound =
-                    |b: Option<&[u8]>| ty.and_then(|ty| crate::partition::describe_bound(ty, b)).map_or_else(null_s, s);
-                if d.partitions.is_empty() {
-                    let (n, bytes) = totals[0];
-                    rows.push(vec![s(&d.name), i(1), i(0), null_s(), null_s(), i(n), i(bytes), i(0)]);
-                }
-                for (k, p) in d.partitions.iter().enumerate() {
-                    let (n, bytes) = totals[k];
-                    rows.push(vec![
-                        s(&d.name),
-                        i(k as i64 + 1),
-                        i(p.stream as i64),
-                        bound(Some(&p.low)),
-                        bound(p.high.as_deref()),
-                        i(n),
-                        i(bytes),
-                        i(p.schema_version as i64),
-                    ]);
-                }
-            }
-            table(
-                &[
-                    ("database", T),
-                    ("partition", I8),
-                    ("stream", I8),
-                    ("low", T),
-                    ("high", T),
-                    ("rows", I8),
-                    ("bytes", I8),
-                    ("schema_version", I8),
                 ],
                 rows,
             )?

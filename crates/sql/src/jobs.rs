@@ -1,0 +1,213 @@
+//! Schema changes in keyed databases, as jobs over their partitions.
+//!
+//! A keyed database's schema lives once, in the catalog; each partition
+//! holds engine tables that must match it. A schema change (CREATE, DROP or
+//! ALTER TABLE, CREATE or DROP INDEX, TRUNCATE) therefore runs as a *job*:
+//!
+//! 1. One catalog write records the job (`running`) and raises the
+//!    database's schema version.
+//! 2. The statement runs, applying the change to every partition (undoing
+//!    it on all of them when one fails).
+//! 3. One catalog write sets every partition's schema version to the new
+//!    one and the job to `done` (or `failed`, with the error).
+//!
+//! A partition whose schema version is behind its database's — one that
+//! was not reached because the node stopped in the middle of a job — is
+//! brought up to date when the node opens: [`reconcile`] makes its engine
+//! tables match the catalog (the catalog is always written so that it is
+//! the truth: tables are created in the partitions before their entry
+//! exists, and entries are removed before the tables are dropped). Making a
+//! partition match is idempotent, so a job can be finished any number of
+//! times. `tessera.jobs` shows every job and its progress.
+
+use serde::{Deserialize, Serialize};
+use tessera_engine::{Engine, IndexSpec};
+
+use crate::catalog::{Catalog, DatabaseDef};
+use crate::error::{Result, SqlError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobState {
+    Running,
+    Done,
+    Failed,
+    /// Interrupted by a stop of the node, finished when it opened again.
+    Recovered,
+}
+
+impl JobState {
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+            JobState::Recovered => "recovered",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobDef {
+    pub id: u32,
+    pub db: String,
+    /// The statement, as SQL.
+    pub statement: String,
+    /// The database's schema version once the job is done.
+    pub schema_version: u64,
+    pub state: JobState,
+    /// Partitions at the new schema version, of `partitions`.
+    pub done: u32,
+    pub partitions: u32,
+    pub error: Option<String>,
+    /// Unix time in milliseconds.
+    pub started_ms: i64,
+    pub finished_ms: Option<i64>,
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Whether `stmt` changes the schema of the tables of the database it runs in.
+pub fn is_schema_change(stmt: &datafusion::sql::sqlparser::ast::Statement) -> bool {
+    use datafusion::sql::sqlparser::ast::{ObjectType, Statement};
+    match stmt {
+        Statement::CreateTable(_) | Statement::CreateIndex(_) | Statement::AlterTable(_) | Statement::Truncate(_) => {
+            true
+        }
+        Statement::Drop { object_type, .. } => matches!(object_type, ObjectType::Table | ObjectType::Index),
+        _ => false,
+    }
+}
+
+/// Makes partition `engine` of database `db` match the catalog: every
+/// table of the database exists with exactly the catalog's indexes, and no
+/// other table does.
+pub fn reconcile(catalog: &Catalog, db: &DatabaseDef, engine: &Engine) -> Result<()> {
+    let tables = catalog.tables(&db.name);
+    for def in &tables {
+        let spec = crate::ddl::engine_spec(def, &def.engine_name)?;
+        let Some(table) = engine.table(&def.engine_name) else {
+            tracing::warn!(table = %def.name, db = %db.name, "creating a table missing from a partition");
+            engine.create_table(spec)?;
+            continue;
+        };
+        let have = table.spec();
+        for ix in have.secondary.iter().filter(|i| spec.index_by_name(&i.name).is_none()) {
+            tracing::warn!(index = %ix.name, db = %db.name, "dropping an index the catalog does not have");
+            engine.drop_index(&def.engine_name, &ix.name)?;
+        }
+        for ix in spec.secondary.iter().filter(|i| have.index_by_name(&i.name).is_none()) {
+            tracing::warn!(index = %ix.name, db = %db.name, "creating an index missing from a partition");
+            let new = IndexSpec::new(ix.name.clone(), ix.kind, ix.unique, ix.columns.clone());
+            engine.create_index(&def.engine_name, new)?;
+        }
+    }
+    let owned: std::collections::HashSet<&str> = tables.iter().map(|t| t.engine_name.as_str()).collect();
+    for spec in engine.tables() {
+        if !spec.name.starts_with("__") && !owned.contains(spec.name.as_str()) {
+            tracing::warn!(table = %spec.name, db = %db.name, "dropping a table the catalog does not have");
+            engine.drop_table(&spec.name)?;
+        }
+    }
+    Ok(())
+}
+
+/// Finishes the jobs a stop interrupted and brings every partition behind
+/// its database's schema version up to date (at open).
+pub fn recover(catalog: &Catalog) -> Result<()> {
+    for db in catalog.databases() {
+        let behind: Vec<usize> =
+            (0..db.partitions.len()).filter(|&k| db.partitions[k].schema_version < db.schema_version).collect();
+        if behind.is_empty() {
+            continue;
+        }
+        for &k in &behind {
+            let engine = catalog
+                .node()
+                .partition(db.partitions[k].stream)
+                .ok_or_else(|| SqlError::internal("a partition of the database is not open"))?;
+            reconcile(catalog, &db, &engine)?;
+        }
+        let mut caught_up = db.clone();
+        for p in &mut caught_up.partitions {
+            p.schema_version = db.schema_version;
+        }
+        let jobs: Vec<JobDef> = catalog
+            .jobs()
+            .into_iter()
+            .filter(|j| j.db == db.name && j.state == JobState::Running)
+            .map(|mut j| {
+                j.state = JobState::Recovered;
+                j.done = j.partitions;
+                j.finished_ms = Some(now_ms());
+                j
+            })
+            .collect();
+        tracing::info!(db = %db.name, partitions = behind.len(), jobs = jobs.len(), "caught partitions up with the schema");
+        catalog.finish_jobs(caught_up, jobs)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tessera_engine::{EngineConfig, IndexKind, IndexSpec, Node, TableSpec};
+
+    use super::*;
+    use crate::SqlEngine;
+
+    fn run(session: &mut crate::Session, sql: &str) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (_, err) = rt.block_on(session.execute_sql(sql));
+        assert!(err.is_none(), "{sql}: {err:?}");
+    }
+
+    /// A stop in the middle of a job leaves one partition behind: an index
+    /// missing, a table the catalog no longer has. Opening finishes the job.
+    #[test]
+    fn an_interrupted_job_is_finished_when_the_node_opens() {
+        let node = Arc::new(Node::open(EngineConfig::in_memory()).unwrap());
+        let sql = SqlEngine::open(node.clone()).unwrap();
+        let mut admin = sql.session("tessera", "tessera").unwrap();
+        run(&mut admin, "CREATE DATABASE shop WITH (partition_key = 'k int', partitions = 2)");
+        let mut s = sql.session("tessera", "shop").unwrap();
+        run(&mut s, "CREATE TABLE t (k int PRIMARY KEY, v int)");
+        run(&mut s, "CREATE INDEX t_v ON t (v)");
+        let catalog = sql.catalog.clone();
+        let jobs = catalog.jobs();
+        assert_eq!(jobs.len(), 2);
+        assert!(jobs.iter().all(|j| j.state == JobState::Done && j.done == 2 && j.partitions == 2), "{jobs:?}");
+        let db = catalog.database("shop").unwrap();
+        assert_eq!(db.schema_version, 2);
+        assert!(db.partitions.iter().all(|p| p.schema_version == 2));
+
+        // What a stop half-way through two schema changes leaves behind.
+        let def = catalog.table("shop", "t").unwrap();
+        let second = node.partition(db.partitions[1].stream).unwrap();
+        second.drop_index(&def.engine_name, "t_v").unwrap();
+        second.create_table(TableSpec::new("t999", vec![0], IndexKind::Hash)).unwrap();
+        let extra = IndexSpec::new("t_gone", IndexKind::Ordered, false, vec![1]);
+        node.partition(db.partitions[0].stream).unwrap().create_index(&def.engine_name, extra).unwrap();
+        let job = catalog.begin_job("shop", "CREATE INDEX t_v ON t (v)".into()).unwrap();
+        assert_eq!(catalog.database("shop").unwrap().schema_version, 3);
+
+        recover(&catalog).unwrap();
+        let db = catalog.database("shop").unwrap();
+        assert!(db.partitions.iter().all(|p| p.schema_version == 3), "{:?}", db.partitions);
+        let ended = catalog.jobs().into_iter().find(|j| j.id == job.id).unwrap();
+        assert_eq!((ended.state, ended.done), (JobState::Recovered, 2));
+        for p in &db.partitions {
+            let engine = node.partition(p.stream).unwrap();
+            let spec = engine.table(&def.engine_name).unwrap().spec();
+            let names: Vec<&str> = spec.secondary.iter().map(|i| i.name.as_str()).collect();
+            assert_eq!(names, ["t_v"], "partition {}", p.stream);
+            assert!(engine.table("t999").is_none());
+        }
+        // Nothing is behind any more: recovering again changes nothing.
+        recover(&catalog).unwrap();
+        assert_eq!(catalog.jobs().len(), 3);
+    }
+}

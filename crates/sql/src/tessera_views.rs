@@ -1,0 +1,122 @@
+//! Tessera's own system views, in schema `tessera`: `databases`,
+//! `partitions` and `jobs`.
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::DataType::{Int64 as I8, Utf8 as T};
+use datafusion::common::ScalarValue as V;
+use datafusion::datasource::TableProvider;
+use datafusion::error::Result as DfResult;
+
+use crate::context::Resolver;
+use crate::pg_catalog::{i, null_s, s, table};
+
+/// Tessera's own system views, in schema `tessera`.
+pub const TESSERA_TABLES: &[&str] = &["databases", "partitions", "jobs"];
+
+pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+    let t = match name {
+        // Every database, keyed or keyless, with its partition key.
+        "databases" => table(
+            &[("name", T), ("kind", T), ("partition_key", T), ("owner", T)],
+            r.catalog
+                .databases()
+                .iter()
+                .map(|d| {
+                    vec![
+                        s(&d.name),
+                        s(if d.partition_key.is_some() { "keyed" } else { "keyless" }),
+                        d.partition_key.as_ref().map_or_else(null_s, |k| s(k.to_string())),
+                        s(&d.owner),
+                    ]
+                })
+                .collect(),
+        )?,
+        // Every partition: its key range (NULL: unbounded), the rows and
+        // bytes of its tables, its schema version.
+        "partitions" => {
+            let mut rows = Vec::new();
+            for d in r.catalog.databases() {
+                let tables = r.catalog.tables(&d.name);
+                let mut totals = vec![(0i64, 0i64); d.partitions.len().max(1)];
+                for t in &tables {
+                    if let Ok(st) = r.catalog.engine_table(t) {
+                        for (k, p) in st.parts.iter().enumerate() {
+                            let s = p.table.stats();
+                            totals[k].0 += s.rows;
+                            totals[k].1 += s.bytes;
+                        }
+                    }
+                }
+                let ty = d.partition_key.as_ref().map(|k| k.ty);
+                let bound =
+                    |b: Option<&[u8]>| ty.and_then(|ty| crate::partition::describe_bound(ty, b)).map_or_else(null_s, s);
+                if d.partitions.is_empty() {
+                    let (n, bytes) = totals[0];
+                    rows.push(vec![s(&d.name), i(1), i(0), null_s(), null_s(), i(n), i(bytes), i(0)]);
+                }
+                for (k, p) in d.partitions.iter().enumerate() {
+                    let (n, bytes) = totals[k];
+                    rows.push(vec![
+                        s(&d.name),
+                        i(k as i64 + 1),
+                        i(p.stream as i64),
+                        bound(Some(&p.low)),
+                        bound(p.high.as_deref()),
+                        i(n),
+                        i(bytes),
+                        i(p.schema_version as i64),
+                    ]);
+                }
+            }
+            table(
+                &[
+                    ("database", T),
+                    ("partition", I8),
+                    ("stream", I8),
+                    ("low", T),
+                    ("high", T),
+                    ("rows", I8),
+                    ("bytes", I8),
+                    ("schema_version", I8),
+                ],
+                rows,
+            )?
+        }
+        // Schema changes of keyed databases and their progress.
+        "jobs" => table(
+            &[
+                ("id", I8),
+                ("database", T),
+                ("statement", T),
+                ("schema_version", I8),
+                ("state", T),
+                ("partitions_done", I8),
+                ("partitions", I8),
+                ("error", T),
+                ("started_ms", I8),
+                ("finished_ms", I8),
+            ],
+            r.catalog
+                .jobs()
+                .iter()
+                .map(|j| {
+                    vec![
+                        i(j.id as i64),
+                        s(&j.db),
+                        s(&j.statement),
+                        i(j.schema_version as i64),
+                        s(j.state.name()),
+                        i(j.done as i64),
+                        i(j.partitions as i64),
+                        j.error.as_ref().map_or_else(null_s, s),
+                        i(j.started_ms),
+                        j.finished_ms.map_or(V::Int64(None), i),
+                    ]
+                })
+                .collect(),
+        )?,
+        _ => return Ok(None),
+    };
+    Ok(Some(t))
+}

@@ -652,6 +652,37 @@ impl Transaction {
         Ok(PutOutcome::Written)
     }
 
+    /// Deletes the row with primary key `key` if `cond` holds for it in the
+    /// transaction's view (`Always` and `Present`: the row exists;
+    /// `VersionIs(v)`: it is at version `v`; `Absent` never deletes). A row
+    /// changed by a concurrent transaction since the view was taken is a
+    /// conflict, at every isolation level: the condition was checked
+    /// against the view.
+    pub fn delete_if(&mut self, table: &Arc<Table>, key: &[u8], cond: PutCondition) -> Result<PutOutcome> {
+        self.check_writable()?;
+        let current = self.get_versioned(table, key)?.map(|(_, v)| v);
+        let ok = match cond {
+            PutCondition::Always | PutCondition::Present => current.is_some(),
+            PutCondition::Absent => false,
+            PutCondition::VersionIs(v) => current == Some(v),
+        };
+        if !ok {
+            return Ok(PutOutcome::Rejected { current });
+        }
+        let guard = epoch::pin();
+        let Some((row, head)) = self.claim(table, key, false, &guard)? else {
+            return Ok(PutOutcome::Rejected { current: None });
+        };
+        self.ops.push(WriteOp {
+            table: table.clone(),
+            row,
+            new: 0,
+            claimed: head.into_usize(),
+            prev_head: head.into_usize(),
+        });
+        Ok(PutOutcome::Written)
+    }
+
     // ----- savepoints and abort -----
 
     pub fn savepoint(&self) -> Savepoint {

@@ -341,37 +341,75 @@ pub fn check_rows<'r>(
     let field = col.field as usize;
     for row in rows {
         let tuple = tessera_engine::tuple::Tuple::parse(row).map_err(|e| SqlError::internal(e.to_string()))?;
-        let value = tuple.field(field);
-        match bound {
-            Some(g) if g.txn == txn => {
-                if g.key.as_deref() != value {
-                    return Err(SqlError::new(
-                        code::INVALID_TXN_STATE,
-                        format!(
-                            "the transaction is bound to row group {col} = {} of keyed database \"{db}\" and cannot write {col} = {} in table \"{}\"",
-                            g.shown,
-                            show(key, field, row),
-                            def.name,
-                            col = key.column,
-                        ),
-                    )
-                    .with_hint("A transaction in a keyed database writes rows of one partition key value only."));
-                }
-            }
-            _ => *bound = Some(RowGroup { txn, key: value.map(<[u8]>::to_vec), shown: show(key, field, row) }),
-        }
+        check_value(db, key, def, txn, bound, tuple.field(field))?;
     }
     Ok(())
 }
 
-/// The partition key value of an engine row, as text.
-fn show(key: &PartitionKey, field: usize, row: &[u8]) -> String {
-    let refs: [&[u8]; 1] = [row];
-    crate::rowcodec::decode_column(key.ty, field, &refs)
-        .ok()
-        .and_then(|a| datafusion::common::ScalarValue::try_from_array(&a, 0).ok())
-        .map(|v| if v.is_null() { "NULL".to_string() } else { v.to_string() })
-        .unwrap_or_else(|| "?".into())
+/// Checks (or binds) the row group of one partition key value (stored
+/// bytes; None for NULL).
+pub fn check_value(
+    db: &str,
+    key: &PartitionKey,
+    def: &crate::catalog::TableDef,
+    txn: tessera_engine::mvcc::TxnId,
+    bound: &mut Option<RowGroup>,
+    value: Option<&[u8]>,
+) -> Result<()> {
+    let shown = || value.map_or_else(|| "NULL".to_string(), |v| crate::partition::show_value(key.ty, v));
+    match bound {
+        Some(g) if g.txn == txn => {
+            if g.key.as_deref() != value {
+                return Err(SqlError::new(
+                    code::INVALID_TXN_STATE,
+                    format!(
+                        "the transaction is bound to row group {col} = {} of keyed database \"{db}\" and cannot write {col} = {} in table \"{}\"",
+                        g.shown,
+                        shown(),
+                        def.name,
+                        col = key.column,
+                    ),
+                )
+                .with_hint("A transaction in a keyed database writes rows of one partition key value only."));
+            }
+        }
+        _ => *bound = Some(RowGroup { txn, key: value.map(<[u8]>::to_vec), shown: shown() }),
+    }
+    Ok(())
+}
+
+/// What a fast-path write needs to check its rows' row group.
+pub struct RowGroupCheck<'a> {
+    pub db: &'a str,
+    pub key: &'a PartitionKey,
+    pub bound: &'a mut Option<RowGroup>,
+}
+
+impl RowGroupCheck<'_> {
+    pub fn check(
+        &mut self,
+        def: &crate::catalog::TableDef,
+        txn: tessera_engine::mvcc::TxnId,
+        row: &Vec<u8>,
+    ) -> Result<()> {
+        check_rows(self.db, self.key, def, txn, self.bound, [row])
+    }
+
+    /// Checks the row group of the row with engine primary key `pk`, which
+    /// contains the partition key (the fast path writes only such tables).
+    pub fn check_key(
+        &mut self,
+        def: &crate::catalog::TableDef,
+        txn: tessera_engine::mvcc::TxnId,
+        pk: &[u8],
+    ) -> Result<()> {
+        let pos = def.primary_key.iter().position(|c| *c == self.key.column);
+        let Some(pos) = pos.filter(|_| def.rowid_field.is_none()) else {
+            return Err(SqlError::internal("a fast-path write in a keyed database without the key in its primary key"));
+        };
+        let value = tessera_engine::tuple::key_field(pk, pos);
+        check_value(self.db, self.key, def, txn, self.bound, value.as_deref())
+    }
 }
 
 /// UPDATE and DELETE in a keyed database must name their row group: a

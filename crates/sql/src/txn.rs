@@ -310,6 +310,18 @@ impl Txn {
         self.writing(table, p)?.put(&table.parts[p].table, data, cond)
     }
 
+    /// Deletes the row with primary key `key` if `cond` holds for it.
+    pub fn delete_if(&mut self, table: &StoredTable, key: &[u8], cond: PutCondition) -> Result<PutOutcome> {
+        let p = match table.part_of_key(key) {
+            Some(p) => Some(p),
+            None => self.find(table, key)?,
+        };
+        match p {
+            Some(p) => self.writing(table, p)?.delete_if(&table.parts[p].table, key, cond),
+            None => Ok(PutOutcome::Rejected { current: None }),
+        }
+    }
+
     /// The partition where the row with primary key `key` is visible.
     fn find(&mut self, table: &StoredTable, key: &[u8]) -> Result<Option<usize>> {
         for p in 0..table.parts.len() {

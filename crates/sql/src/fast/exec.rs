@@ -12,6 +12,7 @@ use datafusion::common::ScalarValue;
 use tessera_engine::tuple::{Tuple, TupleBuilder, push_key_field};
 use tessera_engine::{EngineError, KeyRange, PRIMARY};
 
+use crate::keyed::RowGroupCheck;
 use crate::txn::Txn;
 
 use super::expr::{Cx, FExpr};
@@ -56,7 +57,15 @@ macro_rules! eval {
     };
 }
 
-pub fn execute(plan: &FastPlan, txn: &mut Txn, catalog: &Catalog, params: &[Value], now: i64) -> Result<Outcome> {
+/// `group`: in a keyed database, the row-group check every written row passes.
+pub fn execute(
+    plan: &FastPlan,
+    txn: &mut Txn,
+    catalog: &Catalog,
+    params: &[Value],
+    now: i64,
+    mut group: Option<RowGroupCheck<'_>>,
+) -> Result<Outcome> {
     let cx = Cx { row: None, params, now };
     match &plan.kind {
         Kind::Select { lookup, filter, items } => {
@@ -71,13 +80,18 @@ pub fn execute(plan: &FastPlan, txn: &mut Txn, catalog: &Catalog, params: &[Valu
             let tag = format!("SELECT {}", keep.len());
             rows_output(items, &keep, params, now, &tag)
         }
-        Kind::Insert { rows, rowid } => insert(plan, txn, catalog, rows, rowid.as_deref(), params, now),
+        Kind::Insert { rows, rowid } => insert(plan, txn, catalog, rows, rowid.as_deref(), &cx, group),
         Kind::Update { lookup, filter, sets } => {
             let Some(key) = eval!(key(lookup, &cx)) else { return done(plan, &[], params, now, "UPDATE 0") };
             let pks = primary_keys(plan, txn, lookup, key)?;
             let nfields = plan.def.next_field as usize;
             let mut written = Vec::new();
+            let id = txn.id();
             for pk in pks {
+                // The new row keeps the key, hence the row group: check it first.
+                if let Some(g) = group.as_mut() {
+                    g.check_key(&plan.def, id, &pk)?;
+                }
                 let mut outcome: Eval<()> = Ok(());
                 let mut image: Option<Vec<u8>> = None;
                 let result = txn.update_with(&plan.table, &pk, |current| {
@@ -148,6 +162,9 @@ pub fn execute(plan: &FastPlan, txn: &mut Txn, catalog: &Catalog, params: &[Valu
                 if !eval!(passes(filter.as_ref(), &r, params, now)) {
                     continue;
                 }
+                if let Some(g) = group.as_mut() {
+                    g.check(&plan.def, txn.id(), &r)?;
+                }
                 let pk = plan.def.key_of(&r)?;
                 match txn.delete(&plan.table, &pk) {
                     Ok(true) => deleted.push(r),
@@ -214,11 +231,11 @@ fn insert(
     catalog: &Catalog,
     rows: &[Vec<Cell>],
     rowid_seq: Option<&SequenceDef>,
-    params: &[Value],
-    now: i64,
+    cx: &Cx<'_>,
+    mut group: Option<RowGroupCheck<'_>>,
 ) -> Result<Outcome> {
     let def = &plan.def;
-    let cx = Cx { row: None, params, now };
+    let (params, now) = (cx.params, cx.now);
     // Evaluate everything before writing anything.
     let mut values: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
     for cells in rows {
@@ -226,7 +243,7 @@ fn insert(
         for cell in cells {
             row.push(match cell {
                 Cell::Null | Cell::Sequence(_) => Value::Null,
-                Cell::Value(e) => eval!(e.eval(&cx)),
+                Cell::Value(e) => eval!(e.eval(cx)),
             });
         }
         values.push(row);
@@ -268,6 +285,9 @@ fn insert(
     }
     let mut written = Vec::with_capacity(images.len());
     for image in images {
+        if let Some(g) = group.as_mut() {
+            g.check(def, txn.id(), &image)?;
+        }
         let keep = plan.returning.is_some().then(|| image.clone());
         match txn.insert(&plan.table, image) {
             Ok(()) => written.push(keep.unwrap_or_default()),

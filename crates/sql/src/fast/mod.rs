@@ -41,6 +41,7 @@ use template::{Literal, Template};
 use value::{Decline, Value};
 
 use crate::error::Result;
+use crate::keyed::RowGroupCheck;
 use crate::session::{Output, Session};
 
 /// Parameter values as they arrive.
@@ -170,14 +171,18 @@ impl Session {
         let now = crate::fast::now_micros();
         let catalog = self.catalog().clone();
         let deadline = self.statement_deadline();
-        let attempt = || {
-            let mut slot = self.txn.lock();
+        let (db, key) = (self.info.db.clone(), self.partition_key.clone());
+        let bound = &mut self.row_group;
+        let slot = &self.txn;
+        let mut attempt = || {
+            let mut slot = slot.lock();
             let txn = slot.as_mut().expect("transaction");
             txn.refresh_snapshot();
             txn.set_wait_deadline(deadline);
             let sp = txn.savepoint();
             txn.set_wait(false);
-            let outcome = exec::execute(plan, txn, &catalog, &params, now);
+            let group = key.as_ref().map(|key| RowGroupCheck { db: &db, key, bound: &mut *bound });
+            let outcome = exec::execute(plan, txn, &catalog, &params, now, group);
             txn.set_wait(true);
             if matches!(outcome, Ok(exec::Outcome::Declined | exec::Outcome::MustWait(_))) {
                 // Undo this attempt before the next one.

@@ -127,11 +127,6 @@ impl FastPlan {
 /// Binds `stmt` if it is a fast-path statement. `kinds` types the `$n` of a
 /// simple-protocol template (empty for a client's own parameters).
 pub fn classify(session: &Session, stmt: &Statement, kinds: &[ParamKind]) -> Option<FastPlan> {
-    // Writes in a keyed database must check their row group, which only the
-    // general path does so far (reads are not bound to one).
-    if session.partition_key.is_some() && !matches!(stmt, Statement::Query(_)) {
-        return None;
-    }
     let version = session.catalog().version();
     let mut params: Vec<Option<SqlType>> = Vec::new();
     let (def, kind, returning) = match stmt {
@@ -141,6 +136,20 @@ pub fn classify(session: &Session, stmt: &Statement, kinds: &[ParamKind]) -> Opt
         Statement::Delete(d) => delete(session, d, kinds, &mut params)?,
         _ => return None,
     };
+    // In a keyed database a write checks its rows' row group as it writes
+    // them (`exec`). An UPDATE or DELETE finds its row through a unique key,
+    // which there always contains the partition key, so it names its row
+    // group; an UPDATE may not change the key (the general path says why).
+    if let Some(key) = &session.partition_key {
+        let field = def.column(&key.column)?.field;
+        match &kind {
+            Kind::Update { sets, .. } if def.rowid_field.is_some() || sets.iter().any(|s| s.field == field) => {
+                return None;
+            }
+            Kind::Delete { .. } if def.rowid_field.is_some() => return None,
+            _ => {}
+        }
+    }
     let table = session.catalog().engine_table(&def).ok()?;
     // Every parameter must have a type (an unused `$n` has none).
     let params: Vec<SqlType> = params.into_iter().collect::<Option<_>>()?;

@@ -1,0 +1,189 @@
+//! Failover, downshift, rebuild, catch-up and drain decisions.
+
+use crate::map::{ClusterMap, NodeId, PartitionId, PartitionInfo, Role};
+use crate::placement::place;
+
+/// What the node runtime is to do (and [`ClusterMap::apply`] records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// `node`'s replica becomes primary under `epoch` (a Raft election the
+    /// manager prefers: the most up-to-date live secondary).
+    Promote { partition: PartitionId, node: NodeId, epoch: u64 },
+    /// Planned: hand the primary role from `from` to `to`.
+    TransferLeadership { partition: PartitionId, from: NodeId, to: NodeId },
+    /// Remove `node`'s replica from the configuration (N → N-1).
+    Downshift { partition: PartitionId, node: NodeId },
+    /// Add a replica on `node`: a snapshot (the primary's checkpoint), then
+    /// the log since; it votes once caught up.
+    Build { partition: PartitionId, node: NodeId },
+    /// A returning replica replays the log it missed.
+    CatchUp { partition: PartitionId, node: NodeId },
+    /// A returning replica too far behind the log: a fresh snapshot.
+    Rebuild { partition: PartitionId, node: NodeId },
+    /// A replica no longer wanted (it was replaced while away).
+    Drop { partition: PartitionId, node: NodeId },
+    /// The partition lost its quorum: it refuses writes until enough of
+    /// its replicas return. Nothing is promoted, so there is never a
+    /// second primary.
+    Unavailable { partition: PartitionId },
+}
+
+/// Node `failed` is gone (missed heartbeats, or Raft noticed). The map
+/// should already say it is not live.
+pub fn react_to_failure(map: &ClusterMap, failed: NodeId) -> Vec<Action> {
+    let mut map = map.clone();
+    if let Some(n) = map.nodes.get_mut(&failed) {
+        n.live = false;
+    }
+    let mut actions = Vec::new();
+    let ids: Vec<PartitionId> =
+        map.partitions.values().filter(|p| p.replica_on(failed).is_some()).map(|p| p.id).collect();
+    for id in ids {
+        let p = &map.partitions[&id];
+        let Some(lost) = p.replica_on(failed).cloned() else { continue };
+        if !lost.role.votes() {
+            // A replica being built or catching up: start it again elsewhere.
+            let mut step = vec![Action::Drop { partition: id, node: failed }];
+            step.extend(replace(&map, p, &[failed]));
+            record(&mut map, &mut actions, step);
+            continue;
+        }
+        let live_voters = p.voters().filter(|r| map.is_live(r.node)).count();
+        if live_voters < p.quorum() {
+            if !p.unavailable {
+                record(&mut map, &mut actions, vec![Action::Unavailable { partition: id }]);
+            }
+            continue;
+        }
+        let mut step = Vec::new();
+        if lost.role == Role::Primary {
+            let Some(next) = successor(&map, p, failed) else {
+                record(&mut map, &mut actions, vec![Action::Unavailable { partition: id }]);
+                continue;
+            };
+            step.push(Action::Promote { partition: id, node: next, epoch: p.epoch + 1 });
+        }
+        step.push(Action::Downshift { partition: id, node: failed });
+        step.extend(replace(&map, p, &[failed]));
+        record(&mut map, &mut actions, step);
+    }
+    actions
+}
+
+/// Node `node` is back. Each of its replicas that is still wanted catches
+/// up from the log if the primary's log still reaches back to what it
+/// applied, or is rebuilt from a snapshot; a replica whose place was taken
+/// meanwhile is dropped. Partitions that had lost their quorum regain it
+/// through the returning voters (Raft elects a primary among them).
+pub fn react_to_return(map: &ClusterMap, node: NodeId) -> Vec<Action> {
+    let mut actions = Vec::new();
+    for p in map.partitions.values() {
+        let Some(r) = p.replicas.iter().find(|r| r.node == node) else { continue };
+        let wanted = p.replicas.iter().filter(|x| x.role != Role::Removed && x.node != node).count() < p.target;
+        match r.role {
+            Role::Removed if wanted => actions.push(if r.applied >= p.log_start {
+                Action::CatchUp { partition: p.id, node }
+            } else {
+                Action::Rebuild { partition: p.id, node }
+            }),
+            Role::Removed => actions.push(Action::Drop { partition: p.id, node }),
+            // Still a voter (the partition was unavailable, or the loss was
+            // not yet acted on): Raft's own log catch-up brings it along.
+            _ if p.unavailable => {
+                let returning = p.voters().filter(|v| v.node == node || map.is_live(v.node)).count();
+                if returning >= p.quorum()
+                    && let Some(next) = p
+                        .voters()
+                        .filter(|v| v.node == node || map.is_live(v.node))
+                        .max_by_key(|v| (v.applied, std::cmp::Reverse(v.node)))
+                {
+                    actions.push(Action::Promote { partition: p.id, node: next.node, epoch: p.epoch + 1 });
+                }
+            }
+            _ => {}
+        }
+    }
+    actions
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "draining node {node} would cost partition {partition} its quorum: {live} of its {voters} replicas are up, and {quorum} are needed"
+)]
+pub struct DrainRefusal {
+    pub node: NodeId,
+    pub partition: PartitionId,
+    pub live: usize,
+    pub voters: usize,
+    pub quorum: usize,
+}
+
+/// Taking `node` down for maintenance: refused if some partition would be
+/// left without a quorum of live replicas; otherwise its primaries move to
+/// up-to-date secondaries on other nodes first.
+pub fn plan_drain(map: &ClusterMap, node: NodeId) -> Result<Vec<Action>, DrainRefusal> {
+    let mut actions = Vec::new();
+    for p in map.partitions.values() {
+        let Some(r) = p.replica_on(node) else { continue };
+        if !r.role.votes() {
+            continue;
+        }
+        let live = p.voters().filter(|v| v.node != node && map.is_live(v.node)).count();
+        if live < p.quorum() {
+            return Err(DrainRefusal {
+                node,
+                partition: p.id,
+                live: p.voters().filter(|v| map.is_live(v.node)).count(),
+                voters: p.voters().count(),
+                quorum: p.quorum(),
+            });
+        }
+        if r.role == Role::Primary {
+            let Some(to) = successor(map, p, node) else {
+                return Err(DrainRefusal {
+                    node,
+                    partition: p.id,
+                    live,
+                    voters: p.voters().count(),
+                    quorum: p.quorum(),
+                });
+            };
+            actions.push(Action::TransferLeadership { partition: p.id, from: node, to });
+        }
+    }
+    Ok(actions)
+}
+
+/// The secondary to take over from `leaving`: live, the most up to date,
+/// then on the node with the fewest primaries, then the lowest id.
+fn successor(map: &ClusterMap, p: &PartitionInfo, leaving: NodeId) -> Option<NodeId> {
+    p.voters()
+        .filter(|r| r.node != leaving && r.role == Role::Secondary && map.is_live(r.node))
+        .min_by_key(|r| (std::cmp::Reverse(r.applied), map.load(r.node).1, r.node))
+        .map(|r| r.node)
+}
+
+/// Builds to bring `p` back to its target, on nodes other than those that
+/// hold (or just lost) a replica. None when no node can take one: the
+/// partition then runs with fewer replicas until one can.
+fn replace(map: &ClusterMap, p: &PartitionInfo, lost: &[NodeId]) -> Vec<Action> {
+    let remaining = p.replicas.iter().filter(|r| r.role != Role::Removed && !lost.contains(&r.node)).count();
+    let missing = p.target.saturating_sub(remaining);
+    if missing == 0 {
+        return Vec::new();
+    }
+    let mut exclude: Vec<NodeId> = p.replicas.iter().filter(|r| r.role != Role::Removed).map(|r| r.node).collect();
+    exclude.extend_from_slice(lost);
+    let usable = map.usable_nodes().filter(|n| !exclude.contains(&n.id)).count();
+    match place(map, missing.min(usable), &exclude) {
+        Ok(nodes) => nodes.into_iter().map(|node| Action::Build { partition: p.id, node }).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn record(map: &mut ClusterMap, actions: &mut Vec<Action>, step: Vec<Action>) {
+    for a in step {
+        map.apply(&a);
+        actions.push(a);
+    }
+}

@@ -1,0 +1,68 @@
+//! Where replicas and primaries go.
+
+use crate::decide::Action;
+use crate::map::{ClusterMap, NodeId, Role};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlacementError {
+    #[error("{wanted} replicas need {wanted} live nodes; {usable} can take one")]
+    NotEnoughNodes { wanted: usize, usable: usize },
+}
+
+/// Picks `count` nodes for new replicas, none of them in `exclude` (the
+/// nodes that already hold one): live, not draining, distinct, in failure
+/// domains not used yet (by `exclude` or earlier picks) while there are
+/// such, and the least loaded first (fewest replicas, then fewest
+/// primaries, then the lowest id, so the choice is deterministic).
+pub fn place(map: &ClusterMap, count: usize, exclude: &[NodeId]) -> Result<Vec<NodeId>, PlacementError> {
+    let mut used_domains: Vec<&str> =
+        exclude.iter().filter_map(|n| map.nodes.get(n)).map(|n| n.failure_domain.as_str()).collect();
+    let mut candidates: Vec<_> = map.usable_nodes().filter(|n| !exclude.contains(&n.id)).collect();
+    if candidates.len() < count {
+        return Err(PlacementError::NotEnoughNodes { wanted: count, usable: candidates.len() });
+    }
+    candidates.sort_by_key(|n| {
+        let (replicas, primaries) = map.load(n.id);
+        (replicas, primaries, n.id)
+    });
+    let mut picked = Vec::with_capacity(count);
+    while picked.len() < count {
+        // The least loaded node of a new failure domain, else of any.
+        let i = candidates.iter().position(|n| !used_domains.contains(&n.failure_domain.as_str())).unwrap_or(0);
+        let node = candidates.remove(i);
+        used_domains.push(node.failure_domain.as_str());
+        picked.push(node.id);
+    }
+    Ok(picked)
+}
+
+/// Leadership transfers that even out the primaries over the live nodes
+/// (each node ends within one primary of every other, where the replicas
+/// allow it), moving each primary to a secondary of the partition.
+pub fn balance_primaries(map: &ClusterMap) -> Vec<Action> {
+    let mut map = map.clone();
+    let mut actions = Vec::new();
+    loop {
+        let counts: Vec<(usize, NodeId)> = map.usable_nodes().map(|n| (map.load(n.id).1, n.id)).collect::<Vec<_>>();
+        let Some(&(most, busy)) = counts.iter().max_by_key(|(c, id)| (*c, std::cmp::Reverse(*id))) else {
+            break;
+        };
+        // A partition whose primary is on the busiest node and which has an
+        // up-to-date secondary on a node with at least two primaries fewer.
+        let mut best: Option<(usize, NodeId, u64)> = None;
+        for p in map.partitions.values().filter(|p| p.primary().is_some_and(|r| r.node == busy)) {
+            let last = p.primary().map_or(0, |r| r.applied);
+            for r in p.replicas.iter().filter(|r| r.role == Role::Secondary && r.applied >= last) {
+                let Some(&(c, _)) = counts.iter().find(|(_, id)| *id == r.node) else { continue };
+                if c + 2 <= most && best.is_none_or(|(bc, bn, _)| (c, r.node) < (bc, bn)) {
+                    best = Some((c, r.node, p.id));
+                }
+            }
+        }
+        let Some((_, to, partition)) = best else { break };
+        let action = Action::TransferLeadership { partition, from: busy, to };
+        map.apply(&action);
+        actions.push(action);
+    }
+    actions
+}

@@ -1,0 +1,158 @@
+//! The partition manager's decisions, played as stories on a cluster map:
+//! no clocks, no sockets, every step checked.
+
+use tessera_cluster::*;
+
+/// Nodes 1..=n, node i in failure domain "rack<i>" and upgrade domain "ud<i % 2>".
+fn cluster(n: u64) -> ClusterMap {
+    let mut m = ClusterMap::default();
+    for i in 1..=n {
+        m.add_node(i, &format!("rack{i}"), &format!("ud{}", i % 2));
+    }
+    m
+}
+
+fn roles(m: &ClusterMap, p: PartitionId) -> Vec<(NodeId, Role)> {
+    let mut v: Vec<(NodeId, Role)> = m.partitions[&p].replicas.iter().map(|r| (r.node, r.role)).collect();
+    v.sort();
+    v
+}
+
+fn fail(m: &mut ClusterMap, node: NodeId) -> Vec<Action> {
+    m.nodes.get_mut(&node).unwrap().live = false;
+    let actions = react_to_failure(m, node);
+    for a in &actions {
+        m.apply(a);
+    }
+    actions
+}
+
+#[test]
+fn replicas_go_to_distinct_failure_domains_and_primaries_spread() {
+    let mut m = ClusterMap::default();
+    // Two racks with two nodes each, and a fifth node alone in a third rack.
+    for (id, rack) in [(1, "a"), (2, "a"), (3, "b"), (4, "b"), (5, "c")] {
+        m.add_node(id, rack, "ud");
+    }
+    let nodes = place(&m, 3, &[]).unwrap();
+    let racks: std::collections::BTreeSet<&str> = nodes.iter().map(|n| m.nodes[n].failure_domain.as_str()).collect();
+    assert_eq!(racks.len(), 3, "{nodes:?}");
+    // With more replicas than racks, nodes stay distinct.
+    let five = place(&m, 5, &[]).unwrap();
+    assert_eq!(five.iter().collect::<std::collections::BTreeSet<_>>().len(), 5);
+    assert_eq!(place(&m, 6, &[]), Err(PlacementError::NotEnoughNodes { wanted: 6, usable: 5 }));
+
+    // Six partitions of three replicas on three nodes, all primaries on node 1:
+    // balancing leaves two primaries per node.
+    let mut m = cluster(3);
+    for p in 1..=6 {
+        m.add_partition(p, &[1, 2, 3]);
+    }
+    let moves = balance_primaries(&m);
+    for a in &moves {
+        m.apply(a);
+    }
+    let primaries: Vec<usize> = (1..=3).map(|n| m.load(n).1).collect();
+    assert_eq!(primaries, vec![2, 2, 2], "{moves:?}");
+    assert!(balance_primaries(&m).is_empty(), "balanced stays balanced");
+}
+
+#[test]
+fn losing_a_primary_promotes_the_most_up_to_date_secondary_and_rebuilds_elsewhere() {
+    let mut m = cluster(4);
+    m.add_partition(7, &[1, 2, 3]);
+    {
+        let p = m.partitions.get_mut(&7).unwrap();
+        p.replicas[0].applied = 100;
+        p.replicas[1].applied = 90;
+        p.replicas[2].applied = 99;
+    }
+    let actions = fail(&mut m, 1);
+    assert_eq!(
+        actions,
+        vec![
+            Action::Promote { partition: 7, node: 3, epoch: 2 },
+            Action::Downshift { partition: 7, node: 1 },
+            Action::Build { partition: 7, node: 4 },
+        ]
+    );
+    assert_eq!(roles(&m, 7), vec![(1, Role::Removed), (2, Role::Secondary), (3, Role::Primary), (4, Role::Building)]);
+    assert_eq!(m.partitions[&7].epoch, 2);
+    m.caught_up(7, 4);
+    assert_eq!(m.partitions[&7].voters().count(), 3);
+
+    // Node 1 returns: its place was taken, so its copy is dropped.
+    m.nodes.get_mut(&1).unwrap().live = true;
+    assert_eq!(react_to_return(&m, 1), vec![Action::Drop { partition: 7, node: 1 }]);
+}
+
+#[test]
+fn losing_a_secondary_downshifts_and_waits_for_a_node_when_none_is_free() {
+    let mut m = cluster(3);
+    m.add_partition(1, &[1, 2, 3]);
+    let actions = fail(&mut m, 3);
+    // No fourth node: the partition runs on two replicas (still a quorum of three's configuration).
+    assert_eq!(actions, vec![Action::Downshift { partition: 1, node: 3 }]);
+    assert_eq!(m.partitions[&1].quorum(), 2);
+    assert!(!m.partitions[&1].unavailable);
+}
+
+#[test]
+fn a_returning_replica_catches_up_from_the_log_or_is_rebuilt() {
+    let mut m = cluster(3);
+    m.add_partition(1, &[1, 2, 3]);
+    m.add_partition(2, &[2, 3, 1]);
+    fail(&mut m, 3);
+    // While node 3 was away, partition 2's primary kept its log from index 50;
+    // partition 1's primary truncated its log up to 500.
+    for (p, applied, log_start) in [(1, 400, 500), (2, 60, 50)] {
+        let p = m.partitions.get_mut(&p).unwrap();
+        p.log_start = log_start;
+        p.replicas.iter_mut().find(|r| r.node == 3).unwrap().applied = applied;
+    }
+    m.nodes.get_mut(&3).unwrap().live = true;
+    let actions = react_to_return(&m, 3);
+    assert_eq!(actions, vec![Action::Rebuild { partition: 1, node: 3 }, Action::CatchUp { partition: 2, node: 3 }]);
+    for a in &actions {
+        m.apply(a);
+    }
+    assert_eq!(m.partitions[&1].replica_on(3).unwrap().role, Role::Building);
+    assert_eq!(m.partitions[&2].replica_on(3).unwrap().role, Role::CatchingUp);
+}
+
+#[test]
+fn a_partition_without_a_quorum_refuses_writes_and_never_gets_a_second_primary() {
+    let mut m = cluster(3);
+    m.add_partition(1, &[1, 2, 3]);
+    fail(&mut m, 2);
+    assert_eq!(m.partitions[&1].voters().count(), 2, "downshifted to 2");
+    // The second loss leaves 1 of 2: no quorum.
+    let actions = fail(&mut m, 1);
+    assert_eq!(actions, vec![Action::Unavailable { partition: 1 }]);
+    assert!(m.partitions[&1].unavailable);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Promote { .. })));
+    // Node 1 (the old primary, with the most applied) returns: a quorum of
+    // the configuration is live again and a primary is elected.
+    m.nodes.get_mut(&1).unwrap().live = true;
+    let back = react_to_return(&m, 1);
+    assert_eq!(back, vec![Action::Promote { partition: 1, node: 1, epoch: 2 }]);
+    m.apply(&back[0]);
+    assert!(!m.partitions[&1].unavailable);
+}
+
+#[test]
+fn draining_moves_primaries_away_and_refuses_to_break_a_quorum() {
+    let mut m = cluster(3);
+    m.add_partition(1, &[1, 2, 3]);
+    m.add_partition(2, &[2, 1, 3]);
+    // Node 2 already leads partition 2, so partition 1's primary goes to node 3.
+    let plan = plan_drain(&m, 1).unwrap();
+    assert_eq!(plan, vec![Action::TransferLeadership { partition: 1, from: 1, to: 3 }]);
+
+    // With node 3 already down, draining node 1 would leave one of three.
+    m.nodes.get_mut(&3).unwrap().live = false;
+    let refused = plan_drain(&m, 1).unwrap_err();
+    assert_eq!(refused.partition, 1);
+    assert_eq!((refused.live, refused.voters, refused.quorum), (2, 3, 2));
+    assert!(refused.to_string().contains("would cost partition 1 its quorum"), "{refused}");
+}

@@ -9,7 +9,8 @@
 # holds ACCOUNTS rows; p8's split points cut the ids into 8 equal ranges. A
 # pgbench custom script moves money inside one row group per transaction
 # (read, update, read back), so every transaction stays in one partition.
-# The two databases are measured in alternation on one server, and each
+# The two databases are measured in alternation on one server (which goes
+# first alternates too), and each
 # figure is the median over the rounds. Prints on stdout:
 #   BENCH partitions_8_vs_1 <tps8/tps1> tps_1=<n> tps_8=<n> target=0.9
 # On a 2-core machine the ratio measures the overhead of partitioning, not
@@ -127,8 +128,14 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 t1=()
 t8=()
 for ((r = 1; r <= ROUNDS; r++)); do
-    a="$(run p1)"
-    b="$(run p8)"
+    # Alternate which goes first, so neither always follows the other's run.
+    if ((r % 2)); then
+        a="$(run p1)"
+        b="$(run p8)"
+    else
+        b="$(run p8)"
+        a="$(run p1)"
+    fi
     note "round $r: p1 $a TPS, p8 $b TPS"
     t1+=("$a")
     t8+=("$b")

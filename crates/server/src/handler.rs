@@ -54,6 +54,51 @@ pub struct Conn {
     pub last_active: std::sync::Mutex<std::time::Instant>,
     /// A statement is running.
     pub busy: std::sync::atomic::AtomicBool,
+    /// Row descriptions of recent result schemas (see `Descriptions`).
+    descriptions: std::sync::Mutex<Descriptions>,
+}
+
+/// The row descriptions of the result schemas a connection used last. A
+/// prepared fast-path statement returns the same schema (one `Arc`) every
+/// time, so its description is built once rather than per execution. An
+/// entry holds its schema, so the pointer it is found by cannot be reused.
+#[derive(Default)]
+struct Descriptions {
+    entries: Vec<Description>,
+}
+
+struct Description {
+    schema: SchemaRef,
+    binary: Vec<bool>,
+    fields: Arc<Vec<FieldInfo>>,
+    types: Vec<SqlType>,
+}
+
+impl Descriptions {
+    const CAPACITY: usize = 32;
+
+    fn get(&mut self, schema: &SchemaRef, format: &Format) -> (Arc<Vec<FieldInfo>>, Vec<bool>, Vec<SqlType>) {
+        let n = schema.fields().len();
+        let binary_at = |i: usize| format.format_for(i) == FieldFormat::Binary;
+        if let Some(d) =
+            self.entries.iter().find(|d| Arc::ptr_eq(&d.schema, schema) && (0..n).all(|i| d.binary[i] == binary_at(i)))
+        {
+            return (d.fields.clone(), d.binary.clone(), d.types.clone());
+        }
+        let fields = Arc::new(fields(schema, &|i| format.format_for(i)));
+        let binary: Vec<bool> = (0..n).map(binary_at).collect();
+        let types: Vec<SqlType> = schema.fields().iter().map(|f| SqlType::of_field(f)).collect();
+        if self.entries.len() == Self::CAPACITY {
+            self.entries.remove(0);
+        }
+        self.entries.push(Description {
+            schema: schema.clone(),
+            binary: binary.clone(),
+            fields: fields.clone(),
+            types: types.clone(),
+        });
+        (fields, binary, types)
+    }
 }
 
 impl Conn {
@@ -64,6 +109,7 @@ impl Conn {
             copy: Default::default(),
             last_active: std::sync::Mutex::new(std::time::Instant::now()),
             busy: Default::default(),
+            descriptions: Default::default(),
         }
     }
 
@@ -149,24 +195,29 @@ fn tag_of(text: &str) -> Tag {
 }
 
 fn rows_response(
+    conn: &Conn,
     schema: &SchemaRef,
     batches: &[datafusion::arrow::array::RecordBatch],
     format: &Format,
 ) -> PgWireResult<QueryResponse> {
-    let fi = Arc::new(fields(schema, &|i| format.format_for(i)));
-    let binary: Vec<bool> = (0..schema.fields().len()).map(|i| format.format_for(i) == FieldFormat::Binary).collect();
-    let types: Vec<SqlType> = schema.fields().iter().map(|f| SqlType::of_field(f)).collect();
-    let mut rows = Vec::new();
+    let (fi, binary, types) = conn.descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(schema, format);
+    let mut rows = Vec::with_capacity(batches.iter().map(|b| b.num_rows()).sum());
     for b in batches {
         encode_batch(b, &binary, &types, &mut rows).map_err(to_pg_error)?;
     }
     Ok(QueryResponse::new(fi, stream::iter(rows.into_iter().map(Ok))))
 }
 
-fn output_response(out: Output, before: TxnStatus, after: TxnStatus, format: &Format) -> PgWireResult<Response> {
+fn output_response(
+    conn: &Conn,
+    out: Output,
+    before: TxnStatus,
+    after: TxnStatus,
+    format: &Format,
+) -> PgWireResult<Response> {
     Ok(match out {
         Output::Rows { schema, batches, tag } => {
-            let mut q = rows_response(&schema, &batches, format)?;
+            let mut q = rows_response(conn, &schema, &batches, format)?;
             // "INSERT 0 2" -> command "INSERT 0"; pgwire appends the row count.
             let cmd = match tag.rsplit_once(' ') {
                 Some((head, n)) if n.parse::<usize>().is_ok() => head.to_string(),
@@ -202,7 +253,7 @@ impl SimpleQueryHandler for Conn {
         if let Some(result) = session.execute_simple_fast(query).await {
             let after = session.status();
             return Ok(vec![match result {
-                Ok(o) => output_response(o, before, after, &Format::UnifiedText)?,
+                Ok(o) => output_response(self, o, before, after, &Format::UnifiedText)?,
                 Err(e) => Response::Error(Box::new(error_info(e))),
             }]);
         }
@@ -258,7 +309,7 @@ impl SimpleQueryHandler for Conn {
                     out.push(Response::CopyIn(CopyResponse::new(0, columns, stream::empty())));
                     break;
                 }
-                Ok(o) => out.push(output_response(o, before, after, &Format::UnifiedText)?),
+                Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText)?),
                 Err(e) => {
                     out.push(Response::Error(Box::new(error_info(e))));
                     failed = true;
@@ -490,7 +541,7 @@ impl ExtendedQueryHandler for Extended {
                 *self.conn.copy.lock().await = Some(copy);
                 Ok(Response::CopyIn(CopyResponse::new(0, columns, stream::empty())))
             }
-            Ok(o) => output_response(o, before, after, &portal.result_column_format),
+            Ok(o) => output_response(&self.conn, o, before, after, &portal.result_column_format),
             Err(e) => Err(to_pg_error(e)),
         }
     }

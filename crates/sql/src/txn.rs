@@ -41,7 +41,8 @@ pub struct Txn {
     isolation: Isolation,
     /// Open engine transactions by stream; the system engine's first.
     parts: Vec<(u32, Transaction)>,
-    /// Each partition's savepoint at the moment it was begun (empty).
+    /// The savepoint of each partition after the system one (`parts[1..]`)
+    /// at the moment it was begun (empty).
     initial: Vec<tessera_engine::Savepoint>,
     marks: Vec<Vec<tessera_engine::Savepoint>>,
     durability: Option<Durability>,
@@ -56,11 +57,10 @@ pub struct Txn {
 impl Txn {
     pub fn begin(system: &Engine, isolation: Isolation) -> SqlResult<Txn> {
         let t = system.begin(isolation)?;
-        let sp = t.savepoint();
         Ok(Txn {
             isolation,
             parts: vec![(tessera_engine::SYSTEM_STREAM, t)],
-            initial: vec![sp],
+            initial: Vec::new(),
             marks: Vec::new(),
             durability: None,
             deadline: None,
@@ -353,7 +353,7 @@ impl Txn {
         let marked = marked.to_vec();
         for i in 1..self.parts.len() {
             // A partition begun after the savepoint goes back to empty.
-            let to = marked.get(i - 1).copied().unwrap_or(self.initial[i]);
+            let to = marked.get(i - 1).copied().unwrap_or(self.initial[i - 1]);
             self.parts[i].1.rollback_to(to)?;
         }
         if let Some(m) = sp.mark {
@@ -364,9 +364,17 @@ impl Txn {
 
     /// Commits: the read-only parts first (nothing to validate or log),
     /// then each part that wrote, awaiting its durability.
-    pub async fn commit(self) -> SqlResult<()> {
+    pub async fn commit(mut self) -> SqlResult<()> {
         // The gate holds drop with `self.holds`, after the last commit.
-        let _holds = self.holds;
+        let _holds = std::mem::take(&mut self.holds);
+        if self.parts.len() == 1 {
+            // The usual case (a keyless database): no partition bookkeeping.
+            let (_, t) = self.parts.pop().expect("the system part");
+            if let CommitStart::Pending(pending) = t.commit_start()? {
+                pending.await?;
+            }
+            return Ok(());
+        }
         let (written, read): (Vec<_>, Vec<_>) = self.parts.into_iter().partition(|(_, t)| !t.is_read_only());
         for (_, t) in read {
             t.commit_start()?;

@@ -169,9 +169,11 @@ impl Session {
             return Some(Err(e));
         }
         let now = crate::fast::now_micros();
-        let catalog = self.catalog().clone();
         let deadline = self.statement_deadline();
-        let (db, key) = (self.info.db.clone(), self.partition_key.clone());
+        // Borrow the fields the attempt needs (no clone, no shared counter
+        // touched per statement).
+        let catalog = &self.shared.catalog;
+        let (db, key) = (&self.info.db, self.partition_key.as_ref());
         let bound = &mut self.row_group;
         let slot = &self.txn;
         let mut attempt = || {
@@ -181,8 +183,8 @@ impl Session {
             txn.set_wait_deadline(deadline);
             let sp = txn.savepoint();
             txn.set_wait(false);
-            let group = key.as_ref().map(|key| RowGroupCheck { db: &db, key, bound: &mut *bound });
-            let outcome = exec::execute(plan, txn, &catalog, &params, now, group);
+            let group = key.map(|key| RowGroupCheck { db, key, bound: &mut *bound });
+            let outcome = exec::execute(plan, txn, catalog, &params, now, group);
             txn.set_wait(true);
             if matches!(outcome, Ok(exec::Outcome::Declined | exec::Outcome::MustWait(_))) {
                 // Undo this attempt before the next one.

@@ -698,6 +698,18 @@ fn drop_objects(
                     if name == db {
                         return Err(SqlError::new(code::OBJECT_IN_USE, "cannot drop the currently open database"));
                     }
+                    let others = session.shared.sessions_on(&name);
+                    if others > 0 {
+                        return Err(SqlError::new(
+                            code::OBJECT_IN_USE,
+                            format!("database \"{name}\" is being accessed by other users"),
+                        )
+                        .with_detail(format!(
+                            "There {} {others} other session{} using the database.",
+                            if others == 1 { "is" } else { "are" },
+                            if others == 1 { "" } else { "s" }
+                        )));
+                    }
                     let engines = catalog.engines_of(&d)?;
                     for t in catalog.tables(&name) {
                         if d.partitions.is_empty() {

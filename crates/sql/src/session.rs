@@ -38,6 +38,8 @@ use crate::settings::Settings;
 
 /// The SQL layer shared by all sessions of a node.
 pub struct SqlEngine {
+    /// Open sessions per database (DROP DATABASE refuses while there are).
+    connected: Mutex<std::collections::HashMap<String, usize>>,
     pub node: Arc<Node>,
     /// The node's system engine (catalog, keyless databases).
     pub engine: Arc<Engine>,
@@ -49,7 +51,7 @@ impl SqlEngine {
     pub fn open(node: Arc<Node>) -> Result<Arc<SqlEngine>> {
         let engine = node.system().clone();
         let catalog = Catalog::open(node.clone())?;
-        Ok(Arc::new(SqlEngine { node, engine, catalog, next_pid: AtomicI32::new(1000) }))
+        Ok(Arc::new(SqlEngine { connected: Default::default(), node, engine, catalog, next_pid: AtomicI32::new(1000) }))
     }
 
     /// Opens a session for `user` on database `db`.
@@ -65,7 +67,13 @@ impl SqlEngine {
             Some(_) => {}
         }
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
+        *self.connected.lock().entry(db.to_string()).or_default() += 1;
         Ok(Session::new(self.clone(), user, db, pid))
+    }
+
+    /// How many sessions are connected to database `db`.
+    pub fn sessions_on(&self, db: &str) -> usize {
+        self.connected.lock().get(db).copied().unwrap_or(0)
     }
 }
 
@@ -236,6 +244,7 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
 }
 
 impl Session {
+    /// (Counted in `SqlEngine::connected` by the caller; `Drop` uncounts.)
     fn new(shared: Arc<SqlEngine>, user: &str, db: &str, pid: i32) -> Session {
         let info = Arc::new(SessionInfo {
             user: user.to_string(),
@@ -968,4 +977,16 @@ fn unsupported_statement(stmt: &Statement) -> SqlError {
     let text = stmt.to_string();
     let words: Vec<&str> = text.split_whitespace().take(2).collect();
     SqlError::unsupported(format!("the statement {}", words.join(" ")))
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let mut connected = self.shared.connected.lock();
+        if let Some(n) = connected.get_mut(&self.info.db) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                connected.remove(&self.info.db);
+            }
+        }
+    }
 }

@@ -104,6 +104,26 @@ fn fan_out_over_eight_partitions_matches_one_partition() {
         assert!(all.contains("in all 8 partitions"), "{all}");
         let some = plan(rows(&eight, "EXPLAIN SELECT * FROM orders WHERE cid >= 120 AND cid <= 160").await);
         assert!(some.contains("in partitions 3, 4 of 8"), "{some}");
+
+        // A database in use cannot be dropped; once its sessions are gone it
+        // goes, partitions and all.
+        let e = admin.batch_execute("DROP DATABASE eight").await.expect_err("in use");
+        let db = e.as_db_error().expect("a server error");
+        assert_eq!(db.code().code(), "55006", "{db:?}");
+        assert_eq!(db.detail(), Some("There is 1 other session using the database."));
+        drop(eight);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match admin.batch_execute("DROP DATABASE eight").await {
+                Ok(()) => break,
+                Err(e) if std::time::Instant::now() < deadline && e.code().is_some_and(|c| c.code() == "55006") => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("DROP DATABASE eight: {e}"),
+            }
+        }
+        assert!(partition_map(&admin, "eight").await.is_empty());
+        assert_eq!(rows(&one, "SELECT count(*) FROM customers").await, vec![vec![Some("400".to_string())]]);
     });
 }
 

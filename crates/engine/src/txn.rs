@@ -618,14 +618,13 @@ impl Transaction {
         let guard = epoch::pin();
         let claimed = self.claim(table, key, self.isolation == Isolation::ReadCommitted, &guard)?;
         let Some((row, head)) = claimed else { return Ok(false) };
-        self.ops.push(WriteOp {
-            table: table.clone(),
-            row,
-            new: 0,
-            claimed: head.into_usize(),
-            prev_head: head.into_usize(),
-        });
+        self.push_delete(table, row, head.into_usize());
         Ok(true)
+    }
+
+    /// Records the deletion of a claimed row (`head`: its newest version).
+    fn push_delete(&mut self, table: &Arc<Table>, row: Arc<Row>, head: usize) {
+        self.ops.push(WriteOp { table: table.clone(), row, new: 0, claimed: head, prev_head: head });
     }
 
     /// Writes `data` if `cond` holds for the row with the same primary key:
@@ -673,13 +672,7 @@ impl Transaction {
         let Some((row, head)) = self.claim(table, key, false, &guard)? else {
             return Ok(PutOutcome::Rejected { current: None });
         };
-        self.ops.push(WriteOp {
-            table: table.clone(),
-            row,
-            new: 0,
-            claimed: head.into_usize(),
-            prev_head: head.into_usize(),
-        });
+        self.push_delete(table, row, head.into_usize());
         Ok(PutOutcome::Written)
     }
 

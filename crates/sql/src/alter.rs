@@ -14,7 +14,7 @@ use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{Engine, EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY};
 
 use crate::catalog::{CheckDef, ColumnDef, IndexDef, IndexMethod, TableDef};
-use crate::ddl::{engine_spec, fields_of, ident, index_columns, object_name};
+use crate::ddl::{create_index_everywhere, engine_spec, fields_of, ident, index_columns, object_name};
 use crate::dml::target_table;
 use crate::error::{Result, SqlError, code};
 use crate::session::{Output, Session};
@@ -323,25 +323,7 @@ fn add_unique(session: &mut Session, def: &TableDef, ci: CreateIndexLite) -> Res
         crate::keyed::check_unique(def, &key, &ci.cols)?;
     }
     let fields = fields_of(def, &ci.cols)?;
-    let engines = session.catalog().engines_of_name(&def.db)?;
-    for (i, engine) in engines.iter().enumerate() {
-        let created = engine.create_index(
-            &def.engine_name,
-            IndexSpec::new(name.clone(), IndexKind::Ordered, ci.unique, fields.clone()),
-        );
-        if let Err(e) = created {
-            for done in &engines[..i] {
-                done.drop_index(&def.engine_name, &name)?;
-            }
-            return Err(match e {
-                EngineError::UniqueViolation { .. } => {
-                    SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
-                        .with_detail("The table contains duplicated values.")
-                }
-                other => other.into(),
-            });
-        }
-    }
+    create_index_everywhere(session, def, IndexSpec::new(name.clone(), IndexKind::Ordered, ci.unique, fields))?;
     let mut new_def = def.clone();
     new_def.indexes.push(IndexDef {
         name,

@@ -216,6 +216,27 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
     }
 }
 
+/// Creates an index in every partition of the table's database, or in none:
+/// a failure (duplicate values for a unique index) undoes the ones made.
+pub(crate) fn create_index_everywhere(session: &Session, def: &TableDef, spec: IndexSpec) -> Result<()> {
+    let engines = session.catalog().engines_of_name(&def.db)?;
+    for (i, engine) in engines.iter().enumerate() {
+        if let Err(e) = engine.create_index(&def.engine_name, spec.clone()) {
+            for done in &engines[..i] {
+                done.drop_index(&def.engine_name, &spec.name)?;
+            }
+            return Err(match e {
+                EngineError::UniqueViolation { .. } => {
+                    SqlError::new(code::UNIQUE, format!("could not create unique index \"{}\"", spec.name))
+                        .with_detail("The table contains duplicated values.")
+                }
+                other => other.into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The database's owner or a superuser may change a database.
 fn require_owner_or_superuser(session: &Session, db: &str) -> Result<()> {
     let owner = session.catalog().database(db).map(|d| d.owner);
@@ -584,23 +605,7 @@ fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output
         crate::keyed::check_unique(&def, &key, &cols)?;
     }
     let fields = fields_of(&def, &cols)?;
-    let engines = session.catalog().engines_of_name(&def.db)?;
-    for (i, engine) in engines.iter().enumerate() {
-        let created =
-            engine.create_index(&def.engine_name, IndexSpec::new(name.clone(), kind, ci.unique, fields.clone()));
-        if let Err(e) = created {
-            for done in &engines[..i] {
-                done.drop_index(&def.engine_name, &name)?;
-            }
-            return Err(match e {
-                EngineError::UniqueViolation { .. } => {
-                    SqlError::new(code::UNIQUE, format!("could not create unique index \"{name}\""))
-                        .with_detail("The table contains duplicated values.")
-                }
-                other => other.into(),
-            });
-        }
-    }
+    create_index_everywhere(session, &def, IndexSpec::new(name.clone(), kind, ci.unique, fields))?;
     let mut new_def = (*def).clone();
     new_def.indexes.push(IndexDef {
         name,

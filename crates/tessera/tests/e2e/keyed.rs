@@ -18,6 +18,21 @@ pub(crate) async fn connect(port: u16, db: &str) -> tokio_postgres::Client {
     client
 }
 
+/// Runs a transaction (`BEGIN; …; COMMIT`): true when it committed, false
+/// when it failed with a retryable serialization failure or deadlock (and
+/// was rolled back); any other error fails the test.
+pub(crate) async fn commits(c: &tokio_postgres::Client, sql: &str) -> bool {
+    match c.batch_execute(sql).await {
+        Ok(()) => true,
+        Err(e) => {
+            let code = e.as_db_error().map(|d| d.code().code().to_string());
+            assert!(matches!(code.as_deref(), Some("40001" | "40P01")), "{e}");
+            c.batch_execute("ROLLBACK").await.unwrap();
+            false
+        }
+    }
+}
+
 /// The SQLSTATE and message of a failed statement.
 async fn fails(c: &tokio_postgres::Client, sql: &str) -> (String, String) {
     let e = c.batch_execute(sql).await.expect_err(sql);
@@ -220,13 +235,8 @@ fn concurrent_row_group_transactions_keep_each_groups_total() {
                          UPDATE accounts SET bal = bal + {amount} WHERE customer_id = {customer} AND acct = {to}; \
                          COMMIT"
                     );
-                    match c.batch_execute(&sql).await {
-                        Ok(()) => done += 1,
-                        Err(e) => {
-                            let code = e.as_db_error().map(|d| d.code().code().to_string());
-                            assert!(matches!(code.as_deref(), Some("40001" | "40P01")), "{e}");
-                            c.batch_execute("ROLLBACK").await.unwrap();
-                        }
+                    if commits(&c, &sql).await {
+                        done += 1;
                     }
                 }
                 done

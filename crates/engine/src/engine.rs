@@ -33,6 +33,25 @@ pub trait CommitLog: Send + Sync {
     /// is woken once it is (or once it never will be: polling again then
     /// returns the error). Wakers are called without the log's locks held.
     fn poll_durable(&self, ticket: u64, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), LogError>>;
+    /// Whether a commit whose waiter went away must still be waited for
+    /// before the waiter's thread moves on. A local log says yes (the fsync
+    /// is seconds at worst); a replicated log, whose answer may take as long
+    /// as the quorum is away, says no: it keeps the commit's waker and
+    /// finishes the commit whenever the outcome is known.
+    fn wait_when_abandoned(&self) -> bool {
+        true
+    }
+}
+
+/// Makes the commit log of each stream of a node whose commits are
+/// replicated rather than written to a local log.
+#[derive(Clone)]
+pub struct CommitLogSource(pub Arc<dyn Fn(u32) -> Box<dyn CommitLog> + Send + Sync>);
+
+impl std::fmt::Debug for CommitLogSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CommitLogSource")
+    }
 }
 
 /// The node's local log, seen as one partition's commit log.
@@ -85,6 +104,10 @@ pub struct EngineConfig {
     /// without a checkpoint then has nothing to replay, so recovery skips
     /// reading the shared log (which other partitions may have filled).
     pub fresh_stream: bool,
+    /// Commits go to this replicated log instead of a local one (`dir` is
+    /// then None: the replicated log is the engine's durability, and the
+    /// engine is rebuilt from it at start).
+    pub commit_log: Option<CommitLogSource>,
 }
 
 impl EngineConfig {
@@ -102,6 +125,7 @@ impl EngineConfig {
             shared_log: None,
             lock_timeout: Duration::from_secs(60),
             fresh_stream: false,
+            commit_log: None,
         }
     }
 
@@ -137,8 +161,12 @@ pub struct EngineInner {
 
 impl EngineInner {
     pub(crate) fn new(config: EngineConfig, local_log: Option<Arc<Log>>) -> Self {
-        let log: Option<Box<dyn CommitLog>> =
-            local_log.clone().map(|log| Box::new(LocalCommitLog { log, stream: config.stream }) as Box<dyn CommitLog>);
+        let log: Option<Box<dyn CommitLog>> = match &config.commit_log {
+            Some(source) => Some((source.0)(config.stream)),
+            None => local_log
+                .clone()
+                .map(|log| Box::new(LocalCommitLog { log, stream: config.stream }) as Box<dyn CommitLog>),
+        };
         EngineInner {
             config,
             seq: Sequencer::new(0),
@@ -168,6 +196,10 @@ impl EngineInner {
     /// the in-memory state may hold lazily committed data the disk lost, and
     /// only a restart (recovery from the files) re-establishes the truth.
     pub(crate) fn fail(&self, err: &LogError) {
+        if err.is_replication() {
+            // The replica set failed the commit, not this node's disk.
+            return;
+        }
         let mut r = self.read_only.lock();
         if r.is_none() {
             tracing::error!(error = %err, "commit log failed; the engine is now read-only");
@@ -475,6 +507,37 @@ impl Engine {
             log.flush()?;
         }
         Ok(())
+    }
+
+    /// Installs a commit or DDL record that a replicated log committed, as a
+    /// replica does: after-images only, nothing validated, in log order.
+    /// Local transactions must not write concurrently, so this first waits
+    /// until none is active (a primary that was just demoted may still be
+    /// unwinding its sessions). Returns the record's timestamp.
+    pub fn apply_committed(&self, record: &[u8]) -> Result<u64> {
+        let entry = crate::record::decode(record, 0)?;
+        let ts = entry.ts();
+        let started = std::time::Instant::now();
+        let mut warned = false;
+        while self.inner.txns.active() > 0 {
+            if !warned && started.elapsed() > Duration::from_secs(5) {
+                tracing::warn!(active = self.inner.txns.active(), "replica apply waits for local transactions to end");
+                warned = true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        crate::apply::apply_entry(&self.inner, &entry)?;
+        self.raise_clock(ts);
+        Ok(ts)
+    }
+
+    /// Moves the clock (and the visible watermark) up to `ts` if it is
+    /// behind: a replica that becomes primary must hand out timestamps
+    /// above every record its log holds. No transaction may be running.
+    pub fn raise_clock(&self, ts: u64) {
+        if self.inner.seq.last_assigned() < ts {
+            self.inner.seq.reset(ts);
+        }
     }
 
     pub fn is_read_only(&self) -> bool {

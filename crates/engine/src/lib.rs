@@ -106,7 +106,7 @@ mod waiters;
 
 pub use checkpoint::CheckpointStats;
 pub use commit::CommitInfo;
-pub use engine::{CommitLog, Engine, EngineConfig, EngineStats, LocalCommitLog};
+pub use engine::{CommitLog, CommitLogSource, Engine, EngineConfig, EngineStats, LocalCommitLog};
 pub use error::{ConflictReason, EngineError, ErrorClass, Result};
 pub use node::{Node, SYSTEM_STREAM};
 pub use pending::{CommitStart, PendingCommit};

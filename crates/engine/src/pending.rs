@@ -96,8 +96,8 @@ impl CommitWork {
         Stamped { txn: self.txn, ts: self.ts, rows: self.rows.len() }
     }
 
-    /// The log failed: the engine turns read-only and the transaction's
-    /// writes are undone.
+    /// The log failed: the engine turns read-only (unless a replicated log
+    /// reports its replica set failed) and the transaction's writes are undone.
     pub(crate) fn fail(mut self, err: LogError) -> EngineError {
         let engine = self.txn.engine.clone();
         engine.fail(&err);
@@ -268,7 +268,17 @@ impl std::future::Future for PendingCommit {
 impl Drop for PendingCommit {
     fn drop(&mut self) {
         // A cancelled wait: the record will be durable, so finish the commit
-        // rather than leave its markers and timestamp open.
-        self.wait_durable();
+        // rather than leave its markers and timestamp open. A replicated log
+        // holds the completion's waker and finishes it whenever it learns
+        // the outcome, so nothing needs to block here.
+        let abandon_ok = match &*self.inner.stage.lock() {
+            Stage::Durable { work, .. } => {
+                !work.txn.engine.log.as_ref().expect("a pending commit has a log").wait_when_abandoned()
+            }
+            _ => true,
+        };
+        if !abandon_ok {
+            self.wait_durable();
+        }
     }
 }

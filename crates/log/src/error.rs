@@ -39,6 +39,18 @@ pub enum LogError {
     #[error("the log is closed")]
     Closed,
 
+    /// A replicated log could not replicate the record, and it was never
+    /// appended: the commit certainly did not happen (no quorum, or this node
+    /// is not the primary).
+    #[error("not replicated: {0}")]
+    NotReplicated(String),
+
+    /// A replicated log lost track of a record after appending it (the
+    /// primary changed, or the quorum was lost while it waited): the record
+    /// may still commit under the next primary, or may be discarded.
+    #[error("commit outcome unknown: {0}")]
+    OutcomeUnknown(String),
+
     /// An LSN argument lies outside what the log holds (or was not a record boundary
     /// the caller could have seen).
     #[error("LSN {lsn} is outside the log's range {start}..{end}")]
@@ -61,6 +73,12 @@ impl LogError {
             }
             _ => false,
         }
+    }
+
+    /// Errors of a replicated log: the replica set, not this node's disk,
+    /// failed, so the engine stays writable.
+    pub fn is_replication(&self) -> bool {
+        matches!(self, LogError::NotReplicated(_) | LogError::OutcomeUnknown(_))
     }
 
     /// Shorthand used throughout the crate for wrapping an `io::Error`.

@@ -1,0 +1,213 @@
+//! The engines' commit log on a replicated node: a commit is durable when
+//! the node group's Raft log has committed it (a quorum holds it).
+//!
+//! `append` hands the record to Raft and returns a *ticket*. The ticket is
+//! resolved in one of two ways:
+//! - the state machine applies the entry on this node, which is then known
+//!   to be committed: the ticket succeeds, and the engine, which already
+//!   holds the transaction's versions, stamps them (nothing is re-applied);
+//! - Raft gives up on it (this node lost its leadership while the entry
+//!   waited): the outcome is unknown — a new primary may still commit the
+//!   entry, or discard it — so the ticket fails with
+//!   [`LogError::OutcomeUnknown`], the engine undoes the transaction, and if
+//!   the entry does commit after all, it reaches this node again as a
+//!   replicated entry and is applied like any other.
+//!
+//! A node that is not serving as primary refuses appends at once with
+//! [`LogError::NotReplicated`]: nothing was written, the commit certainly
+//! did not happen.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use parking_lot::{Condvar, Mutex};
+use tessera_engine::CommitLog;
+use tessera_log::LogError;
+use tokio::sync::mpsc;
+
+use crate::types::Command;
+
+/// How a ticket ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Committed,
+    Unknown(String),
+}
+
+#[derive(Default)]
+struct Ticket {
+    outcome: Option<Outcome>,
+    waker: Option<Waker>,
+    /// Someone polls it (and will consume the outcome).
+    polled: bool,
+}
+
+/// The commits this node proposed and has not yet seen decided.
+#[derive(Default)]
+pub struct Tickets {
+    next: AtomicU64,
+    open: Mutex<HashMap<u64, Ticket>>,
+    decided: Condvar,
+}
+
+impl Tickets {
+    fn open(&self) -> u64 {
+        let t = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        self.open.lock().insert(t, Ticket::default());
+        t
+    }
+
+    /// Decides a ticket still open; false if it was decided already or is unknown.
+    pub fn decide(&self, ticket: u64, outcome: Outcome) -> bool {
+        let waker = {
+            let mut open = self.open.lock();
+            let Some(t) = open.get_mut(&ticket) else { return false };
+            if t.outcome.is_some() {
+                return false;
+            }
+            t.outcome = Some(outcome);
+            t.waker.take()
+        };
+        self.decided.notify_all();
+        // Outside the lock: the waker completes (stamps or undoes) the commit.
+        if let Some(w) = waker {
+            w.wake();
+        }
+        true
+    }
+
+    /// The state machine applies one of this node's own entries: if its
+    /// ticket is still open, the transaction is in the engine already and
+    /// now committed (true: do not apply it again). False when the ticket
+    /// failed (the engine undid it) or belongs to an earlier run of the
+    /// process: the entry must be applied.
+    pub fn claim_applied(&self, ticket: u64) -> bool {
+        self.decide(ticket, Outcome::Committed)
+    }
+
+    /// Fails every open ticket (the node stepped down, or is shutting down).
+    pub fn fail_all(&self, why: &str) {
+        let open: Vec<u64> = self.open.lock().iter().filter(|(_, t)| t.outcome.is_none()).map(|(k, _)| *k).collect();
+        for t in open {
+            self.decide(t, Outcome::Unknown(why.to_string()));
+        }
+    }
+
+    pub fn pending(&self) -> usize {
+        self.open.lock().values().filter(|t| t.outcome.is_none()).count()
+    }
+
+    fn result(outcome: Outcome) -> Result<(), LogError> {
+        match outcome {
+            Outcome::Committed => Ok(()),
+            Outcome::Unknown(why) => Err(LogError::OutcomeUnknown(why)),
+        }
+    }
+}
+
+/// What the replicated commit logs of a node share.
+pub struct Proposals {
+    pub me: u64,
+    /// Random per process start, so that an entry proposed by an earlier run
+    /// of this node is never taken for one of this run's tickets.
+    pub incarnation: u64,
+    pub tickets: Tickets,
+    submit: mpsc::UnboundedSender<Command>,
+    /// Whether this node serves as primary (leader, caught up, with a quorum).
+    serving: AtomicBool,
+    why_not: Mutex<String>,
+}
+
+impl Proposals {
+    /// `submit` carries proposals to the task that feeds them to Raft.
+    pub fn new(me: u64, submit: mpsc::UnboundedSender<Command>) -> Arc<Proposals> {
+        let mut bytes = [0u8; 8];
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).expect("system randomness");
+        Arc::new(Proposals {
+            me,
+            incarnation: u64::from_le_bytes(bytes),
+            tickets: Tickets::default(),
+            submit,
+            serving: AtomicBool::new(false),
+            why_not: Mutex::new("this node is starting".into()),
+        })
+    }
+
+    pub fn set_serving(&self, serving: bool, why_not: &str) {
+        if !serving {
+            *self.why_not.lock() = why_not.to_string();
+        }
+        self.serving.store(serving, Ordering::SeqCst);
+    }
+
+    pub fn is_serving(&self) -> bool {
+        self.serving.load(Ordering::SeqCst)
+    }
+
+    /// The commit log of one engine (stream) of this node.
+    pub fn commit_log(self: &Arc<Self>, stream: u32) -> ReplicatedCommitLog {
+        ReplicatedCommitLog { stream, proposals: self.clone() }
+    }
+}
+
+pub struct ReplicatedCommitLog {
+    stream: u32,
+    proposals: Arc<Proposals>,
+}
+
+impl CommitLog for ReplicatedCommitLog {
+    fn append(&self, record: &[u8]) -> Result<u64, LogError> {
+        let p = &self.proposals;
+        if !p.is_serving() {
+            return Err(LogError::NotReplicated(p.why_not.lock().clone()));
+        }
+        let ticket = p.tickets.open();
+        let command =
+            Command { origin: p.me, incarnation: p.incarnation, ticket, stream: self.stream, record: record.to_vec() };
+        if p.submit.send(command).is_err() {
+            p.tickets.decide(ticket, Outcome::Unknown("the node is shutting down".into()));
+            p.tickets.open.lock().remove(&ticket);
+            return Err(LogError::NotReplicated("the node is shutting down".into()));
+        }
+        Ok(ticket)
+    }
+
+    fn wait_durable(&self, ticket: u64) -> Result<(), LogError> {
+        let tickets = &self.proposals.tickets;
+        let mut open = tickets.open.lock();
+        loop {
+            let Some(t) = open.get(&ticket) else { return Ok(()) };
+            if let Some(outcome) = t.outcome.clone() {
+                if !t.polled {
+                    open.remove(&ticket);
+                }
+                return Tickets::result(outcome);
+            }
+            tickets.decided.wait(&mut open);
+        }
+    }
+
+    fn poll_durable(&self, ticket: u64, cx: &mut Context<'_>) -> Poll<Result<(), LogError>> {
+        let mut open = self.proposals.tickets.open.lock();
+        let Some(t) = open.get_mut(&ticket) else {
+            return Poll::Ready(Err(LogError::OutcomeUnknown("the commit's ticket was lost".into())));
+        };
+        match t.outcome.take() {
+            Some(outcome) => {
+                open.remove(&ticket);
+                Poll::Ready(Tickets::result(outcome))
+            }
+            None => {
+                t.polled = true;
+                t.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+
+    fn wait_when_abandoned(&self) -> bool {
+        false
+    }
+}

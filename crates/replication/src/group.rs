@@ -1,0 +1,303 @@
+//! A node group: the nodes that replicate one Raft log, and this node's
+//! part in it — its Raft, its log store, its state machine (the engines),
+//! its RPC listener, and its *role*, which tells the SQL front end whether
+//! to serve clients here, forward them to the primary, or refuse them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::Instant as _;
+use openraft::async_runtime::WatchReceiver;
+use openraft::{Config, ReadPolicy, ServerState, SnapshotPolicy};
+use tessera_engine::{CommitLogSource, EngineConfig, Node};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use crate::commit_log::{Outcome, Proposals};
+use crate::error::{ReplicationError, Result};
+use crate::log_store::LogStore;
+use crate::network::{Peers, handler};
+use crate::rpc::{self, ClusterSecret};
+use crate::state_machine::StateMachine;
+use crate::types::{Command, NodeId, NodeInfo, Raft};
+
+/// How this node takes part in the group, as the front end needs to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// Not yet part of a working group (bootstrapping, or replaying its log).
+    Starting,
+    /// The primary: leader, caught up, with a quorum. Serve clients here.
+    Primary,
+    /// A secondary that knows the primary: forward clients there.
+    Secondary { primary: NodeId, info: NodeInfo },
+    /// No primary this node can name (an election is running, or the
+    /// group lost its quorum): refuse clients, with this reason.
+    Unavailable(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct GroupConfig {
+    pub id: NodeId,
+    pub info: NodeInfo,
+    /// Where the Raft log lives.
+    pub dir: PathBuf,
+    /// RPC addresses of the group's founding members (may include this
+    /// node's own); empty for a group of one.
+    pub join: Vec<String>,
+    pub secret: ClusterSecret,
+    /// Raft timing, in milliseconds.
+    pub heartbeat_ms: u64,
+    pub election_timeout_ms: (u64, u64),
+}
+
+impl GroupConfig {
+    pub fn new(id: NodeId, info: NodeInfo, dir: PathBuf, secret: ClusterSecret) -> GroupConfig {
+        GroupConfig { id, info, dir, join: Vec::new(), secret, heartbeat_ms: 100, election_timeout_ms: (500, 1000) }
+    }
+}
+
+pub struct Group {
+    pub id: NodeId,
+    node: Arc<Node>,
+    raft: Raft,
+    log: LogStore,
+    proposals: Arc<Proposals>,
+    role: watch::Receiver<Role>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Group {
+    /// Opens the node's engines (empty, in memory: the Raft log is their
+    /// durability), replays the log into them, starts Raft and the RPC
+    /// listener on `rpc_listener`, and bootstraps the group from
+    /// `config.join` if it has never been formed. `engine` gives the
+    /// engines' settings (its directory is ignored).
+    pub fn start(config: GroupConfig, engine: EngineConfig, rpc_listener: std::net::TcpListener) -> Result<Group> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("tessera-raft")
+            .enable_all()
+            .build()
+            .map_err(|e| ReplicationError::Internal(format!("starting the replication runtime: {e}")))?;
+        let (submit, submitted) = mpsc::unbounded_channel::<Command>();
+        let proposals = Proposals::new(config.id, submit);
+        let source = {
+            let proposals = proposals.clone();
+            CommitLogSource(Arc::new(move |stream| Box::new(proposals.commit_log(stream))))
+        };
+        let node = Arc::new(Node::open(EngineConfig { dir: None, commit_log: Some(source), ..engine })?);
+        let log = LogStore::open(&config.dir)?;
+        let fresh = log.is_empty();
+        let sm = StateMachine::new(node.clone(), proposals.clone());
+        let peers = Peers::new(config.id, config.secret.clone());
+        let raft_config = Arc::new(
+            Config {
+                cluster_name: "tessera".into(),
+                heartbeat_interval: config.heartbeat_ms,
+                election_timeout_min: config.election_timeout_ms.0,
+                election_timeout_max: config.election_timeout_ms.1,
+                // The log is the engines' durability until checkpoints
+                // become snapshots: never snapshot, never purge.
+                snapshot_policy: SnapshotPolicy::Never,
+                ..Default::default()
+            }
+            .validate()
+            .map_err(|e| ReplicationError::Internal(format!("Raft configuration: {e}")))?,
+        );
+        let raft = runtime
+            .block_on(Raft::new(config.id, raft_config, peers.clone(), log.clone(), sm.clone()))
+            .map_err(|e| ReplicationError::Raft(e.to_string()))?;
+        rpc_listener.set_nonblocking(true).map_err(|e| ReplicationError::Internal(e.to_string()))?;
+        let listener = {
+            let _enter = runtime.enter();
+            TcpListener::from_std(rpc_listener).map_err(|e| ReplicationError::Internal(e.to_string()))?
+        };
+        runtime.spawn(rpc::serve(
+            listener,
+            config.secret.clone(),
+            handler(raft.clone(), config.id, config.info.clone()),
+        ));
+        runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
+        if fresh {
+            runtime.spawn(bootstrap(raft.clone(), peers, config.clone()));
+        }
+        let (role_tx, role) = watch::channel(Role::Starting);
+        runtime.spawn(watch_role(raft.clone(), node.clone(), log.clone(), proposals.clone(), config.clone(), role_tx));
+        Ok(Group { id: config.id, node, raft, log, proposals, role, runtime: Some(runtime) })
+    }
+
+    pub fn node(&self) -> &Arc<Node> {
+        &self.node
+    }
+
+    /// Changes of this node's role.
+    pub fn role(&self) -> watch::Receiver<Role> {
+        self.role.clone()
+    }
+
+    pub fn raft(&self) -> &Raft {
+        &self.raft
+    }
+
+    /// Number of this node's commits waiting for their outcome.
+    pub fn pending_commits(&self) -> usize {
+        self.proposals.tickets.pending()
+    }
+
+    /// Stops Raft and the listener; commits still waiting fail as unknown.
+    pub fn shutdown(mut self) -> Result<()> {
+        self.proposals.set_serving(false, "the node is shutting down");
+        if let Some(rt) = self.runtime.take() {
+            let _ = rt.block_on(self.raft.shutdown());
+            self.proposals.tickets.fail_all("the node shut down before the commit's outcome was known");
+            rt.shutdown_timeout(Duration::from_secs(2));
+        }
+        self.log.close()
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Feeds proposals to Raft. Each write is awaited on its own task, so many
+/// are in flight at once (Raft batches them into its log and messages).
+async fn submit_loop(raft: Raft, proposals: Arc<Proposals>, mut submitted: mpsc::UnboundedReceiver<Command>) {
+    while let Some(cmd) = submitted.recv().await {
+        let raft = raft.clone();
+        let proposals = proposals.clone();
+        tokio::spawn(async move {
+            let ticket = cmd.ticket;
+            match raft.client_write(cmd).await {
+                // Applying the entry decided the ticket already.
+                Ok(_) => {
+                    proposals.tickets.decide(ticket, Outcome::Committed);
+                }
+                Err(e) => {
+                    proposals.tickets.decide(
+                        ticket,
+                        Outcome::Unknown(format!("the primary changed while the commit waited for its quorum ({e})")),
+                    );
+                }
+            }
+        });
+    }
+}
+
+/// Forms the group the first time: asks every `--join` address who it is,
+/// and once all have answered, the node with the lowest id proposes the
+/// membership. The others wait to hear from the leader that emerges.
+async fn bootstrap(raft: Raft, peers: Peers, config: GroupConfig) {
+    let mut members: BTreeMap<NodeId, NodeInfo> = BTreeMap::new();
+    members.insert(config.id, config.info.clone());
+    loop {
+        if raft.is_initialized().await.unwrap_or(true) {
+            return;
+        }
+        let mut missing = Vec::new();
+        for addr in &config.join {
+            if *addr == config.info.rpc_addr || members.values().any(|i| &i.rpc_addr == addr) {
+                continue;
+            }
+            match peers.hello(addr).await {
+                Ok((id, info)) => {
+                    members.insert(id, info);
+                }
+                Err(e) => missing.push(format!("{addr}: {e}")),
+            }
+        }
+        if missing.is_empty() {
+            if members.keys().next() == Some(&config.id) {
+                tracing::info!(members = ?members.keys().collect::<Vec<_>>(), "forming the cluster");
+                if let Err(e) = raft.initialize(members.clone()).await {
+                    tracing::info!("cluster already formed: {e}");
+                }
+            }
+            return;
+        }
+        tracing::info!(waiting_for = ?missing, "waiting for the other founding nodes");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Follows Raft's metrics and turns them into this node's role. A node
+/// becomes primary only once it leads with a quorum and has applied every
+/// entry committed before its term (so its engines hold everything), and
+/// its engines' clocks are above every timestamp in its log.
+async fn watch_role(
+    raft: Raft,
+    node: Arc<Node>,
+    log: LogStore,
+    proposals: Arc<Proposals>,
+    config: GroupConfig,
+    role: watch::Sender<Role>,
+) {
+    let mut metrics = raft.metrics();
+    let lease = Duration::from_millis(config.election_timeout_ms.1);
+    let mut tick = tokio::time::interval(Duration::from_millis(config.heartbeat_ms.max(20) / 2));
+    loop {
+        tokio::select! {
+            changed = metrics.changed() => if changed.is_err() { return },
+            _ = tick.tick() => {}
+        }
+        let m = metrics.borrow_and_update().clone();
+        let leads = m.state == ServerState::Leader && m.current_leader == Some(config.id);
+        let voters = m.membership_config.membership().voter_ids().count();
+        let quorum = voters <= 1 || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease);
+        let current = role.borrow().clone();
+        let next = if leads && quorum {
+            if current == Role::Primary {
+                Role::Primary
+            } else {
+                // Caught up: everything committed before this term is applied.
+                match raft.ensure_linearizable(ReadPolicy::ReadIndex).await {
+                    Ok(_) => {
+                        let ts = log.max_ts();
+                        node.system().raise_clock(ts);
+                        for (_, engine) in node.partitions() {
+                            engine.raise_clock(ts);
+                        }
+                        proposals.set_serving(true, "");
+                        tracing::info!(term = m.current_term, "this node is now the primary");
+                        Role::Primary
+                    }
+                    Err(e) => Role::Unavailable(format!("this node is becoming the primary ({e})")),
+                }
+            }
+        } else if leads {
+            Role::Unavailable(format!(
+                "the cluster has lost its quorum: this node leads but fewer than {} of {voters} nodes answer",
+                voters / 2 + 1
+            ))
+        } else {
+            match m.current_leader.and_then(|l| m.membership_config.membership().get_node(&l).map(|i| (l, i.clone()))) {
+                Some((primary, info)) => Role::Secondary { primary, info },
+                None if voters == 0 => Role::Starting,
+                None => Role::Unavailable(
+                    "the cluster has no primary: an election is under way or fewer than a quorum of nodes is reachable"
+                        .into(),
+                ),
+            }
+        };
+        if next != Role::Primary && current == Role::Primary {
+            let why = match &next {
+                Role::Unavailable(why) => why.clone(),
+                _ => "this node is no longer the primary".to_string(),
+            };
+            proposals.set_serving(false, &why);
+            if !leads {
+                proposals.tickets.fail_all("the primary changed while the commit waited for its quorum");
+            }
+            tracing::warn!("this node stopped serving as primary: {why}");
+        }
+        if next != current {
+            let _ = role.send(next);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Tessera's replication: a node group's Raft log and the engines it feeds.
+//!
+//! A cluster's nodes form a *group* that replicates one Raft log
+//! ([openraft]): the primary is the Raft leader, the epoch is the Raft term,
+//! and a commit's sequence number is its log index. The log carries the
+//! engines' own records — the after-images of committed transactions and
+//! DDL, exactly what a single node writes to its local log — each tagged
+//! with its engine's stream (stream 0: the catalog and keyless databases;
+//! one stream per keyed partition).
+//!
+//! ```text
+//!  primary                                      secondary (× N-1)
+//!  Transaction::commit_start                    
+//!    └─ ReplicatedCommitLog::append ─ ticket    
+//!         └─ Raft::client_write ──── AppendEntries (rpc) ──▶ LogStore::append (fsync)
+//!            LogStore::append (fsync)                       │
+//!            quorum ◀──────────────────── ack ──────────────┘
+//!            StateMachine::apply: own entry ─▶ ticket decided ─▶ engine stamps the versions
+//!                                                          StateMachine::apply ─▶ Engine::apply_committed
+//! ```
+//!
+//! - `commit_log`: the engine's [`CommitLog`](tessera_engine::CommitLog) on a
+//!   replicated node. A commit is durable when a quorum has it; a node that
+//!   is not the serving primary refuses commits (`NotReplicated`, certainly
+//!   not committed); a commit cut off by a change of primary fails as
+//!   `OutcomeUnknown` — it may still commit under the next primary, and then
+//!   reaches this node as a replicated entry like any other.
+//! - `log_store`: Raft's log on disk, in a `tessera-log` log of its own
+//!   (checksummed frames, group commit).
+//! - `state_machine`: applies committed entries to the node's engines through
+//!   their replica path; the engines live in memory and a restarted node
+//!   replays its log into them.
+//! - `rpc`: authenticated (cluster secret, HMAC challenge–response both ways),
+//!   multiplexed request/response over TCP; `network` carries Raft's
+//!   messages over it.
+//! - `group`: starts all of it and derives this node's [`Role`] — primary
+//!   (serve clients), secondary (forward clients to the primary),
+//!   unavailable (no primary, or no quorum: refuse, with the reason).
+//!
+//! Safety of a change of primary rests on three rules. A node serves as
+//! primary only once it leads with a quorum and has applied everything
+//! committed before its term. Its engines' clocks then start above every
+//! timestamp in its log, so version chains stay ordered across primaries.
+//! And a replica applies an entry only when no local transaction is active
+//! in that engine: a demoted primary first unwinds its sessions.
+//!
+//! Not yet here (see `docs/design/cluster.md`): one Raft group per partition
+//! (today one group replicates all of a node's engines, so all primaries are
+//! on one node), snapshots (the log is never purged; a restart replays it
+//! all), the partition manager, and reads on secondaries.
+
+pub mod commit_log;
+pub mod error;
+pub mod group;
+pub mod log_store;
+pub mod network;
+pub mod rpc;
+pub mod state_machine;
+pub mod types;
+
+pub use error::{ReplicationError, Result};
+pub use group::{Group, GroupConfig, Role};
+pub use rpc::ClusterSecret;
+pub use types::{NodeId, NodeInfo};

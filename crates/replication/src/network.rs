@@ -1,0 +1,177 @@
+//! Raft's messages between the nodes of a group, over the authenticated RPC
+//! layer: the client side (`RaftNetworkFactory` / `RaftNetworkV2`) and the
+//! server side (`serve_raft`), which hands requests to the local Raft.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::errors::{RPCError, ReplicationClosed, StreamingError, Unreachable};
+use openraft::network::RPCOption;
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest, TransferLeaderResponse,
+    VoteRequest, VoteResponse,
+};
+use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ReplicationError, Result};
+use crate::rpc::{ClusterSecret, Handler, RpcClient};
+use crate::types::{C, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, Vote};
+
+#[derive(Serialize, Deserialize)]
+pub(crate) enum Request {
+    /// Who are you? (used to bootstrap a cluster from `--join` addresses)
+    Hello,
+    AppendEntries(AppendEntriesRequest<C>),
+    Vote(VoteRequest<C>),
+    TransferLeader(TransferLeaderRequest<C>),
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) enum Reply {
+    Hello { id: NodeId, info: NodeInfo },
+    AppendEntries(AppendEntriesResponse<C>),
+    Vote(VoteResponse<C>),
+    TransferLeader(TransferLeaderResponse<C>),
+    Failed(String),
+}
+
+fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    postcard::to_allocvec(v).expect("replication messages always encode")
+}
+
+/// The server side: answers peers' requests with the local Raft.
+pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo) -> Handler {
+    Arc::new(move |_from, body| {
+        let raft = raft.clone();
+        let info = info.clone();
+        Box::pin(async move {
+            let reply = match postcard::from_bytes::<Request>(&body) {
+                Err(e) => Reply::Failed(format!("malformed request: {e}")),
+                Ok(Request::Hello) => Reply::Hello { id, info },
+                Ok(Request::AppendEntries(rpc)) => {
+                    raft.append_entries(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::AppendEntries)
+                }
+                Ok(Request::Vote(rpc)) => {
+                    raft.vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
+                }
+                Ok(Request::TransferLeader(rpc)) => raft
+                    .handle_transfer_leader(rpc)
+                    .await
+                    .map_or_else(|e| Reply::Failed(e.to_string()), Reply::TransferLeader),
+            };
+            encode(&reply)
+        })
+    })
+}
+
+/// The clients of a node, one per peer address, shared by Raft's
+/// replication streams and by bootstrap.
+#[derive(Clone)]
+pub struct Peers {
+    me: NodeId,
+    secret: ClusterSecret,
+    clients: Arc<Mutex<HashMap<String, Arc<RpcClient>>>>,
+}
+
+impl Peers {
+    pub fn new(me: NodeId, secret: ClusterSecret) -> Peers {
+        Peers { me, secret, clients: Arc::default() }
+    }
+
+    pub fn client(&self, addr: &str) -> Arc<RpcClient> {
+        self.clients
+            .lock()
+            .entry(addr.to_string())
+            .or_insert_with(|| Arc::new(RpcClient::new(addr.to_string(), self.me, self.secret.clone())))
+            .clone()
+    }
+
+    /// Asks the node at `addr` who it is.
+    pub async fn hello(&self, addr: &str) -> Result<(NodeId, NodeInfo)> {
+        let reply = self.client(addr).call(encode(&Request::Hello), Duration::from_secs(2)).await?;
+        match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
+            Reply::Hello { id, info } => Ok((id, info)),
+            Reply::Failed(e) => Err(ReplicationError::Raft(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to hello".into())),
+        }
+    }
+}
+
+impl RaftNetworkFactory<C> for Peers {
+    type Network = PeerLink;
+
+    async fn new_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
+        PeerLink { target, client: self.client(&node.rpc_addr) }
+    }
+}
+
+/// Raft's view of one peer.
+pub struct PeerLink {
+    target: NodeId,
+    client: Arc<RpcClient>,
+}
+
+impl PeerLink {
+    async fn call(&self, request: Request, option: &RPCOption) -> Result<Reply, Unreachable<C>> {
+        let unreachable =
+            |e: String| Unreachable::from_string(format!("node {} ({}): {e}", self.target, self.client.addr()));
+        let reply =
+            self.client.call(encode(&request), option.hard_ttl()).await.map_err(|e| unreachable(e.to_string()))?;
+        match postcard::from_bytes::<Reply>(&reply) {
+            Ok(Reply::Failed(e)) => Err(unreachable(e)),
+            Ok(reply) => Ok(reply),
+            Err(e) => Err(unreachable(format!("malformed reply: {e}"))),
+        }
+    }
+}
+
+fn unexpected(what: &str) -> Unreachable<C> {
+    Unreachable::from_string(format!("unexpected reply to {what}"))
+}
+
+impl RaftNetworkV2<C> for PeerLink {
+    type SnapshotData = SnapshotData;
+
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<C>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<C>, RPCError<C>> {
+        match self.call(Request::AppendEntries(rpc), &option).await? {
+            Reply::AppendEntries(r) => Ok(r),
+            _ => Err(unexpected("append entries").into()),
+        }
+    }
+
+    async fn vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {
+        match self.call(Request::Vote(rpc), &option).await? {
+            Reply::Vote(r) => Ok(r),
+            _ => Err(unexpected("vote").into()),
+        }
+    }
+
+    async fn full_snapshot(
+        &mut self,
+        _vote: Vote,
+        _snapshot: Snapshot,
+        _cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
+        _option: RPCOption,
+    ) -> Result<SnapshotResponse<C>, StreamingError<C>> {
+        Err(Unreachable::from_string("snapshots are not supported yet: replicas catch up from the log").into())
+    }
+
+    async fn transfer_leader(
+        &mut self,
+        req: TransferLeaderRequest<C>,
+        option: RPCOption,
+    ) -> Result<TransferLeaderResponse<C>, RPCError<C>> {
+        match self.call(Request::TransferLeader(req), &option).await? {
+            Reply::TransferLeader(r) => Ok(r),
+            _ => Err(unexpected("transfer leader").into()),
+        }
+    }
+}

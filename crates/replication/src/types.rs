@@ -1,0 +1,66 @@
+//! The Raft type configuration of a node group, and what its log carries.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub type NodeId = u64;
+
+/// What the cluster knows of a node: where to reach it, and the fault and
+/// maintenance domains placement spreads replicas across.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NodeInfo {
+    /// Host:port of its RPC listener (other nodes).
+    pub rpc_addr: String,
+    /// Host:port of its PostgreSQL listener (clients, and gateways forwarding them).
+    pub pg_addr: String,
+    pub failure_domain: String,
+    pub upgrade_domain: String,
+}
+
+/// One log entry's payload: a commit or DDL record of one engine (stream),
+/// tagged with the node and ticket that proposed it, so that the proposer
+/// recognizes its own entry when it applies it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Command {
+    pub origin: NodeId,
+    /// Random per process start of the origin: tickets restart from 1.
+    pub incarnation: u64,
+    pub ticket: u64,
+    pub stream: u32,
+    pub record: Vec<u8>,
+}
+
+impl Command {
+    /// The record's commit timestamp (commit and DDL records both start
+    /// with a kind byte and the timestamp).
+    pub fn ts(&self) -> u64 {
+        self.record.get(1..9).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).unwrap_or(0)
+    }
+}
+
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "stream {} record of {} bytes from node {}", self.stream, self.record.len(), self.origin)
+    }
+}
+
+openraft::declare_raft_types!(
+    /// A node group's Raft: entries carry engine records; a response is the
+    /// entry's log index.
+    pub TypeConfig:
+        D = Command,
+        R = u64,
+        NodeId = NodeId,
+        Node = NodeInfo,
+);
+
+pub type C = TypeConfig;
+pub type LogId = openraft::type_config::alias::LogIdOf<C>;
+pub type Vote = openraft::type_config::alias::VoteOf<C>;
+pub type Entry = openraft::type_config::alias::EntryOf<C>;
+pub type StoredMembership = openraft::type_config::alias::StoredMembershipOf<C>;
+pub type SnapshotMeta = openraft::type_config::alias::SnapshotMetaOf<C>;
+pub type SnapshotData = Vec<u8>;
+pub type Snapshot = openraft::type_config::alias::SnapshotOf<C, SnapshotData>;
+pub type Raft = openraft::Raft<C, crate::state_machine::StateMachine>;

@@ -1,0 +1,175 @@
+//! Three nodes in one process, each with its own Raft log on disk and real
+//! RPC over 127.0.0.1: commits on the primary reach the secondaries; when
+//! the primary stops, another takes over with every acknowledged commit;
+//! a restarted node catches up from the log; without a quorum commits are
+//! refused and resume when a node returns.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tessera_engine::tuple::{Tuple, decode_i64, encode_i64, encode_tuple};
+use tessera_engine::{EngineConfig, EngineError, IndexKind, Isolation, KeyRange, PRIMARY, TableSpec};
+use tessera_log::LogError;
+use tessera_replication::{ClusterSecret, Group, GroupConfig, NodeInfo, Role};
+
+const SECRET: &[u8] = b"test cluster secret";
+
+struct TestNode {
+    id: u64,
+    dir: PathBuf,
+    addr: String,
+    group: Option<Group>,
+}
+
+fn config(id: u64, dir: &Path, addr: &str, join: &[String]) -> GroupConfig {
+    let info = NodeInfo { rpc_addr: addr.to_string(), pg_addr: String::new(), ..Default::default() };
+    let mut c = GroupConfig::new(id, info, dir.to_path_buf(), ClusterSecret::new(SECRET));
+    c.join = join.to_vec();
+    c.heartbeat_ms = 50;
+    c.election_timeout_ms = (300, 600);
+    c
+}
+
+impl TestNode {
+    fn start(&mut self, join: &[String]) {
+        let listener = std::net::TcpListener::bind(&self.addr).unwrap();
+        let c = config(self.id, &self.dir, &self.addr, join);
+        self.group = Some(Group::start(c, EngineConfig::in_memory(), listener).unwrap());
+    }
+
+    fn stop(&mut self) {
+        self.group.take().unwrap().shutdown().unwrap();
+    }
+
+    fn group(&self) -> &Group {
+        self.group.as_ref().unwrap()
+    }
+
+    fn role(&self) -> Role {
+        self.group.as_ref().map_or(Role::Starting, |g| g.role().borrow().clone())
+    }
+}
+
+fn cluster(root: &Path) -> (Vec<TestNode>, Vec<String>) {
+    let mut nodes = Vec::new();
+    for id in 1..=3 {
+        // Reserve a port, then free it for the node to bind.
+        let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+        nodes.push(TestNode { id, dir: root.join(format!("n{id}")), addr, group: None });
+    }
+    let join: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
+    for n in &mut nodes {
+        n.start(&join);
+    }
+    (nodes, join)
+}
+
+fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn primary(nodes: &[TestNode]) -> usize {
+    wait_for("a primary", Duration::from_secs(30), || {
+        let p: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].role() == Role::Primary).collect();
+        (p.len() == 1).then(|| p[0])
+    })
+}
+
+fn row(id: i64) -> Vec<u8> {
+    encode_tuple(&[Some(&encode_i64(id)), Some(&encode_i64(id * 10))])
+}
+
+fn insert(node: &TestNode, ids: std::ops::RangeInclusive<i64>) -> Result<(), EngineError> {
+    let engine = node.group().node().system().clone();
+    let t = engine.table("t").expect("table t");
+    for id in ids {
+        let mut tx = engine.begin(Isolation::Snapshot)?;
+        tx.insert(&t, row(id))?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+fn ids(node: &TestNode) -> Vec<i64> {
+    let engine = node.group().node().system().clone();
+    let Some(t) = engine.table("t") else { return Vec::new() };
+    let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+    let mut out: Vec<i64> = tx
+        .scan_collect(&t, PRIMARY, &KeyRange::all())
+        .unwrap()
+        .iter()
+        .map(|r| decode_i64(Tuple::parse(r).unwrap().field(0).unwrap()).unwrap())
+        .collect();
+    out.sort();
+    out
+}
+
+fn wait_rows(node: &TestNode, n: i64) {
+    let want: Vec<i64> = (1..=n).collect();
+    wait_for(&format!("node {} to hold rows 1..={n}", node.id), Duration::from_secs(20), || {
+        (ids(node) == want).then_some(())
+    });
+}
+
+#[test]
+fn commits_replicate_fail_over_and_catch_up() {
+    let root = tempfile::tempdir().unwrap();
+    let (mut nodes, join) = cluster(root.path());
+    let p = primary(&nodes);
+    let engine = nodes[p].group().node().system().clone();
+    engine.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+    insert(&nodes[p], 1..=50).unwrap();
+    for n in &nodes {
+        wait_rows(n, 50);
+    }
+
+    // A secondary refuses commits: nothing was written, and it stays writable.
+    let s = (p + 1) % 3;
+    let err = insert(&nodes[s], 51..=51).unwrap_err();
+    assert!(matches!(err, EngineError::CommitFailed(LogError::NotReplicated(_))), "{err}");
+    assert!(!nodes[s].group().node().system().is_read_only());
+
+    // The primary stops; another takes over with all 50 rows and goes on.
+    nodes[p].stop();
+    let q = primary(&nodes);
+    assert_ne!(q, p);
+    wait_rows(&nodes[q], 50);
+    insert(&nodes[q], 51..=60).unwrap();
+    let other = 3 - p - q;
+    wait_rows(&nodes[other], 60);
+
+    // The old primary restarts, replays its log and catches up.
+    nodes[p].start(&join);
+    wait_rows(&nodes[p], 60);
+
+    // Two of three stop: no quorum, so the last one refuses commits ...
+    let keep = p;
+    for (i, n) in nodes.iter_mut().enumerate() {
+        if i != keep {
+            n.stop();
+        }
+    }
+    wait_for("the survivor to give up serving", Duration::from_secs(20), || {
+        matches!(nodes[keep].role(), Role::Unavailable(_) | Role::Secondary { .. }).then_some(())
+    });
+    let err = insert(&nodes[keep], 61..=61).unwrap_err();
+    assert!(matches!(err, EngineError::CommitFailed(LogError::NotReplicated(_))), "{err}");
+
+    // ... until one returns.
+    let back = (keep + 1) % 3;
+    nodes[back].start(&join);
+    let p2 = primary(&nodes);
+    insert(&nodes[p2], 61..=70).unwrap();
+    wait_rows(&nodes[keep], 70);
+    wait_rows(&nodes[back], 70);
+    for n in nodes.iter_mut().filter(|n| n.group.is_some()) {
+        n.stop();
+    }
+}

@@ -113,4 +113,5 @@ pub use pending::{CommitStart, PendingCommit};
 pub use schema::{IndexId, IndexKind, IndexSpec, PRIMARY, TableId, TableSpec};
 pub use shared_log::SharedLog;
 pub use table::{Table, TableStats};
+pub use tessera_log::LogError;
 pub use txn::{Durability, Isolation, KeyRange, PutCondition, PutOutcome, RowVersion, RowWait, Savepoint, Transaction};

@@ -121,10 +121,18 @@ impl Group {
         ));
         runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
         if fresh {
-            runtime.spawn(bootstrap(raft.clone(), peers, config.clone()));
+            runtime.spawn(bootstrap(raft.clone(), peers.clone(), config.clone()));
         }
         let (role_tx, role) = watch::channel(Role::Starting);
-        runtime.spawn(watch_role(raft.clone(), node.clone(), log.clone(), proposals.clone(), config.clone(), role_tx));
+        let watcher = RoleWatch {
+            raft: raft.clone(),
+            node: node.clone(),
+            log: log.clone(),
+            proposals: proposals.clone(),
+            peers,
+            config: config.clone(),
+        };
+        runtime.spawn(watcher.run(role_tx));
         Ok(Group { id: config.id, node, raft, log, proposals, role, runtime: Some(runtime) })
     }
 
@@ -139,6 +147,10 @@ impl Group {
 
     pub fn raft(&self) -> &Raft {
         &self.raft
+    }
+
+    pub fn status(&self) -> crate::status::StatusSource {
+        crate::status::StatusSource { raft: self.raft.clone() }
     }
 
     /// Number of this node's commits waiting for their outcome.
@@ -230,74 +242,93 @@ async fn bootstrap(raft: Raft, peers: Peers, config: GroupConfig) {
 /// becomes primary only once it leads with a quorum and has applied every
 /// entry committed before its term (so its engines hold everything), and
 /// its engines' clocks are above every timestamp in its log.
-async fn watch_role(
+struct RoleWatch {
     raft: Raft,
     node: Arc<Node>,
     log: LogStore,
     proposals: Arc<Proposals>,
+    peers: Peers,
     config: GroupConfig,
-    role: watch::Sender<Role>,
-) {
-    let mut metrics = raft.metrics();
-    let lease = Duration::from_millis(config.election_timeout_ms.1);
-    let mut tick = tokio::time::interval(Duration::from_millis(config.heartbeat_ms.max(20) / 2));
-    loop {
-        tokio::select! {
-            changed = metrics.changed() => if changed.is_err() { return },
-            _ = tick.tick() => {}
-        }
-        let m = metrics.borrow_and_update().clone();
-        let leads = m.state == ServerState::Leader && m.current_leader == Some(config.id);
-        let voters = m.membership_config.membership().voter_ids().count();
-        let quorum = voters <= 1 || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease);
-        let current = role.borrow().clone();
-        let next = if leads && quorum {
-            if current == Role::Primary {
-                Role::Primary
+}
+
+impl RoleWatch {
+    async fn run(self, role: watch::Sender<Role>) {
+        let mut metrics = self.raft.metrics();
+        let lease = Duration::from_millis(self.config.election_timeout_ms.1);
+        let mut tick = tokio::time::interval(Duration::from_millis(self.config.heartbeat_ms.max(20) / 2));
+        // The primary's addresses as it reports them now (they may differ
+        // from those recorded when the cluster formed).
+        let mut resolved: Option<(NodeId, NodeInfo)> = None;
+        loop {
+            tokio::select! {
+                changed = metrics.changed() => if changed.is_err() { return },
+                _ = tick.tick() => {}
+            }
+            let m = metrics.borrow_and_update().clone();
+            let me = self.config.id;
+            let leads = m.state == ServerState::Leader && m.current_leader == Some(me);
+            let voters = m.membership_config.membership().voter_ids().count();
+            let quorum = voters <= 1 || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease);
+            let current = role.borrow().clone();
+            let next = if leads && quorum {
+                if current == Role::Primary { Role::Primary } else { self.promote(m.current_term).await }
+            } else if leads {
+                Role::Unavailable(format!(
+                    "the cluster has lost its quorum: this node leads but fewer than {} of {voters} nodes answer",
+                    voters / 2 + 1
+                ))
             } else {
-                // Caught up: everything committed before this term is applied.
-                match raft.ensure_linearizable(ReadPolicy::ReadIndex).await {
-                    Ok(_) => {
-                        let ts = log.max_ts();
-                        node.system().raise_clock(ts);
-                        for (_, engine) in node.partitions() {
-                            engine.raise_clock(ts);
+                let recorded = m
+                    .current_leader
+                    .and_then(|l| m.membership_config.membership().get_node(&l).map(|i| (l, i.clone())));
+                match recorded {
+                    Some((primary, info)) => {
+                        if resolved.as_ref().is_none_or(|(id, _)| *id != primary) {
+                            let live = self.peers.hello(&info.rpc_addr).await.ok().filter(|(id, _)| *id == primary);
+                            resolved = Some((primary, live.map_or(info, |(_, i)| i)));
                         }
-                        proposals.set_serving(true, "");
-                        tracing::info!(term = m.current_term, "this node is now the primary");
-                        Role::Primary
+                        let (primary, info) = resolved.clone().expect("resolved above");
+                        Role::Secondary { primary, info }
                     }
-                    Err(e) => Role::Unavailable(format!("this node is becoming the primary ({e})")),
+                    None if voters == 0 => Role::Starting,
+                    None => Role::Unavailable(
+                        "the cluster has no primary: an election is under way, or fewer than a quorum of nodes is reachable"
+                            .into(),
+                    ),
                 }
-            }
-        } else if leads {
-            Role::Unavailable(format!(
-                "the cluster has lost its quorum: this node leads but fewer than {} of {voters} nodes answer",
-                voters / 2 + 1
-            ))
-        } else {
-            match m.current_leader.and_then(|l| m.membership_config.membership().get_node(&l).map(|i| (l, i.clone()))) {
-                Some((primary, info)) => Role::Secondary { primary, info },
-                None if voters == 0 => Role::Starting,
-                None => Role::Unavailable(
-                    "the cluster has no primary: an election is under way or fewer than a quorum of nodes is reachable"
-                        .into(),
-                ),
-            }
-        };
-        if next != Role::Primary && current == Role::Primary {
-            let why = match &next {
-                Role::Unavailable(why) => why.clone(),
-                _ => "this node is no longer the primary".to_string(),
             };
-            proposals.set_serving(false, &why);
-            if !leads {
-                proposals.tickets.fail_all("the primary changed while the commit waited for its quorum");
+            if next != Role::Primary && current == Role::Primary {
+                let why = match &next {
+                    Role::Unavailable(why) => why.clone(),
+                    _ => "this node is no longer the primary".to_string(),
+                };
+                self.proposals.set_serving(false, &why);
+                if !leads {
+                    self.proposals.tickets.fail_all("the primary changed while the commit waited for its quorum");
+                }
+                tracing::warn!("this node stopped serving as primary: {why}");
             }
-            tracing::warn!("this node stopped serving as primary: {why}");
+            if next != current {
+                let _ = role.send(next);
+            }
         }
-        if next != current {
-            let _ = role.send(next);
+    }
+
+    /// Catches up (everything committed before this term applied), lifts
+    /// the engines' clocks above every timestamp in the log, and serves.
+    async fn promote(&self, term: u64) -> Role {
+        match self.raft.ensure_linearizable(ReadPolicy::ReadIndex).await {
+            Ok(_) => {
+                let ts = self.log.max_ts();
+                self.node.system().raise_clock(ts);
+                for (_, engine) in self.node.partitions() {
+                    engine.raise_clock(ts);
+                }
+                self.proposals.set_serving(true, "");
+                tracing::info!(term, "this node is now the primary");
+                Role::Primary
+            }
+            Err(e) => Role::Unavailable(format!("this node is becoming the primary ({e})")),
         }
     }
 }

@@ -56,9 +56,11 @@ pub mod log_store;
 pub mod network;
 pub mod rpc;
 pub mod state_machine;
+pub mod status;
 pub mod types;
 
 pub use error::{ReplicationError, Result};
 pub use group::{Group, GroupConfig, Role};
 pub use rpc::ClusterSecret;
+pub use status::{NodeStatus, StatusSource};
 pub use types::{NodeId, NodeInfo};

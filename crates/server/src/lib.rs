@@ -19,6 +19,7 @@
 //! its own connection.
 
 mod connection;
+mod gateway;
 mod handler;
 mod values;
 
@@ -35,6 +36,7 @@ use tokio::net::TcpListener;
 
 use handler::{Conn, Extended, Parser, Startup, server_params};
 
+pub use gateway::{OpenSql, serve_cluster};
 pub use handler::AuthMode;
 
 pub struct ServerConfig {
@@ -100,34 +102,66 @@ impl PgWireServerHandlers for Handlers {
     }
 }
 
-/// Serves connections on `listener` until the task is dropped.
-pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerConfig) -> std::io::Result<()> {
-    let active = Arc::new(AtomicUsize::new(0));
-    let manager = Arc::new(ConnectionManager::new());
-    let params = server_params();
-    let tls = match &config.tls {
-        Some((cert, key)) => Some(tls_acceptor(cert, key).map_err(std::io::Error::other)?),
-        None => None,
-    };
-    loop {
-        let (socket, peer): (_, SocketAddr) = listener.accept().await?;
+/// What every connection of a listener shares.
+struct Listener {
+    active: Arc<AtomicUsize>,
+    manager: Arc<ConnectionManager>,
+    params: Arc<pgwire::api::auth::DefaultServerParameterProvider>,
+    tls: Option<pgwire::tokio::TlsAcceptor>,
+    config: ServerConfig,
+}
+
+impl Listener {
+    fn new(config: ServerConfig) -> std::io::Result<Listener> {
+        let tls = match &config.tls {
+            Some((cert, key)) => Some(tls_acceptor(cert, key).map_err(std::io::Error::other)?),
+            None => None,
+        };
+        Ok(Listener {
+            active: Arc::new(AtomicUsize::new(0)),
+            manager: Arc::new(ConnectionManager::new()),
+            params: server_params(),
+            tls,
+            config,
+        })
+    }
+
+    /// Takes a connection slot, or refuses the client (SQLSTATE 53300).
+    fn admit(&self, socket: &tokio::net::TcpStream) -> Option<Slot> {
         let _ = socket.set_nodelay(true);
-        if active.load(Ordering::Acquire) >= config.max_connections {
-            tokio::spawn(refuse(socket));
-            continue;
+        if self.active.load(Ordering::Acquire) >= self.config.max_connections {
+            return None;
         }
-        active.fetch_add(1, Ordering::AcqRel);
-        // A second handle on the socket lets the idle-in-transaction watchdog close it.
+        self.active.fetch_add(1, Ordering::AcqRel);
+        Some(Slot(self.active.clone()))
+    }
+
+    /// Runs a client session against `sql` on its own task. When `stop`
+    /// turns true (this node stopped serving as primary) the session ends:
+    /// the client is told (FATAL 57P01) and the connection closed.
+    fn spawn_session(
+        &self,
+        socket: tokio::net::TcpStream,
+        peer: SocketAddr,
+        slot: Slot,
+        sql: Arc<SqlEngine>,
+        stop: Option<tokio::sync::watch::Receiver<bool>>,
+    ) -> std::io::Result<()> {
+        // Second handles on the socket let the idle-in-transaction watchdog
+        // and the stop signal close it.
         let std_socket = socket.into_std()?;
         let watch = std_socket.try_clone()?;
+        let closer = std_socket.try_clone()?;
         let socket = tokio::net::TcpStream::from_std(std_socket)?;
         let conn = Arc::new(Conn::new(sql.clone()));
+        let params = self.params.clone();
+        let manager = self.manager.clone();
         let handlers = Handlers {
             extended: Arc::new(Extended { conn: conn.clone(), parser: Arc::new(Parser::new(conn.clone())) }),
             startup: Arc::new(Startup {
                 conn: conn.clone(),
                 driver: AuthDriver::new(params.clone()).with_connection_manager(manager.clone()),
-                mode: config.auth,
+                mode: self.config.auth,
                 sasl: {
                     let mut scram = ScramAuth::new(Arc::new(handler::RoleSecrets { sql: sql.clone() }));
                     scram.set_iterations(tessera_sql::ddl::SCRAM_ITERATIONS as usize);
@@ -138,17 +172,28 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
                 scram: Default::default(),
             }),
             conn: conn.clone(),
-            manager: manager.clone(),
+            manager,
         };
-        let active = active.clone();
-        let watchdog = tokio::spawn(idle_watchdog(conn.clone(), watch, tls.is_none()));
-        let tls = tls.clone();
+        let plaintext = self.tls.is_none();
+        let watchdog = tokio::spawn(idle_watchdog(conn.clone(), watch, plaintext));
+        let tls = self.tls.clone();
         tokio::spawn(async move {
             // Runs even if the connection task panics (pgwire panics on some
             // malformed messages): frees the slot and closes the watchdog's
             // handle on the socket, so the client sees the connection end.
-            let _cleanup = ConnectionEnd { active: active.clone(), watchdog: watchdog.abort_handle() };
-            if let Err(e) = connection::serve_connection(socket, tls, handlers).await {
+            let _cleanup = ConnectionEnd { _slot: slot, watchdog: watchdog.abort_handle() };
+            let work = connection::serve_connection(socket, tls, handlers);
+            let result = match stop {
+                None => work.await,
+                Some(mut stop) => tokio::select! {
+                    r = work => r,
+                    _ = stop.wait_for(|s| *s) => {
+                        terminate(closer, plaintext, "57P01", "terminating connection: this node is no longer the primary; reconnect to reach the new one");
+                        Ok(())
+                    }
+                },
+            };
+            if let Err(e) = result {
                 tracing::debug!(%peer, "connection ended: {e}");
             }
             // Roll back whatever the client left open.
@@ -156,18 +201,51 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
                 s.reset();
             }
         });
+        Ok(())
+    }
+}
+
+/// One connection's share of the connection cap, held until it ends.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Tells the client why its session ends (when nothing else may be
+/// writing: best effort) and closes the connection.
+fn terminate(socket: std::net::TcpStream, plaintext: bool, code: &str, message: &str) {
+    use std::io::Write;
+    let mut socket = socket;
+    if plaintext {
+        let _ = socket.write_all(&error_frame(code, message));
+    }
+    let _ = socket.shutdown(std::net::Shutdown::Both);
+}
+
+/// Serves connections on `listener` until the task is dropped.
+pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerConfig) -> std::io::Result<()> {
+    let shared = Listener::new(config)?;
+    loop {
+        let (socket, peer): (_, SocketAddr) = listener.accept().await?;
+        let Some(slot) = shared.admit(&socket) else {
+            tokio::spawn(refuse(socket, "53300", "sorry, too many clients already".into()));
+            continue;
+        };
+        shared.spawn_session(socket, peer, slot, sql.clone(), None)?;
     }
 }
 
 struct ConnectionEnd {
-    active: Arc<AtomicUsize>,
+    _slot: Slot,
     watchdog: tokio::task::AbortHandle,
 }
 
 impl Drop for ConnectionEnd {
     fn drop(&mut self) {
         self.watchdog.abort();
-        self.active.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -219,8 +297,9 @@ fn error_frame(code: &str, message: &str) -> Vec<u8> {
     frame
 }
 
-/// Tells a client over the connection limit why it is refused.
-async fn refuse(mut socket: tokio::net::TcpStream) {
+/// Tells a client why it is refused (over the connection limit, or no
+/// primary to serve it), in answer to its startup message.
+async fn refuse(mut socket: tokio::net::TcpStream, code: &'static str, message: String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut buf = [0u8; 1024];
     let wait = std::time::Duration::from_secs(5);
@@ -235,6 +314,6 @@ async fn refuse(mut socket: tokio::net::TcpStream) {
         }
         let _ = tokio::time::timeout(wait, socket.read(&mut buf)).await;
     }
-    let frame = error_frame("53300", "sorry, too many clients already");
+    let frame = error_frame(code, &message);
     let _ = socket.write_all(&frame).await;
 }

@@ -255,6 +255,8 @@ pub struct Catalog {
     version: AtomicI64,
     /// Writer gates of the partitions (see `PartitionGate`).
     gates: RwLock<std::collections::HashMap<u32, Arc<PartitionGate>>>,
+    /// The cluster this node belongs to, if any (for `tessera.nodes`).
+    cluster: std::sync::OnceLock<Arc<dyn crate::cluster_view::ClusterView>>,
 }
 
 impl Catalog {
@@ -280,6 +282,7 @@ impl Catalog {
             sequences: RwLock::new(BTreeMap::new()),
             version: AtomicI64::new(0),
             gates: RwLock::new(std::collections::HashMap::new()),
+            cluster: std::sync::OnceLock::new(),
         };
         catalog.load()?;
         let catalog = Arc::new(catalog);
@@ -307,6 +310,29 @@ impl Catalog {
 
     pub fn node(&self) -> &Arc<Node> {
         &self.node
+    }
+
+    /// Tells the catalog which cluster the node belongs to (once).
+    pub fn set_cluster(&self, view: Arc<dyn crate::cluster_view::ClusterView>) {
+        let _ = self.cluster.set(view);
+    }
+
+    /// The cluster's nodes; a single node shows itself as the primary.
+    pub fn cluster_nodes(&self) -> Vec<crate::cluster_view::NodeRow> {
+        match self.cluster.get() {
+            Some(view) => view.nodes(),
+            None => vec![crate::cluster_view::NodeRow {
+                id: 1,
+                rpc_addr: String::new(),
+                pg_addr: String::new(),
+                failure_domain: String::new(),
+                upgrade_domain: String::new(),
+                role: "primary".into(),
+                epoch: 0,
+                applied: None,
+                behind: Some(0),
+            }],
+        }
     }
 
     /// Opens (recovering) every keyed database's partitions; only then may

@@ -49,6 +49,7 @@ pub mod code {
     pub const INVALID_PARAMETER: &str = "22023";
     pub const SERIALIZATION: &str = "40001";
     pub const DEADLOCK: &str = "40P01";
+    pub const COMPLETION_UNKNOWN: &str = "40003";
     pub const LOCK_NOT_AVAILABLE: &str = "55P03";
     pub const IN_FAILED_TXN: &str = "25P02";
     pub const ACTIVE_TXN: &str = "25001";
@@ -134,6 +135,19 @@ impl From<EngineError> for SqlError {
             EngineError::TableExists(_) => SqlError::new(code::DUPLICATE_TABLE, message),
             EngineError::NoSuchIndex(_) => SqlError::new(code::UNDEFINED_OBJECT, message),
             EngineError::IndexExists(_) => SqlError::new(code::DUPLICATE_TABLE, message),
+            // A cluster's primary could not replicate the commit: nothing
+            // was written, and the transaction may be run again (through a
+            // new connection once this node stops serving as primary).
+            EngineError::CommitFailed(tessera_engine::LogError::NotReplicated(why)) => {
+                SqlError::new(code::SERIALIZATION, format!("could not commit: {why}"))
+                    .with_hint("Nothing was committed. The transaction might succeed if retried.")
+            }
+            // The commit was replicated but the primary changed before its
+            // quorum answered: the next primary may commit it or discard it.
+            EngineError::CommitFailed(tessera_engine::LogError::OutcomeUnknown(why)) => {
+                SqlError::new(code::COMPLETION_UNKNOWN, format!("the outcome of the commit is unknown: {why}"))
+                    .with_hint("The transaction may or may not have committed; check before running it again.")
+            }
             EngineError::ReadOnly(_) | EngineError::CommitFailed(_) => {
                 let disk_full = format!("{e:?}").contains("StorageFull") || message.contains("No space left");
                 SqlError::new(if disk_full { code::DISK_FULL } else { code::IO_ERROR }, message)

@@ -41,6 +41,7 @@
 
 pub mod alter;
 pub mod catalog;
+pub mod cluster_view;
 pub mod context;
 pub mod copy;
 pub mod ddl;

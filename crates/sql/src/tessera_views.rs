@@ -1,5 +1,5 @@
 //! Tessera's own system views, in schema `tessera`: `databases`,
-//! `partitions` and `jobs`.
+//! `partitions`, `jobs`, and the cluster map: `nodes` and `replicas`.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use crate::context::Resolver;
 use crate::pg_catalog::{i, null_s, s, table};
 
 /// Tessera's own system views, in schema `tessera`.
-pub const TESSERA_TABLES: &[&str] = &["databases", "partitions", "jobs"];
+pub const TESSERA_TABLES: &[&str] = &["databases", "partitions", "jobs", "nodes", "replicas"];
 
 pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
     let t = match name {
@@ -116,6 +116,76 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 })
                 .collect(),
         )?,
+        // The cluster's nodes as the primary sees them.
+        "nodes" => table(
+            &[
+                ("node_id", I8),
+                ("rpc_addr", T),
+                ("pg_addr", T),
+                ("failure_domain", T),
+                ("upgrade_domain", T),
+                ("role", T),
+                ("epoch", I8),
+                ("applied_index", I8),
+                ("behind", I8),
+            ],
+            r.catalog
+                .cluster_nodes()
+                .into_iter()
+                .map(|n| {
+                    vec![
+                        i(n.id as i64),
+                        s(&n.rpc_addr),
+                        s(&n.pg_addr),
+                        s(&n.failure_domain),
+                        s(&n.upgrade_domain),
+                        s(&n.role),
+                        i(n.epoch as i64),
+                        n.applied.map_or(V::Int64(None), |a| i(a as i64)),
+                        n.behind.map_or(V::Int64(None), |b| i(b as i64)),
+                    ]
+                })
+                .collect(),
+        )?,
+        // Every replica of every partition: which node holds it, in which
+        // role and epoch, and how far behind the primary it is. (All of a
+        // node's partitions share its group's log, so they share its role.)
+        "replicas" => {
+            let nodes = r.catalog.cluster_nodes();
+            let mut rows = Vec::new();
+            for d in r.catalog.databases() {
+                let parts: Vec<(i64, i64)> = if d.partitions.is_empty() {
+                    vec![(1, 0)]
+                } else {
+                    d.partitions.iter().enumerate().map(|(k, p)| (k as i64 + 1, p.stream as i64)).collect()
+                };
+                for (partition, stream) in parts {
+                    for n in &nodes {
+                        rows.push(vec![
+                            s(&d.name),
+                            i(partition),
+                            i(stream),
+                            i(n.id as i64),
+                            s(&n.role),
+                            i(n.epoch as i64),
+                            n.behind.map_or(V::Int64(None), |b| i(b as i64)),
+                        ]);
+                    }
+                }
+            }
+            table(
+                &[
+                    ("database", T),
+                    ("partition", I8),
+                    ("stream", I8),
+                    ("node_id", I8),
+                    ("role", T),
+                    ("epoch", I8),
+                    ("behind", I8),
+                ],
+                rows,
+            )?
+        }
         _ => return Ok(None),
     };
     Ok(Some(t))

@@ -6,6 +6,13 @@
 //! picks a free port) and prints `tessera: listening on ADDR`. It runs until
 //! SIGINT or SIGTERM, when it stops background work, flushes the log and
 //! exits cleanly.
+//!
+//! With `--node-id` it starts a cluster node instead (`cluster.rs`): it
+//! joins the nodes named by `--join` (their `--rpc-port` addresses), and
+//! serves, forwards or refuses clients as its role in the group says.
+//! `tessera demo --nodes 3` starts a local three-node cluster.
+
+mod cluster;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,9 +35,12 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once; the size difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
-    /// Start a single node on the embedded default.
+    /// Start a single node on the embedded default, or (with --node-id) a
+    /// node of a cluster.
     Start {
         /// Where the node keeps its log and checkpoints.
         #[arg(long, default_value = "./tessera-data")]
@@ -59,17 +69,44 @@ enum Command {
         /// PEM private key for TLS (with --tls-cert).
         #[arg(long, requires = "tls_cert")]
         tls_key: Option<PathBuf>,
+        #[command(flatten)]
+        cluster: cluster::ClusterArgs,
+    },
+    /// Start a local cluster of several nodes (child processes) for trying
+    /// Tessera out; stops them on Ctrl-C.
+    Demo {
+        /// How many nodes.
+        #[arg(long, default_value_t = 3)]
+        nodes: u32,
+        /// Parent of the nodes' data directories.
+        #[arg(long, default_value = "./tessera-demo")]
+        data_dir: PathBuf,
+        /// PostgreSQL port of the first node (the others follow).
+        #[arg(long, default_value_t = 5433)]
+        port: u16,
+        /// RPC port of the first node (the others follow).
+        #[arg(long, default_value_t = 7433)]
+        rpc_port: u16,
     },
 }
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("TESSERA_LOG").unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TESSERA_LOG").unwrap_or_else(|_| "info,openraft=warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
     match cli.command {
-        Command::Start { data_dir, lazy_commit, port, listen, max_connections, auth, tls_cert, tls_key } => {
+        Command::Demo { nodes, data_dir, port, rpc_port } => match cluster::demo(nodes, &data_dir, port, rpc_port) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("tessera: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Start { data_dir, lazy_commit, port, listen, max_connections, auth, tls_cert, tls_key, cluster } => {
             let auth = match auth.as_str() {
                 "trust" => tessera_server::AuthMode::Trust,
                 "scram" => tessera_server::AuthMode::Scram,
@@ -77,7 +114,12 @@ fn main() -> ExitCode {
             };
             let tls = tls_cert.zip(tls_key);
             let server = tessera_server::ServerConfig { max_connections, auth, tls };
-            match start(data_dir, lazy_commit, format!("{listen}:{port}"), server) {
+            let result = if cluster.node_id.is_some() {
+                cluster::start(cluster, data_dir, &listen, port, server)
+            } else {
+                start(data_dir, lazy_commit, format!("{listen}:{port}"), server)
+            };
+            match result {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("tessera: {e}");

@@ -1,5 +1,6 @@
 mod auth;
 mod client;
+mod cluster;
 mod drivers;
 mod durability;
 mod harness;

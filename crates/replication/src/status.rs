@@ -1,0 +1,72 @@
+//! The group as this node's Raft sees it: for `tessera status` and the
+//! `tessera.nodes` / `tessera.replicas` views. Complete on the primary
+//! (it tracks every secondary's progress); elsewhere it names the members
+//! and the primary only.
+
+use std::time::Duration;
+
+use openraft::Instant as _;
+use openraft::async_runtime::WatchReceiver;
+
+use crate::types::{NodeId, NodeInfo, Raft};
+
+/// A member answered the primary within this long: it counts as reachable.
+const REACHABLE: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeStatus {
+    pub id: NodeId,
+    pub info: NodeInfo,
+    /// `primary`, `secondary` or `unreachable`.
+    pub role: &'static str,
+    /// The primary's epoch (Raft term).
+    pub epoch: u64,
+    /// The last log index known to be on the node.
+    pub matched: Option<u64>,
+    /// Entries the node lacks compared with the primary's log.
+    pub behind: Option<u64>,
+}
+
+/// A cheap handle that reads the group's status.
+#[derive(Clone)]
+pub struct StatusSource {
+    pub(crate) raft: Raft,
+}
+
+impl StatusSource {
+    pub fn nodes(&self) -> Vec<NodeStatus> {
+        let m = self.raft.metrics().borrow_watched().clone();
+        let last = m.last_log_index;
+        let membership = m.membership_config.membership().clone();
+        membership
+            .nodes()
+            .map(|(id, info)| {
+                let is_primary = m.current_leader == Some(*id);
+                let matched = match &m.replication {
+                    Some(repl) => repl.get(id).and_then(|l| l.as_ref().map(|l| l.index)),
+                    None if *id == m.id => m.last_applied.as_ref().map(|l| l.index),
+                    None => None,
+                };
+                let answered = match &m.heartbeat {
+                    Some(hb) => hb.get(id).and_then(|t| t.as_ref()).is_some_and(|t| t.elapsed() < REACHABLE),
+                    None => false,
+                };
+                let role = if is_primary {
+                    "primary"
+                } else if answered || (m.replication.is_none() && *id == m.id) {
+                    "secondary"
+                } else {
+                    "unreachable"
+                };
+                NodeStatus {
+                    id: *id,
+                    info: info.clone(),
+                    role,
+                    epoch: m.current_term,
+                    matched,
+                    behind: if is_primary { Some(0) } else { matched.zip(last).map(|(m, l)| l.saturating_sub(m)) },
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,204 @@
+//! `tessera start --node-id …`: a node of a cluster, and `tessera demo`.
+//!
+//! A cluster node keeps only its Raft log on disk (`raft-log/` in its data
+//! directory, with `NODE_ID` recording whose it is); its engines are rebuilt
+//! from that log at start. The first time, the nodes named by `--join` form
+//! the group together (each must be reachable, and all must be given the
+//! same list); afterwards a node rejoins by itself.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use tessera_engine::EngineConfig;
+use tessera_replication::{ClusterSecret, Group, GroupConfig, NodeInfo};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ClusterArgs {
+    /// Run as node N of a cluster (a positive number, unique in the cluster).
+    #[arg(long)]
+    pub node_id: Option<u64>,
+    /// TCP port for the other nodes (cluster RPC).
+    #[arg(long, requires = "node_id", default_value_t = 7433)]
+    pub rpc_port: u16,
+    /// RPC addresses (HOST:RPCPORT, comma-separated) of the cluster's
+    /// founding nodes; this node's own may be included.
+    #[arg(long, requires = "node_id", value_delimiter = ',')]
+    pub join: Vec<String>,
+    /// The node's failure domain (e.g. its rack).
+    #[arg(long, requires = "node_id", default_value = "")]
+    pub failure_domain: String,
+    /// The node's upgrade domain (nodes taken down together for maintenance).
+    #[arg(long, requires = "node_id", default_value = "")]
+    pub upgrade_domain: String,
+    /// The secret every node of the cluster shares; a node without it is refused.
+    #[arg(long, env = "TESSERA_CLUSTER_SECRET", hide_env_values = true)]
+    pub cluster_secret: Option<String>,
+}
+
+/// Records (or checks) which node a data directory belongs to, and locks it.
+fn claim_data_dir(dir: &Path, id: u64) -> Result<std::fs::File, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create data directory {}: {e}", dir.display()))?;
+    let lock_path = dir.join("LOCK");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    lock.try_lock().map_err(|_| format!("data directory {} is in use by another Tessera process", dir.display()))?;
+    let id_path = dir.join("NODE_ID");
+    match std::fs::read_to_string(&id_path) {
+        Ok(s) if s.trim() == id.to_string() => {}
+        Ok(s) => return Err(format!("data directory {} belongs to node {}, not node {id}", dir.display(), s.trim())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if dir.join("log").exists() {
+                return Err(format!(
+                    "data directory {} holds a single-node database; a cluster node needs a directory of its own",
+                    dir.display()
+                ));
+            }
+            std::fs::write(&id_path, format!("{id}\n"))
+                .map_err(|e| format!("cannot write {}: {e}", id_path.display()))?;
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", id_path.display())),
+    }
+    Ok(lock)
+}
+
+pub fn start(
+    args: ClusterArgs,
+    data_dir: PathBuf,
+    listen: &str,
+    port: u16,
+    server_config: tessera_server::ServerConfig,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let id = args.node_id.expect("cluster mode has a node id");
+    if id == 0 {
+        return Err("--node-id must be a positive number".into());
+    }
+    let secret = args
+        .cluster_secret
+        .filter(|s| !s.is_empty())
+        .ok_or("a cluster node needs the cluster's secret: --cluster-secret or TESSERA_CLUSTER_SECRET")?;
+    let mut signals = Signals::new([SIGINT, SIGTERM])?;
+    let _lock = claim_data_dir(&data_dir, id)?;
+    if let Some((cert, key)) = &server_config.tls {
+        tessera_server::tls_acceptor(cert, key)?;
+    }
+    let pg =
+        std::net::TcpListener::bind((listen, port)).map_err(|e| format!("cannot listen on {listen}:{port}: {e}"))?;
+    let rpc = std::net::TcpListener::bind((listen, args.rpc_port))
+        .map_err(|e| format!("cannot listen on {listen}:{} for the cluster: {e}", args.rpc_port))?;
+    let info = NodeInfo {
+        rpc_addr: rpc.local_addr()?.to_string(),
+        pg_addr: pg.local_addr()?.to_string(),
+        failure_domain: args.failure_domain,
+        upgrade_domain: args.upgrade_domain,
+    };
+    let started = Instant::now();
+    let mut config =
+        GroupConfig::new(id, info.clone(), data_dir.join("raft-log"), ClusterSecret::new(secret.as_bytes()));
+    config.join = args.join;
+    let group = Group::start(config, EngineConfig::in_memory(), rpc)?;
+    println!(
+        "tessera: node {id} ready (data dir {}, log replayed in {} ms); cluster RPC on {}",
+        data_dir.display(),
+        started.elapsed().as_millis(),
+        info.rpc_addr
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    pg.set_nonblocking(true)?;
+    let listener = {
+        let _enter = runtime.enter();
+        tokio::net::TcpListener::from_std(pg)?
+    };
+    println!("tessera: listening on {}", info.pg_addr);
+    let node = group.node().clone();
+    let status = group.status();
+    let open: tessera_server::OpenSql = Arc::new(move || {
+        let sql = tessera_sql::SqlEngine::open(node.clone()).map_err(|e| e.to_string())?;
+        sql.catalog.set_cluster(Arc::new(View(status.clone())));
+        Ok(sql)
+    });
+    let server = runtime.spawn(tessera_server::serve_cluster(listener, group.role(), open, server_config));
+    if let Some(signal) = signals.forever().next() {
+        let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
+        println!("tessera: received {name}, shutting down");
+    }
+    server.abort();
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    group.shutdown()?;
+    println!("tessera: stopped cleanly");
+    Ok(())
+}
+
+/// The cluster map, as the SQL views show it.
+struct View(tessera_replication::StatusSource);
+
+impl tessera_sql::cluster_view::ClusterView for View {
+    fn nodes(&self) -> Vec<tessera_sql::cluster_view::NodeRow> {
+        self.0
+            .nodes()
+            .into_iter()
+            .map(|n| tessera_sql::cluster_view::NodeRow {
+                id: n.id,
+                rpc_addr: n.info.rpc_addr,
+                pg_addr: n.info.pg_addr,
+                failure_domain: n.info.failure_domain,
+                upgrade_domain: n.info.upgrade_domain,
+                role: n.role.to_string(),
+                epoch: n.epoch,
+                applied: n.matched,
+                behind: n.behind,
+            })
+            .collect()
+    }
+}
+
+/// Starts `n` nodes as child processes on 127.0.0.1 and waits for Ctrl-C.
+pub fn demo(n: u32, data_dir: &Path, port: u16, rpc_port: u16) -> Result<(), Box<dyn std::error::Error>> {
+    if n == 0 {
+        return Err("--nodes must be at least 1".into());
+    }
+    let mut signals = Signals::new([SIGINT, SIGTERM])?;
+    let exe = std::env::current_exe()?;
+    let secret = std::env::var("TESSERA_CLUSTER_SECRET").unwrap_or_else(|_| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+        format!("demo-{:016x}", h.finish())
+    });
+    let join: Vec<String> = (0..n).map(|i| format!("127.0.0.1:{}", rpc_port + i as u16)).collect();
+    let mut children = Vec::new();
+    for i in 0..n {
+        let dir = data_dir.join(format!("node{}", i + 1));
+        let child = std::process::Command::new(&exe)
+            .args(["start", "--node-id", &(i + 1).to_string(), "--data-dir"])
+            .arg(&dir)
+            .args(["--port", &(port + i as u16).to_string(), "--rpc-port", &(rpc_port + i as u16).to_string()])
+            .args(["--join", &join.join(",")])
+            .args(["--failure-domain", &format!("fd{}", i + 1), "--upgrade-domain", &format!("ud{}", i + 1)])
+            .env("TESSERA_CLUSTER_SECRET", &secret)
+            .stdout(std::process::Stdio::null())
+            .spawn()?;
+        children.push(child);
+    }
+    println!("tessera: started a {n}-node cluster (data under {})", data_dir.display());
+    for i in 0..n {
+        println!("  node {}: psql -h 127.0.0.1 -p {} -U tessera tessera", i + 1, port + i as u16);
+    }
+    println!("Any node accepts connections and reaches the primary. Press Ctrl-C to stop the cluster.");
+    signals.forever().next();
+    for child in &mut children {
+        // SIGTERM: each node shuts down cleanly.
+        let _ = std::process::Command::new("kill").arg(child.id().to_string()).status();
+    }
+    for mut child in children {
+        let _ = child.wait();
+    }
+    println!("tessera: demo cluster stopped");
+    Ok(())
+}

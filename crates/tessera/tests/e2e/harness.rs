@@ -96,6 +96,22 @@ impl Server {
         self.take_stderr();
     }
 
+    /// Freezes the process (SIGSTOP): it holds its sockets but answers nothing.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("the server is not running");
+        let status = Command::new("kill").args([signal, &child.id().to_string()]).status();
+        assert!(status.as_ref().is_ok_and(|s| s.success()), "kill {signal} failed: {status:?}");
+    }
+
     /// Sends SIGTERM and waits for a clean exit, panicking if the process needs more than 20 s.
     pub fn stop(&mut self) -> ExitStatus {
         let mut child = self.child.take().expect("the server is not running");

@@ -29,4 +29,15 @@ pub enum ReplicationError {
     Internal(String),
 }
 
+impl ReplicationError {
+    /// The message for a person, without the kind's prefix for refusals
+    /// (which already say what happened).
+    pub fn message(&self) -> String {
+        match self {
+            ReplicationError::Refused(m) => m.clone(),
+            e => e.to_string(),
+        }
+    }
+}
+
 pub type Result<T, E = ReplicationError> = std::result::Result<T, E>;

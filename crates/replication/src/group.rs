@@ -117,7 +117,7 @@ impl Group {
         runtime.spawn(rpc::serve(
             listener,
             config.secret.clone(),
-            handler(raft.clone(), config.id, config.info.clone()),
+            handler(raft.clone(), config.id, config.info.clone(), peers.clone()),
         ));
         runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
         if fresh {

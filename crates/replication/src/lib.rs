@@ -49,6 +49,7 @@
 //! on one node), snapshots (the log is never purged; a restart replays it
 //! all), the partition manager, and reads on secondaries.
 
+pub mod admin;
 pub mod commit_log;
 pub mod error;
 pub mod group;
@@ -59,6 +60,7 @@ pub mod state_machine;
 pub mod status;
 pub mod types;
 
+pub use admin::{Admin, StatusRow};
 pub use error::{ReplicationError, Result};
 pub use group::{Group, GroupConfig, Role};
 pub use rpc::ClusterSecret;

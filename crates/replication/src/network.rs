@@ -28,6 +28,10 @@ pub(crate) enum Request {
     AppendEntries(AppendEntriesRequest<C>),
     Vote(VoteRequest<C>),
     TransferLeader(TransferLeaderRequest<C>),
+    /// The cluster map as this node's Raft sees it.
+    Status,
+    /// Move primaries off a node before maintenance, if that is safe.
+    Drain(NodeId),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -36,6 +40,8 @@ pub(crate) enum Reply {
     AppendEntries(AppendEntriesResponse<C>),
     Vote(VoteResponse<C>),
     TransferLeader(TransferLeaderResponse<C>),
+    Status(Vec<crate::admin::StatusRow>),
+    Drained(String),
     Failed(String),
 }
 
@@ -44,10 +50,11 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 }
 
 /// The server side: answers peers' requests with the local Raft.
-pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo) -> Handler {
+pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo, peers: Peers) -> Handler {
     Arc::new(move |_from, body| {
         let raft = raft.clone();
         let info = info.clone();
+        let peers = peers.clone();
         Box::pin(async move {
             let reply = match postcard::from_bytes::<Request>(&body) {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
@@ -62,6 +69,12 @@ pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo) -> Handler {
                     .handle_transfer_leader(rpc)
                     .await
                     .map_or_else(|e| Reply::Failed(e.to_string()), Reply::TransferLeader),
+                Ok(Request::Status) => crate::admin::status(&raft, &peers, id)
+                    .await
+                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Status),
+                Ok(Request::Drain(node)) => crate::admin::drain(&raft, &peers, id, node)
+                    .await
+                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained),
             };
             encode(&reply)
         })

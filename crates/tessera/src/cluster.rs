@@ -38,6 +38,63 @@ pub struct ClusterArgs {
     pub cluster_secret: Option<String>,
 }
 
+/// How the administration commands reach a cluster.
+#[derive(clap::Args, Debug, Clone)]
+pub struct AdminArgs {
+    /// RPC address (HOST:RPCPORT) of any node of the cluster.
+    #[arg(long, default_value = "127.0.0.1:7433")]
+    pub rpc_addr: String,
+    /// The cluster's secret.
+    #[arg(long, env = "TESSERA_CLUSTER_SECRET", hide_env_values = true)]
+    pub cluster_secret: Option<String>,
+}
+
+impl AdminArgs {
+    fn connect(&self) -> Result<(tessera_replication::Admin, tokio::runtime::Runtime), Box<dyn std::error::Error>> {
+        let secret = self
+            .cluster_secret
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .ok_or("the cluster's secret is needed: --cluster-secret or TESSERA_CLUSTER_SECRET")?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        Ok((tessera_replication::Admin::new(&self.rpc_addr, ClusterSecret::new(secret.as_bytes())), runtime))
+    }
+}
+
+/// `tessera status`: the cluster map as a table.
+pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let (admin, runtime) = args.connect()?;
+    let rows = runtime.block_on(admin.status()).map_err(|e| e.message())?;
+    println!(
+        "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}",
+        "node", "role", "epoch", "applied", "behind", "pg address", "rpc address", "failure", "upgrade"
+    );
+    let show = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+    for r in rows {
+        println!(
+            "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}",
+            r.id,
+            r.role,
+            r.epoch,
+            show(r.matched),
+            show(r.behind),
+            r.pg_addr,
+            r.rpc_addr,
+            r.failure_domain,
+            r.upgrade_domain
+        );
+    }
+    Ok(())
+}
+
+/// `tessera node drain N`.
+pub fn drain(args: AdminArgs, node: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let (admin, runtime) = args.connect()?;
+    let message = runtime.block_on(admin.drain(node)).map_err(|e| e.message())?;
+    println!("tessera: {message}");
+    Ok(())
+}
+
 /// Records (or checks) which node a data directory belongs to, and locks it.
 fn claim_data_dir(dir: &Path, id: u64) -> Result<std::fs::File, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create data directory {}: {e}", dir.display()))?;

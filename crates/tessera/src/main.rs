@@ -72,6 +72,17 @@ enum Command {
         #[command(flatten)]
         cluster: cluster::ClusterArgs,
     },
+    /// Show the cluster map: every node, its role, epoch and how far behind
+    /// the primary it is.
+    Status {
+        #[command(flatten)]
+        admin: cluster::AdminArgs,
+    },
+    /// Planned maintenance of a node.
+    Node {
+        #[command(subcommand)]
+        action: NodeAction,
+    },
     /// Start a local cluster of several nodes (child processes) for trying
     /// Tessera out; stops them on Ctrl-C.
     Demo {
@@ -90,6 +101,18 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum NodeAction {
+    /// Move primaries off node N before taking it down; refused when its
+    /// absence would cost some partition its quorum.
+    Drain {
+        /// The node to drain.
+        node: u64,
+        #[command(flatten)]
+        admin: cluster::AdminArgs,
+    },
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -99,6 +122,8 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     match cli.command {
+        Command::Status { admin } => report(cluster::status(admin)),
+        Command::Node { action: NodeAction::Drain { node, admin } } => report(cluster::drain(admin, node)),
         Command::Demo { nodes, data_dir, port, rpc_port } => match cluster::demo(nodes, &data_dir, port, rpc_port) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -126,6 +151,16 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
+    }
+}
+
+fn report(result: Result<(), Box<dyn std::error::Error>>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tessera: {e}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -20,7 +20,12 @@ fn free_port() -> u16 {
 
 /// Starts `n` nodes that form one cluster.
 pub(crate) fn start_cluster(n: u64) -> Vec<Server> {
-    let rpc: Vec<u16> = (0..n).map(|_| free_port()).collect();
+    start_cluster_on(&(0..n).map(|_| free_port()).collect::<Vec<_>>())
+}
+
+/// Starts a cluster whose nodes listen for RPC on `rpc`.
+pub(crate) fn start_cluster_on(rpc: &[u16]) -> Vec<Server> {
+    let n = rpc.len() as u64;
     let join = rpc.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",");
     (0..n)
         .map(|i| {
@@ -402,4 +407,64 @@ fn bank_transfers_balance_under_kills_and_pauses() {
             ledger.failed
         );
     });
+}
+
+/// Runs a `tessera` administration command; its exit success and output.
+fn admin(args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .env("TESSERA_CLUSTER_SECRET", SECRET)
+        .output()
+        .expect("running tessera");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+/// The primary's node id per `tessera status` (asked of `rpc`), once every
+/// node answers.
+fn primary_by_status(rpc: u16, live: usize) -> u64 {
+    let addr = format!("127.0.0.1:{rpc}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (ok, text) = admin(&["status", "--rpc-addr", &addr]);
+        let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+        let up =
+            rows.iter().filter(|r| r.get(1).is_some_and(|role| *role == "primary" || *role == "secondary")).count();
+        if ok && up == live {
+            if let Some(p) = rows.iter().find(|r| r[1] == "primary") {
+                return p[0].parse().unwrap();
+            }
+        }
+        assert!(Instant::now() < deadline, "no stable status: {text}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn status_and_drain() {
+    let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let mut nodes = start_cluster_on(&rpc);
+    let first = primary_by_status(rpc[0], 3);
+    // Draining the primary's node moves the primary elsewhere.
+    let (ok, text) = admin(&["node", "drain", &first.to_string(), "--rpc-addr", &format!("127.0.0.1:{}", rpc[2])]);
+    assert!(ok, "{text}");
+    assert!(text.contains(&format!("the primary moved from node {first}")), "{text}");
+    let second = primary_by_status(rpc[0], 3);
+    assert_ne!(second, first);
+    // With one node down, draining another would cost the quorum: refused.
+    let down = (1..=3u64).find(|&n| n != second).unwrap();
+    nodes[down as usize - 1].kill9();
+    let _ = primary_by_status(rpc[second as usize - 1], 2);
+    let other = (1..=3u64).find(|&n| n != second && n != down).unwrap();
+    let (ok, text) =
+        admin(&["node", "drain", &other.to_string(), "--rpc-addr", &format!("127.0.0.1:{}", rpc[second as usize - 1])]);
+    assert!(!ok && text.contains("would cost the cluster its quorum"), "{text}");
+    // A wrong secret is refused.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["status", "--rpc-addr", &format!("127.0.0.1:{}", rpc[second as usize - 1]), "--cluster-secret", "guess"])
+        .env_remove("TESSERA_CLUSTER_SECRET")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrong cluster secret"));
 }

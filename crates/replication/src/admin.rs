@@ -1,0 +1,177 @@
+//! Administration over the cluster RPC: `tessera status` and
+//! `tessera node drain`. Any node answers; a drain is carried out by the
+//! primary (a secondary passes the request on), which builds the cluster
+//! map from what Raft knows and lets the partition manager's decisions
+//! (`tessera-cluster`) say whether the drain is safe and what moves.
+
+use std::time::{Duration, Instant};
+
+use openraft::async_runtime::WatchReceiver;
+use serde::{Deserialize, Serialize};
+use tessera_cluster::{Action, ClusterMap, plan_drain};
+
+use crate::error::{ReplicationError, Result};
+use crate::network::{Peers, Reply, Request};
+use crate::status::StatusSource;
+use crate::types::{NodeId, Raft};
+
+/// The group as the primary sees it (for `tessera status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusRow {
+    pub id: NodeId,
+    pub rpc_addr: String,
+    pub pg_addr: String,
+    pub failure_domain: String,
+    pub upgrade_domain: String,
+    pub role: String,
+    pub epoch: u64,
+    pub matched: Option<u64>,
+    pub behind: Option<u64>,
+}
+
+pub(crate) fn status_rows(raft: &Raft) -> Vec<StatusRow> {
+    StatusSource { raft: raft.clone() }
+        .nodes()
+        .into_iter()
+        .map(|n| StatusRow {
+            id: n.id,
+            rpc_addr: n.info.rpc_addr,
+            pg_addr: n.info.pg_addr,
+            failure_domain: n.info.failure_domain,
+            upgrade_domain: n.info.upgrade_domain,
+            role: n.role.to_string(),
+            epoch: n.epoch,
+            matched: n.matched,
+            behind: n.behind,
+        })
+        .collect()
+}
+
+/// The cluster map the manager's decisions work on: every member with its
+/// domains and liveness, and the group's log as one partition whose
+/// replicas are the voters.
+fn cluster_map(rows: &[StatusRow]) -> ClusterMap {
+    let mut map = ClusterMap::default();
+    for r in rows {
+        map.add_node(r.id, &r.failure_domain, &r.upgrade_domain);
+        if let Some(n) = map.nodes.get_mut(&r.id) {
+            n.live = r.role != "unreachable";
+            n.addr = r.rpc_addr.clone();
+        }
+    }
+    let mut order: Vec<NodeId> = rows.iter().filter(|r| r.role == "primary").map(|r| r.id).collect();
+    order.extend(rows.iter().filter(|r| r.role != "primary").map(|r| r.id));
+    map.add_partition(0, &order);
+    if let Some(p) = map.partitions.get_mut(&0) {
+        for replica in &mut p.replicas {
+            replica.applied = rows.iter().find(|r| r.id == replica.node).and_then(|r| r.matched).unwrap_or(0);
+        }
+    }
+    map
+}
+
+/// The primary's RPC address when it is another node (None: this node
+/// leads); an error when there is no primary.
+async fn primary_elsewhere(raft: &Raft, me: NodeId) -> Result<Option<String>> {
+    let Some(leader) = raft.current_leader().await else {
+        return Err(ReplicationError::Refused("the cluster has no primary at the moment".into()));
+    };
+    if leader == me {
+        return Ok(None);
+    }
+    let m = raft.metrics().borrow_watched().clone();
+    match m.membership_config.membership().get_node(&leader) {
+        Some(info) => Ok(Some(info.rpc_addr.clone())),
+        None => Err(ReplicationError::Internal(format!("the primary, node {leader}, is not in the membership"))),
+    }
+}
+
+/// The cluster map, from the primary (which tracks every member).
+pub(crate) async fn status(raft: &Raft, peers: &Peers, me: NodeId) -> Result<Vec<StatusRow>> {
+    match primary_elsewhere(raft, me).await {
+        Ok(None) => Ok(status_rows(raft)),
+        Ok(Some(addr)) => match call(peers, &addr, &Request::Status).await {
+            Ok(Reply::Status(rows)) => Ok(rows),
+            // The primary is out of reach: what this node knows is better than nothing.
+            _ => Ok(status_rows(raft)),
+        },
+        Err(_) => Ok(status_rows(raft)),
+    }
+}
+
+/// Carries out a drain of `node` on the primary: refuses if the group
+/// would lose its quorum without it, else moves the primary role off it.
+pub(crate) async fn drain(raft: &Raft, peers: &Peers, me: NodeId, node: NodeId) -> Result<String> {
+    if let Some(addr) = primary_elsewhere(raft, me).await? {
+        return match call(peers, &addr, &Request::Drain(node)).await? {
+            Reply::Drained(msg) => Ok(msg),
+            Reply::Failed(e) => Err(ReplicationError::Refused(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to drain".into())),
+        };
+    }
+    let rows = status_rows(raft);
+    if !rows.iter().any(|r| r.id == node) {
+        return Err(ReplicationError::Refused(format!("node {node} is not a member of the cluster")));
+    }
+    let up_after = rows.iter().filter(|r| r.role != "unreachable" && r.id != node).count();
+    let actions = plan_drain(&cluster_map(&rows), node).map_err(|e| {
+        ReplicationError::Refused(format!(
+            "draining node {node} would cost the cluster its quorum: without it {up_after} of its {} nodes would be up, and {} are needed",
+            e.voters, e.quorum
+        ))
+    })?;
+    let mut done = Vec::new();
+    for action in actions {
+        if let Action::TransferLeadership { to, .. } = action {
+            raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while raft.current_leader().await != Some(to) {
+                if Instant::now() > deadline {
+                    return Err(ReplicationError::Timeout(format!("node {to} did not take over as primary")));
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            done.push(format!("the primary moved from node {node} to node {to}"));
+        }
+    }
+    Ok(if done.is_empty() {
+        format!("node {node} holds no primary; it can be taken down without costing any partition its quorum")
+    } else {
+        format!("{}; node {node} can be taken down", done.join(", "))
+    })
+}
+
+async fn call(peers: &Peers, addr: &str, request: &Request) -> Result<Reply> {
+    let bytes = postcard::to_allocvec(request).map_err(|e| ReplicationError::Codec(e.to_string()))?;
+    let reply = peers.client(addr).call(bytes, Duration::from_secs(20)).await?;
+    postcard::from_bytes(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))
+}
+
+/// An administrator's connection to a cluster (the CLI's side).
+pub struct Admin {
+    peers: Peers,
+    addr: String,
+}
+
+impl Admin {
+    pub fn new(addr: &str, secret: crate::rpc::ClusterSecret) -> Admin {
+        // Node id 0: not a member, an administrator.
+        Admin { peers: Peers::new(0, secret), addr: addr.to_string() }
+    }
+
+    pub async fn status(&self) -> Result<Vec<StatusRow>> {
+        match call(&self.peers, &self.addr, &Request::Status).await? {
+            Reply::Status(rows) => Ok(rows),
+            Reply::Failed(e) => Err(ReplicationError::Raft(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to status".into())),
+        }
+    }
+
+    pub async fn drain(&self, node: NodeId) -> Result<String> {
+        match call(&self.peers, &self.addr, &Request::Drain(node)).await? {
+            Reply::Drained(msg) => Ok(msg),
+            Reply::Failed(e) => Err(ReplicationError::Refused(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to drain".into())),
+        }
+    }
+}

@@ -430,10 +430,11 @@ fn primary_by_status(rpc: u16, live: usize) -> u64 {
         let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
         let up =
             rows.iter().filter(|r| r.get(1).is_some_and(|role| *role == "primary" || *role == "secondary")).count();
-        if ok && up == live {
-            if let Some(p) = rows.iter().find(|r| r[1] == "primary") {
-                return p[0].parse().unwrap();
-            }
+        if ok
+            && up == live
+            && let Some(p) = rows.iter().find(|r| r[1] == "primary")
+        {
+            return p[0].parse().unwrap();
         }
         assert!(Instant::now() < deadline, "no stable status: {text}");
         std::thread::sleep(Duration::from_millis(200));

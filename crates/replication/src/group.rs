@@ -101,6 +101,9 @@ impl Group {
                 // The log is the engines' durability until checkpoints
                 // become snapshots: never snapshot, never purge.
                 snapshot_policy: SnapshotPolicy::Never,
+                // A node that was cut off does not inflate the term and
+                // depose a healthy primary when it returns.
+                enable_pre_vote: Some(true),
                 ..Default::default()
             }
             .validate()
@@ -254,7 +257,12 @@ struct RoleWatch {
 impl RoleWatch {
     async fn run(self, role: watch::Sender<Role>) {
         let mut metrics = self.raft.metrics();
-        let lease = Duration::from_millis(self.config.election_timeout_ms.1);
+        // No other node can be elected before its followers have missed
+        // the leader for the lease (the maximum election timeout) plus at
+        // least the minimum election timeout; until then this node may
+        // still serve, even if a large entry delays the quorum's answers.
+        let (min, max) = self.config.election_timeout_ms;
+        let lease = Duration::from_millis(max + min - self.config.heartbeat_ms.min(min / 2));
         let mut tick = tokio::time::interval(Duration::from_millis(self.config.heartbeat_ms.max(20) / 2));
         // The primary's addresses as it reports them now (they may differ
         // from those recorded when the cluster formed).

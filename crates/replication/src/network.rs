@@ -120,6 +120,14 @@ impl RaftNetworkFactory<C> for Peers {
     async fn new_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
         PeerLink { target, client: self.client(&node.rpc_addr) }
     }
+
+    /// Heartbeats get a connection of their own, so that they are never
+    /// stuck behind a large batch of entries on the replication stream (a
+    /// late heartbeat looks like a lost quorum).
+    async fn new_heartbeat_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
+        let client = Arc::new(RpcClient::new(node.rpc_addr.clone(), self.me, self.secret.clone()));
+        PeerLink { target, client }
+    }
 }
 
 /// Raft's view of one peer.

@@ -1,7 +1,7 @@
 //! Authenticated, multiplexed request/response between nodes, over TCP.
 //!
 //! Frames are length-delimited (`tokio-util`'s codec) and carry
-//! postcard-encoded envelopes `{id, body}`; a connection carries any number of
+//! envelopes `id ‖ body` (the handshake is postcard-encoded); a connection carries any number of
 //! concurrent calls, matched to their replies by id. The bodies are opaque
 //! bytes here: the Raft network above gives them meaning.
 //!
@@ -75,10 +75,25 @@ enum Handshake {
     Refused(String),
 }
 
-#[derive(Serialize, Deserialize)]
+/// A call or its reply: `u64 id (little endian) ‖ body`. The body is
+/// copied as it is, never encoded byte by byte.
 struct Envelope {
     id: u64,
     body: Vec<u8>,
+}
+
+impl Envelope {
+    fn encode(&self) -> Bytes {
+        let mut frame = Vec::with_capacity(8 + self.body.len());
+        frame.extend_from_slice(&self.id.to_le_bytes());
+        frame.extend_from_slice(&self.body);
+        Bytes::from(frame)
+    }
+
+    fn decode(frame: &[u8]) -> Option<Envelope> {
+        let id = u64::from_le_bytes(frame.get(..8)?.try_into().ok()?);
+        Some(Envelope { id, body: frame[8..].to_vec() })
+    }
 }
 
 fn nonce() -> [u8; 32] {
@@ -150,14 +165,13 @@ async fn serve_peer(wire: Wire, node: u64, handler: Handler) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Envelope>();
     let writer = tokio::spawn(async move {
         while let Some(reply) = rx.recv().await {
-            let Ok(bytes) = postcard::to_allocvec(&reply) else { continue };
-            if sink.send(Bytes::from(bytes)).await.is_err() {
+            if sink.send(reply.encode()).await.is_err() {
                 break;
             }
         }
     });
     while let Some(Ok(frame)) = stream.next().await {
-        let Ok(request) = postcard::from_bytes::<Envelope>(&frame) else { break };
+        let Some(request) = Envelope::decode(&frame) else { break };
         let handler = handler.clone();
         let tx = tx.clone();
         tokio::spawn(async move {
@@ -273,8 +287,7 @@ fn spawn_connection(wire: Wire) -> Connection {
     let writer_closed = closed.clone();
     tokio::spawn(async move {
         while let Some(req) = rx.recv().await {
-            let Ok(bytes) = postcard::to_allocvec(&req) else { continue };
-            if sink.send(Bytes::from(bytes)).await.is_err() {
+            if sink.send(req.encode()).await.is_err() {
                 break;
             }
         }
@@ -284,7 +297,7 @@ fn spawn_connection(wire: Wire) -> Connection {
     let reader_closed = closed.clone();
     tokio::spawn(async move {
         while let Some(Ok(frame)) = stream.next().await {
-            let Ok(reply) = postcard::from_bytes::<Envelope>(&frame) else { break };
+            let Some(reply) = Envelope::decode(&frame) else { break };
             if let Some(tx) = reader_waiting.lock().remove(&reply.id) {
                 let _ = tx.send(reply.body);
             }

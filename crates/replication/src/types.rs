@@ -28,7 +28,36 @@ pub struct Command {
     pub incarnation: u64,
     pub ticket: u64,
     pub stream: u32,
+    #[serde(with = "raw_bytes")]
     pub record: Vec<u8>,
+}
+
+/// Serializes a record as one byte string rather than a sequence of
+/// numbers: one copy instead of a loop per byte.
+mod raw_bytes {
+    use serde::de::{Error, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        struct Bytes;
+        impl<'de> Visitor<'de> for Bytes {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+            fn visit_byte_buf<E: Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(v)
+            }
+        }
+        d.deserialize_byte_buf(Bytes)
+    }
 }
 
 impl Command {

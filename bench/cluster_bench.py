@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Cluster benchmarks: replication cost and failover time.
+
+    cluster_bench.py replication   # BENCH replication_keep <ratio> ratio target=0.85
+    cluster_bench.py failover      # BENCH failover_p95_seconds <s> s target=2 (and p50, max)
+
+Run through bench/replication.sh and bench/failover.sh, which build the
+release binary first. Nodes run on 127.0.0.1 with temporary data
+directories and stop when the script ends.
+"""
+
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import psycopg
+
+BIN = os.environ.get("TESSERA_BIN", "target/release/tessera")
+SECRET = "bench-secret"
+
+
+def note(msg):
+    print(f"# {msg}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Node:
+    def __init__(self, node_id, root, rpc_ports):
+        self.id = node_id
+        self.dir = os.path.join(root, f"node{node_id}")
+        self.rpc = rpc_ports[node_id - 1]
+        self.join = ",".join(f"127.0.0.1:{p}" for p in rpc_ports)
+        self.port = free_port()
+        self.proc = None
+
+    def start(self):
+        env = dict(os.environ, TESSERA_CLUSTER_SECRET=SECRET, TESSERA_LOG="warn")
+        self.proc = subprocess.Popen(
+            [BIN, "start", "--node-id", str(self.id), "--data-dir", self.dir, "--port", str(self.port),
+             "--rpc-port", str(self.rpc), "--join", self.join],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+        for line in self.proc.stdout:
+            if "listening on" in line:
+                break
+        threading.Thread(target=lambda: self.proc.stdout.read(), daemon=True).start()
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.proc = None
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+            self.proc = None
+
+
+class Cluster:
+    def __init__(self, n):
+        self.root = tempfile.mkdtemp(prefix="tessera-bench-")
+        rpc = [free_port() for _ in range(n)]
+        self.nodes = [Node(i + 1, self.root, rpc) for i in range(n)]
+        for node in self.nodes:
+            node.start()
+        self.wait_ready()
+
+    def alive(self):
+        return [n for n in self.nodes if n.proc]
+
+    def conninfo(self, node, db="tessera"):
+        return f"host=127.0.0.1 port={node.port} user=tessera dbname={db} connect_timeout=5"
+
+    def primary(self):
+        """The node serving as primary, once every live node reports in."""
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            for node in self.alive():
+                try:
+                    with psycopg.connect(self.conninfo(node), autocommit=True) as c:
+                        rows = c.execute("SELECT node_id, role FROM tessera.nodes").fetchall()
+                    live = {r[0] for r in rows if r[1] in ("primary", "secondary")}
+                    primary = [r[0] for r in rows if r[1] == "primary"]
+                    if primary and live >= {n.id for n in self.alive()}:
+                        return self.nodes[primary[0] - 1]
+                except psycopg.Error:
+                    pass
+            time.sleep(0.1)
+        raise SystemExit("no primary within 60 s")
+
+    def wait_ready(self):
+        self.primary()
+
+    def caught_up(self):
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                with psycopg.connect(self.conninfo(self.primary()), autocommit=True) as c:
+                    rows = c.execute("SELECT behind FROM tessera.nodes").fetchall()
+                if len(rows) == len(self.nodes) and all(r[0] == 0 for r in rows):
+                    return
+            except psycopg.Error:
+                pass
+            time.sleep(0.2)
+        raise SystemExit("a node did not catch up within 120 s")
+
+    def close(self):
+        for node in self.nodes:
+            node.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def pgbench(args, port):
+    out = subprocess.run(["pgbench", "-h", "127.0.0.1", "-p", str(port), "-U", "tessera", *args, "tessera"],
+                         capture_output=True, text=True, env=dict(os.environ, PGOPTIONS=""))
+    if out.returncode != 0:
+        raise SystemExit(f"pgbench {' '.join(args)} failed:\n{out.stdout}\n{out.stderr}")
+    return out.stdout
+
+
+def tps(output):
+    for line in output.splitlines():
+        if line.startswith("tps = "):
+            return float(line.split()[2])
+    raise SystemExit(f"no tps in pgbench output:\n{output}")
+
+
+def replication():
+    scale = os.environ.get("SCALE", "5")
+    clients = os.environ.get("CLIENTS", "8")
+    duration = os.environ.get("DURATION", "30")
+    rounds = int(os.environ.get("ROUNDS", "3"))
+    clusters = {1: Cluster(1), 3: Cluster(3)}
+    try:
+        for n, cluster in clusters.items():
+            port = cluster.primary().port
+            note(f"{n}-node cluster: pgbench -i -s {scale}")
+            pgbench(["-i", "-q", "-s", scale], port)
+        results = {1: [], 3: []}
+        for r in range(rounds):
+            for n in (1, 3) if r % 2 == 0 else (3, 1):
+                port = clusters[n].primary().port
+                t = tps(pgbench(["-c", clients, "-j", "2", "-T", duration, "-M", "prepared"], port))
+                results[n].append(t)
+                note(f"round {r + 1}: {n} replica(s): {t:.0f} tps")
+        one, three = statistics.median(results[1]), statistics.median(results[3])
+        note(f"median tps: 1 replica {one:.0f}, 3 replicas {three:.0f}")
+        print(f"BENCH replication_keep {three / one:.3f} ratio target=0.85", flush=True)
+    finally:
+        for cluster in clusters.values():
+            cluster.close()
+
+
+def failover():
+    runs = int(os.environ.get("RUNS", "20"))
+    cluster = Cluster(3)
+    stop = threading.Event()
+    ports = lambda: [n.port for n in cluster.alive()]  # noqa: E731
+    try:
+        with psycopg.connect(cluster.conninfo(cluster.primary()), autocommit=True) as c:
+            c.execute("CREATE TABLE load (id bigint PRIMARY KEY, v int)")
+
+        def writer(w):
+            k = w * 10_000_000
+            while not stop.is_set():
+                try:
+                    conninfo = f"host=127.0.0.1 port={random.choice(ports())} user=tessera dbname=tessera connect_timeout=2"
+                    with psycopg.connect(conninfo, autocommit=True) as c:
+                        while not stop.is_set():
+                            k += 1
+                            c.execute("INSERT INTO load VALUES (%s, 1)", (k,))
+                except (psycopg.Error, IndexError):
+                    time.sleep(0.05)
+
+        writers = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(4)]
+        for t in writers:
+            t.start()
+        times = []
+        probe = 0
+        for run in range(runs):
+            victim = cluster.primary()
+            time.sleep(0.5)
+            victim.kill9()
+            killed = time.time()
+            while True:
+                probe += 1
+                port = random.choice(ports())
+                try:
+                    with psycopg.connect(f"host=127.0.0.1 port={port} user=tessera dbname=tessera connect_timeout=2",
+                                         autocommit=True) as c:
+                        c.execute("INSERT INTO load VALUES (%s, 2)", (-probe,))
+                    break
+                except psycopg.Error:
+                    time.sleep(0.01)
+            took = time.time() - killed
+            times.append(took)
+            note(f"run {run + 1}: node {victim.id} killed; first commit on the new primary after {took:.3f} s")
+            victim.start()
+            cluster.caught_up()
+        times.sort()
+        p50 = statistics.median(times)
+        p95 = times[min(len(times) - 1, int(round(0.95 * len(times))) - 1)]
+        print(f"BENCH failover_p50_seconds {p50:.3f} s target=report", flush=True)
+        print(f"BENCH failover_p95_seconds {p95:.3f} s target=2", flush=True)
+        print(f"BENCH failover_max_seconds {times[-1]:.3f} s target=report", flush=True)
+    finally:
+        stop.set()
+        cluster.close()
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode == "replication":
+        replication()
+    elif mode == "failover":
+        failover()
+    else:
+        raise SystemExit(__doc__)

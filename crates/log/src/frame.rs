@@ -20,7 +20,8 @@ use crate::{Lsn, MAX_RECORD_BYTES};
 pub(crate) const FRAME_HEADER_LEN: usize = 20;
 
 /// Total bytes a record with `payload_len` bytes of payload occupies in the log.
-pub(crate) fn frame_len(payload_len: usize) -> u64 {
+/// Bytes a record with a payload of this size takes in the log (its LSN span).
+pub fn frame_len(payload_len: usize) -> u64 {
     (FRAME_HEADER_LEN + payload_len) as u64
 }
 

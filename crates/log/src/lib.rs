@@ -67,6 +67,7 @@ mod segment;
 pub use checked_file::{CheckedFileReader, CheckedFileSummary, CheckedFileWriter};
 pub use error::{ENOSPC, LogError};
 pub use fault::{FaultInjector, InjectedError};
+pub use frame::frame_len;
 pub use log::{Log, LogConfig, LogRecord, LogStats};
 pub use reader::LogReader;
 pub use recovery::{CutTail, RecoveryReport};

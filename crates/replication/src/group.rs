@@ -50,11 +50,23 @@ pub struct GroupConfig {
     /// Raft timing, in milliseconds.
     pub heartbeat_ms: u64,
     pub election_timeout_ms: (u64, u64),
+    /// Bytes of recent log entries kept in memory (older ones are read
+    /// back from disk when a replica needs them).
+    pub log_cache_bytes: usize,
 }
 
 impl GroupConfig {
     pub fn new(id: NodeId, info: NodeInfo, dir: PathBuf, secret: ClusterSecret) -> GroupConfig {
-        GroupConfig { id, info, dir, join: Vec::new(), secret, heartbeat_ms: 100, election_timeout_ms: (500, 1000) }
+        GroupConfig {
+            id,
+            info,
+            dir,
+            join: Vec::new(),
+            secret,
+            heartbeat_ms: 100,
+            election_timeout_ms: (500, 1000),
+            log_cache_bytes: crate::log_store::CACHE_BYTES,
+        }
     }
 }
 
@@ -88,7 +100,7 @@ impl Group {
             CommitLogSource(Arc::new(move |stream| Box::new(proposals.commit_log(stream))))
         };
         let node = Arc::new(Node::open(EngineConfig { dir: None, commit_log: Some(source), ..engine })?);
-        let log = LogStore::open(&config.dir)?;
+        let log = LogStore::open(&config.dir, config.log_cache_bytes)?;
         let fresh = log.is_empty();
         let sm = StateMachine::new(node.clone(), proposals.clone());
         let peers = Peers::new(config.id, config.secret.clone());

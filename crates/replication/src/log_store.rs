@@ -9,8 +9,11 @@
 //! durable, which is when Raft may count this node's copy toward a quorum.
 //! A vote is durable before `save_vote` returns, as Raft requires.
 //!
-//! Entries stay in memory too (the log is read back only at start), and
-//! nothing is purged yet: purging comes with snapshots (see the crate notes).
+//! Memory holds an index (log index → id and LSN of its frame) and a cache
+//! of the newest entries, at most [`CACHE_BYTES`] of them beyond those not
+//! yet durable; older entries (a replica catching up from far behind) are
+//! read back from the file. Nothing is purged yet: purging comes with
+//! snapshots (see the crate notes).
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -31,6 +34,8 @@ use crate::error::{ReplicationError, Result};
 use crate::types::{C, Entry, LogId, Vote};
 
 const STREAM: u32 = 0;
+/// The newest entries kept in memory (by record size).
+pub const CACHE_BYTES: usize = 64 << 20;
 
 #[derive(Serialize, Deserialize)]
 enum Frame {
@@ -43,10 +48,56 @@ enum Frame {
 
 #[derive(Default)]
 struct State {
-    entries: BTreeMap<u64, Entry>,
+    /// Every entry in the log: its id and where its frame starts and ends.
+    index: BTreeMap<u64, (LogId, Lsn, Lsn)>,
+    /// The newest entries, with their sizes.
+    cache: BTreeMap<u64, (Entry, usize)>,
+    cache_bytes: usize,
+    /// The cache's budget in bytes.
+    budget: usize,
     last_purged: Option<LogId>,
     vote: Option<Vote>,
     committed: Option<LogId>,
+}
+
+impl State {
+    /// `end` is the frame's end LSN (as appending returns it).
+    fn insert(&mut self, e: Entry, end: Lsn, size: usize) {
+        let i = e.index();
+        self.index.insert(i, (e.log_id(), end - tessera_log::frame_len(size), end));
+        if let Some((_, old)) = self.cache.insert(i, (e, size)) {
+            self.cache_bytes -= old;
+        }
+        self.cache_bytes += size;
+    }
+
+    fn truncate_from(&mut self, from: u64) {
+        self.index.split_off(&from);
+        for (_, (_, size)) in self.cache.split_off(&from) {
+            self.cache_bytes -= size;
+        }
+    }
+
+    fn purge_upto(&mut self, upto: u64) {
+        self.index = self.index.split_off(&(upto + 1));
+        let kept = self.cache.split_off(&(upto + 1));
+        for (_, (_, size)) in std::mem::replace(&mut self.cache, kept) {
+            self.cache_bytes -= size;
+        }
+    }
+
+    /// Drops the oldest cached entries beyond the budget, keeping those
+    /// not yet durable (only the cache can serve them).
+    fn evict(&mut self, durable: Lsn) {
+        while self.cache_bytes > self.budget {
+            let Some((&i, _)) = self.cache.iter().next() else { break };
+            if self.index.get(&i).is_none_or(|(_, _, end)| *end > durable) {
+                break;
+            }
+            let (_, size) = self.cache.remove(&i).expect("present");
+            self.cache_bytes -= size;
+        }
+    }
 }
 
 struct Shared {
@@ -76,30 +127,27 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
 }
 
 impl LogStore {
-    /// Opens (creating) the log under `dir` and replays its frames.
-    pub fn open(dir: &Path) -> Result<LogStore> {
+    /// Opens (creating) the log under `dir` and replays its frames; at most
+    /// `cache_bytes` of (durable) entries stay in memory.
+    pub fn open(dir: &Path, cache_bytes: usize) -> Result<LogStore> {
         let (log, report) = Log::open(LogConfig::new(dir))?;
         if let Some(cut) = &report.cut_tail {
             tracing::warn!(file = %cut.file.display(), offset = cut.offset, reason = %cut.reason, "cut a torn Raft log tail");
         }
         let log = Arc::new(log);
-        let mut state = State::default();
+        let mut state = State { budget: cache_bytes, ..State::default() };
         let mut max_ts = 0;
         for rec in log.read_from(log.start_lsn())? {
             let rec = rec?;
-            let frame: Frame = postcard::from_bytes(&rec.payload)
-                .map_err(|e| ReplicationError::Codec(format!("Raft log frame at LSN {}: {e}", rec.lsn)))?;
-            match frame {
+            match decode_frame(&rec.payload, rec.lsn)? {
                 Frame::Entry(e) => {
                     max_ts = max_ts.max(entry_ts(&e));
-                    state.entries.insert(e.index(), e);
+                    state.insert(e, rec.end, rec.payload.len());
+                    state.evict(Lsn::MAX);
                 }
-                Frame::TruncateAfter(last) => {
-                    let from = last.map_or(0, |l| l.index + 1);
-                    state.entries.split_off(&from);
-                }
+                Frame::TruncateAfter(last) => state.truncate_from(last.map_or(0, |l| l.index + 1)),
                 Frame::Purge(upto) => {
-                    state.entries = state.entries.split_off(&(upto.index + 1));
+                    state.purge_upto(upto.index);
                     state.last_purged = Some(upto);
                 }
                 Frame::Vote(v) => state.vote = Some(v),
@@ -127,13 +175,68 @@ impl LogStore {
     }
 
     pub fn last_index(&self) -> Option<u64> {
-        self.shared.state.lock().entries.keys().next_back().copied()
+        self.shared.state.lock().index.keys().next_back().copied()
     }
 
     /// Whether the log holds anything at all (a fresh node's is empty).
     pub fn is_empty(&self) -> bool {
         let s = self.shared.state.lock();
-        s.entries.is_empty() && s.vote.is_none() && s.last_purged.is_none()
+        s.index.is_empty() && s.vote.is_none() && s.last_purged.is_none()
+    }
+
+    /// Bytes of entries held in memory.
+    pub fn cached_bytes(&self) -> usize {
+        self.shared.state.lock().cache_bytes
+    }
+
+    /// The entries with these indexes (and frame start LSNs): from the
+    /// cache, or read back from the file (which holds them durably: only
+    /// durable ones leave the cache).
+    fn entries(&self, wanted: Vec<(u64, Lsn)>) -> Result<Vec<Entry>> {
+        let mut out = Vec::with_capacity(wanted.len());
+        let mut missing = Vec::new();
+        {
+            let s = self.shared.state.lock();
+            for (i, lsn) in &wanted {
+                match s.cache.get(i) {
+                    Some((e, _)) => out.push(Some(e.clone())),
+                    None => {
+                        out.push(None);
+                        missing.push((*i, *lsn));
+                    }
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let mut reader = self.shared.log.read_from(missing[0].1)?;
+            let mut found = std::collections::HashMap::new();
+            let mut next = missing.iter().peekable();
+            while let Some(&&(i, lsn)) = next.peek() {
+                let Some(rec) = reader.next() else { break };
+                let rec = rec?;
+                if rec.lsn < lsn {
+                    continue;
+                }
+                if rec.lsn > lsn {
+                    return Err(ReplicationError::Internal(format!("Raft log entry {i} is not at LSN {lsn}")));
+                }
+                match decode_frame(&rec.payload, rec.lsn)? {
+                    Frame::Entry(e) if e.index() == i => {
+                        found.insert(i, e);
+                    }
+                    _ => return Err(ReplicationError::Internal(format!("LSN {lsn} does not hold Raft log entry {i}"))),
+                }
+                next.next();
+            }
+            for (slot, (i, _)) in out.iter_mut().zip(&wanted) {
+                if slot.is_none() {
+                    *slot = Some(found.remove(i).ok_or_else(|| {
+                        ReplicationError::Internal(format!("Raft log entry {i} could not be read back"))
+                    })?);
+                }
+            }
+        }
+        Ok(out.into_iter().map(|e| e.expect("filled")).collect())
     }
 
     pub fn close(&self) -> Result<()> {
@@ -141,10 +244,14 @@ impl LogStore {
         Ok(())
     }
 
-    fn write(&self, frame: &Frame) -> io::Result<Lsn> {
+    fn write(&self, frame: &Frame) -> io::Result<(Lsn, usize)> {
         let bytes = postcard::to_allocvec(frame).map_err(io_err)?;
-        self.shared.log.append(STREAM, &bytes).map_err(io_err)
+        Ok((self.shared.log.append(STREAM, &bytes).map_err(io_err)?, bytes.len()))
     }
+}
+
+fn decode_frame(payload: &[u8], lsn: Lsn) -> Result<Frame> {
+    postcard::from_bytes(payload).map_err(|e| ReplicationError::Codec(format!("Raft log frame at LSN {lsn}: {e}")))
 }
 
 impl RaftLogReader<C> for LogStore {
@@ -152,7 +259,9 @@ impl RaftLogReader<C> for LogStore {
         &mut self,
         range: RB,
     ) -> Result<Vec<Entry>, io::Error> {
-        Ok(self.shared.state.lock().entries.range(range).map(|(_, e)| e.clone()).collect())
+        let wanted: Vec<(u64, Lsn)> =
+            self.shared.state.lock().index.range(range).map(|(i, (_, start, _))| (*i, *start)).collect();
+        self.entries(wanted).map_err(io_err)
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote>, io::Error> {
@@ -165,7 +274,7 @@ impl RaftLogStorage<C> for LogStore {
 
     async fn get_log_state(&mut self) -> Result<LogState<C>, io::Error> {
         let s = self.shared.state.lock();
-        let last = s.entries.values().next_back().map(|e| e.log_id());
+        let last = s.index.values().next_back().map(|(id, _, _)| *id);
         Ok(LogState { last_purged_log_id: s.last_purged, last_log_id: last.or_else(|| s.last_purged) })
     }
 
@@ -174,7 +283,7 @@ impl RaftLogStorage<C> for LogStore {
     }
 
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), io::Error> {
-        let lsn = self.write(&Frame::Vote(*vote))?;
+        let (lsn, _) = self.write(&Frame::Vote(*vote))?;
         self.shared.log.wait_durable(lsn).map_err(io_err)?;
         self.shared.state.lock().vote = Some(*vote);
         Ok(())
@@ -204,10 +313,12 @@ impl RaftLogStorage<C> for LogStore {
             // readable at once (Raft may read them before they are durable).
             let mut s = self.shared.state.lock();
             for e in entries {
-                last = Some(self.write(&Frame::Entry(e.clone()))?);
+                let (lsn, size) = self.write(&Frame::Entry(e.clone()))?;
+                last = Some(lsn);
                 max_ts = max_ts.max(entry_ts(&e));
-                s.entries.insert(e.index(), e);
+                s.insert(e, lsn, size);
             }
+            s.evict(self.shared.log.durable_lsn());
         }
         self.shared.max_ts.fetch_max(max_ts, Ordering::SeqCst);
         match last {
@@ -222,15 +333,14 @@ impl RaftLogStorage<C> for LogStore {
     async fn truncate_after(&mut self, last_log_id: Option<LogId>) -> Result<(), io::Error> {
         let mut s = self.shared.state.lock();
         self.write(&Frame::TruncateAfter(last_log_id))?;
-        let from = last_log_id.map_or(0, |l| l.index + 1);
-        s.entries.split_off(&from);
+        s.truncate_from(last_log_id.map_or(0, |l| l.index + 1));
         Ok(())
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), io::Error> {
         let mut s = self.shared.state.lock();
         self.write(&Frame::Purge(log_id))?;
-        s.entries = s.entries.split_off(&(log_id.index + 1));
+        s.purge_upto(log_id.index);
         s.last_purged = Some(log_id);
         Ok(())
     }

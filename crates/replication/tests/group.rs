@@ -27,6 +27,8 @@ fn config(id: u64, dir: &Path, addr: &str, join: &[String]) -> GroupConfig {
     c.join = join.to_vec();
     c.heartbeat_ms = 50;
     c.election_timeout_ms = (300, 600);
+    // A tiny cache: replicas catching up and restarts read entries back from disk.
+    c.log_cache_bytes = 512;
     c
 }
 

@@ -132,6 +132,25 @@ fn commits_replicate_fail_over_and_catch_up() {
         wait_rows(n, 50);
     }
 
+    // Old versions replaced on a secondary are collected there too.
+    let t = engine.table("t").unwrap();
+    for round in 0..300i64 {
+        let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+        tx.update(&t, encode_tuple(&[Some(&encode_i64(1)), Some(&encode_i64(round))])).unwrap();
+        tx.commit().unwrap();
+    }
+    for n in &nodes {
+        let e = n.group().node().system().clone();
+        wait_for(&format!("node {}'s garbage collection", n.id), Duration::from_secs(20), || {
+            let t = e.table("t").unwrap();
+            let mut tx = e.begin(Isolation::Snapshot).unwrap();
+            let row = tx.get(&t, &tessera_engine::tuple::encode_key(&[Some(&encode_i64(1))])).unwrap()?;
+            let v = decode_i64(Tuple::parse(&row).unwrap().field(1).unwrap()).unwrap();
+            drop(tx);
+            (v == 299 && e.stats().versions < 100).then_some(())
+        });
+    }
+
     // A secondary refuses commits: nothing was written, and it stays writable.
     let s = (p + 1) % 3;
     let err = insert(&nodes[s], 51..=51).unwrap_err();

@@ -469,3 +469,55 @@ fn status_and_drain() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("wrong cluster secret"));
 }
+
+#[test]
+fn demo_starts_a_cluster_and_stops_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (port, rpc) = (free_port(), free_port());
+    // The demo numbers ports up from the first: find three free in a row.
+    let (port, rpc) = (0..50u16)
+        .map(|k| (port.wrapping_add(k * 7) % 20000 + 20000, rpc.wrapping_add(k * 7) % 20000 + 40000))
+        .find(|&(p, r)| {
+            (0..3).all(|i| {
+                std::net::TcpListener::bind(("127.0.0.1", p + i)).is_ok()
+                    && std::net::TcpListener::bind(("127.0.0.1", r + i)).is_ok()
+            })
+        })
+        .expect("free ports");
+    let mut demo = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["demo", "--nodes", "3", "--data-dir"])
+        .arg(dir.path())
+        .args(["--port", &port.to_string(), "--rpc-port", &rpc.to_string()])
+        .env_remove("TESSERA_CLUSTER_SECRET")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ok = block_on(Duration::from_secs(120), async {
+        let sql = "CREATE TABLE greeting (id int PRIMARY KEY, text text); INSERT INTO greeting VALUES (1, 'hello')";
+        let ports = [port, port + 1, port + 2];
+        assert_eq!(run_anywhere(&ports, "tessera", sql, Duration::from_secs(60)).await, Outcome::Done);
+        // Every node answers, whichever is primary.
+        for p in ports {
+            let rows = query(p, "tessera", "SELECT text FROM greeting").await.unwrap();
+            assert_eq!(rows, [vec!["hello".to_string()]]);
+        }
+        true
+    });
+    assert!(ok);
+    let status = std::process::Command::new("kill").args(["-TERM", &demo.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while demo.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the demo did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(demo.stdout.as_mut().unwrap(), &mut out).unwrap();
+    assert!(out.contains(&format!("psql -h 127.0.0.1 -p {port}")), "{out}");
+    assert!(out.contains("demo cluster stopped"), "{out}");
+    // The nodes are gone with it.
+    for i in 0..3 {
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port + i)).is_err(), "node {} still listens", i + 1);
+    }
+}

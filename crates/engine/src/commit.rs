@@ -119,7 +119,10 @@ impl Transaction {
         drop(guard);
         let work = CommitWork { txn: self, ts, rows, sizes };
         match ticket {
-            Some(ticket) if work.txn.durability == Durability::Synchronous => {
+            Some(ticket)
+                if work.txn.durability == Durability::Synchronous
+                    || !engine.log.as_ref().is_some_and(|l| l.allows_lazy()) =>
+            {
                 Ok(CommitStart::Pending(PendingCommit::after_log(work, ticket)))
             }
             _ => {

@@ -41,6 +41,12 @@ pub trait CommitLog: Send + Sync {
     fn wait_when_abandoned(&self) -> bool {
         true
     }
+    /// Whether a lazily durable commit may be acknowledged before its
+    /// record is durable. A replicated log says no: a commit the quorum
+    /// never gets would leave the primary's engine ahead of its replicas.
+    fn allows_lazy(&self) -> bool {
+        true
+    }
 }
 
 /// Makes the commit log of each stream of a node whose commits are

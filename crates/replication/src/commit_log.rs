@@ -210,4 +210,8 @@ impl CommitLog for ReplicatedCommitLog {
     fn wait_when_abandoned(&self) -> bool {
         false
     }
+
+    fn allows_lazy(&self) -> bool {
+        false
+    }
 }

@@ -71,9 +71,17 @@ impl Tickets {
             t.waker.take()
         };
         self.decided.notify_all();
-        // Outside the lock: the waker completes (stamps or undoes) the commit.
+        // Outside the lock: the waker completes (stamps or undoes) the
+        // commit — for a large transaction, a long job — so it runs on a
+        // blocking thread when there is a runtime, never holding up Raft's
+        // workers (which also send the heartbeats).
         if let Some(w) = waker {
-            w.wake();
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => {
+                    rt.spawn_blocking(move || w.wake());
+                }
+                Err(_) => w.wake(),
+            }
         }
         true
     }

@@ -63,8 +63,10 @@ impl GroupConfig {
             dir,
             join: Vec::new(),
             secret,
-            heartbeat_ms: 100,
-            election_timeout_ms: (500, 1000),
+            // A follower calls an election between 0.9 and 1.2 s after
+            // the primary's last heartbeat (lease + timeout).
+            heartbeat_ms: 50,
+            election_timeout_ms: (300, 600),
             log_cache_bytes: crate::log_store::CACHE_BYTES,
         }
     }

@@ -61,8 +61,17 @@ impl StateMachine {
             return Ok(());
         }
         let engine = self.engine(cmd.stream).map_err(io::Error::other)?;
+        let started = std::time::Instant::now();
         // The engine may wait for a demoted primary's sessions to unwind.
         tokio::task::block_in_place(|| engine.apply_committed(&cmd.record)).map_err(io::Error::other)?;
+        if started.elapsed() > std::time::Duration::from_millis(200) {
+            tracing::info!(
+                stream = cmd.stream,
+                bytes = cmd.record.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "applied a large commit"
+            );
+        }
         Ok(())
     }
 }

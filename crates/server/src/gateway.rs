@@ -93,6 +93,9 @@ async fn follow_roles(mut roles: watch::Receiver<Role>, open: OpenSql, serving: 
                 if matches!(&*serving.read(), Serving::Primary { .. }) {
                     None
                 } else {
+                    // Not forwarding to the previous primary meanwhile: it
+                    // may be the node that forwards here.
+                    *serving.write() = Serving::Refuse("this node is becoming the primary".into());
                     let open = open.clone();
                     match tokio::task::spawn_blocking(move || open()).await {
                         Ok(Ok(sql)) => Some(Serving::Primary { sql, stop: watch::channel(false).0 }),

@@ -46,7 +46,16 @@ pub async fn serve_cluster(
     let follower = tokio::spawn(follow_roles(roles, open, serving.clone()));
     let _stop_following = AbortOnDrop(follower);
     loop {
-        let (socket, peer) = listener.accept().await?;
+        let (socket, peer): (_, std::net::SocketAddr) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            // Out of file descriptors, say: wait for some to be freed
+            // rather than stop listening.
+            Err(e) => {
+                tracing::warn!("cannot accept a connection: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
         let Some(slot) = shared.admit(&socket) else {
             tokio::spawn(refuse(socket, "53300", "sorry, too many clients already".into()));
             continue;
@@ -62,7 +71,11 @@ pub async fn serve_cluster(
             Serving::Refuse(why) => Target::Refuse(why.clone()),
         };
         match target {
-            Target::Local(sql, stop) => shared.spawn_session(socket, peer, slot, sql, Some(stop))?,
+            Target::Local(sql, stop) => {
+                if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(stop)) {
+                    tracing::warn!(%peer, "cannot serve a connection: {e}");
+                }
+            }
             Target::Forward(addr) => {
                 tokio::spawn(async move {
                     let _slot = slot;

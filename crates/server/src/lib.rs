@@ -229,12 +229,25 @@ fn terminate(socket: std::net::TcpStream, plaintext: bool, code: &str, message: 
 pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerConfig) -> std::io::Result<()> {
     let shared = Listener::new(config)?;
     loop {
-        let (socket, peer): (_, SocketAddr) = listener.accept().await?;
+        let (socket, peer): (_, SocketAddr) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            // Out of file descriptors, say: wait for some to be freed
+            // rather than stop listening.
+            Err(e) => {
+                tracing::warn!("cannot accept a connection: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
         let Some(slot) = shared.admit(&socket) else {
             tokio::spawn(refuse(socket, "53300", "sorry, too many clients already".into()));
             continue;
         };
-        shared.spawn_session(socket, peer, slot, sql.clone(), None)?;
+        // One client's socket failing (out of file descriptors, say) must
+        // not stop the listener.
+        if let Err(e) = shared.spawn_session(socket, peer, slot, sql.clone(), None) {
+            tracing::warn!(%peer, "cannot serve a connection: {e}");
+        }
     }
 }
 

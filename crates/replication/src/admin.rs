@@ -7,56 +7,27 @@
 use std::time::{Duration, Instant};
 
 use openraft::async_runtime::WatchReceiver;
-use serde::{Deserialize, Serialize};
 use tessera_cluster::{Action, ClusterMap, plan_drain};
 
 use crate::error::{ReplicationError, Result};
 use crate::network::{Peers, Reply, Request};
-use crate::status::StatusSource;
+use crate::status::{NodeStatus, StatusSource};
 use crate::types::{NodeId, Raft};
 
-/// The group as the primary sees it (for `tessera status`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StatusRow {
-    pub id: NodeId,
-    pub rpc_addr: String,
-    pub pg_addr: String,
-    pub failure_domain: String,
-    pub upgrade_domain: String,
-    pub role: String,
-    pub epoch: u64,
-    pub matched: Option<u64>,
-    pub behind: Option<u64>,
-}
-
-pub(crate) fn status_rows(raft: &Raft) -> Vec<StatusRow> {
-    StatusSource { raft: raft.clone() }
-        .nodes()
-        .into_iter()
-        .map(|n| StatusRow {
-            id: n.id,
-            rpc_addr: n.info.rpc_addr,
-            pg_addr: n.info.pg_addr,
-            failure_domain: n.info.failure_domain,
-            upgrade_domain: n.info.upgrade_domain,
-            role: n.role.to_string(),
-            epoch: n.epoch,
-            matched: n.matched,
-            behind: n.behind,
-        })
-        .collect()
+fn status_rows(raft: &Raft) -> Vec<NodeStatus> {
+    StatusSource { raft: raft.clone() }.nodes()
 }
 
 /// The cluster map the manager's decisions work on: every member with its
 /// domains and liveness, and the group's log as one partition whose
 /// replicas are the voters.
-fn cluster_map(rows: &[StatusRow]) -> ClusterMap {
+fn cluster_map(rows: &[NodeStatus]) -> ClusterMap {
     let mut map = ClusterMap::default();
     for r in rows {
-        map.add_node(r.id, &r.failure_domain, &r.upgrade_domain);
+        map.add_node(r.id, &r.info.failure_domain, &r.info.upgrade_domain);
         if let Some(n) = map.nodes.get_mut(&r.id) {
             n.live = r.role != "unreachable";
-            n.addr = r.rpc_addr.clone();
+            n.addr = r.info.rpc_addr.clone();
         }
     }
     let mut order: Vec<NodeId> = rows.iter().filter(|r| r.role == "primary").map(|r| r.id).collect();
@@ -87,7 +58,7 @@ async fn primary_elsewhere(raft: &Raft, me: NodeId) -> Result<Option<String>> {
 }
 
 /// The cluster map, from the primary (which tracks every member).
-pub(crate) async fn status(raft: &Raft, peers: &Peers, me: NodeId) -> Result<Vec<StatusRow>> {
+pub(crate) async fn status(raft: &Raft, peers: &Peers, me: NodeId) -> Result<Vec<NodeStatus>> {
     match primary_elsewhere(raft, me).await {
         Ok(None) => Ok(status_rows(raft)),
         Ok(Some(addr)) => match call(peers, &addr, &Request::Status).await {
@@ -159,7 +130,7 @@ impl Admin {
         Admin { peers: Peers::new(0, secret), addr: addr.to_string() }
     }
 
-    pub async fn status(&self) -> Result<Vec<StatusRow>> {
+    pub async fn status(&self) -> Result<Vec<NodeStatus>> {
         match call(&self.peers, &self.addr, &Request::Status).await? {
             Reply::Status(rows) => Ok(rows),
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),

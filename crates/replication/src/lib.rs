@@ -60,7 +60,7 @@ pub mod state_machine;
 pub mod status;
 pub mod types;
 
-pub use admin::{Admin, StatusRow};
+pub use admin::Admin;
 pub use error::{ReplicationError, Result};
 pub use group::{Group, GroupConfig, Role};
 pub use rpc::ClusterSecret;

@@ -40,7 +40,7 @@ pub(crate) enum Reply {
     AppendEntries(AppendEntriesResponse<C>),
     Vote(VoteResponse<C>),
     TransferLeader(TransferLeaderResponse<C>),
-    Status(Vec<crate::admin::StatusRow>),
+    Status(Vec<crate::status::NodeStatus>),
     Drained(String),
     Failed(String),
 }

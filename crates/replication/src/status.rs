@@ -7,18 +7,19 @@ use std::time::Duration;
 
 use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
+use serde::{Deserialize, Serialize};
 
 use crate::types::{NodeId, NodeInfo, Raft};
 
 /// A member answered the primary within this long: it counts as reachable.
 const REACHABLE: Duration = Duration::from_secs(2);
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeStatus {
     pub id: NodeId,
     pub info: NodeInfo,
     /// `primary`, `secondary` or `unreachable`.
-    pub role: &'static str,
+    pub role: String,
     /// The primary's epoch (Raft term).
     pub epoch: u64,
     /// The last log index known to be on the node.
@@ -61,7 +62,7 @@ impl StatusSource {
                 NodeStatus {
                     id: *id,
                     info: info.clone(),
-                    role,
+                    role: role.to_string(),
                     epoch: m.current_term,
                     matched,
                     behind: if is_primary { Some(0) } else { matched.zip(last).map(|(m, l)| l.saturating_sub(m)) },

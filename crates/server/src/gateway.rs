@@ -22,7 +22,7 @@ use tessera_sql::SqlEngine;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use crate::{Listener, ServerConfig, refuse};
+use crate::{Listener, ServerConfig, accept, refuse};
 
 /// Opens the SQL engine over the node's (replicated) engines.
 pub type OpenSql = Arc<dyn Fn() -> Result<Arc<SqlEngine>, String> + Send + Sync>;
@@ -46,16 +46,7 @@ pub async fn serve_cluster(
     let follower = tokio::spawn(follow_roles(roles, open, serving.clone()));
     let _stop_following = AbortOnDrop(follower);
     loop {
-        let (socket, peer): (_, std::net::SocketAddr) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            // Out of file descriptors, say: wait for some to be freed
-            // rather than stop listening.
-            Err(e) => {
-                tracing::warn!("cannot accept a connection: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+        let (socket, peer) = accept(&listener).await;
         let Some(slot) = shared.admit(&socket) else {
             tokio::spawn(refuse(socket, "53300", "sorry, too many clients already".into()));
             continue;

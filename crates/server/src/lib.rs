@@ -205,6 +205,20 @@ impl Listener {
     }
 }
 
+/// The next connection. A failing accept (out of file descriptors, say)
+/// waits for resources to be freed rather than stopping the listener.
+async fn accept(listener: &TcpListener) -> (tokio::net::TcpStream, SocketAddr) {
+    loop {
+        match listener.accept().await {
+            Ok(accepted) => return accepted,
+            Err(e) => {
+                tracing::warn!("cannot accept a connection: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
 /// One connection's share of the connection cap, held until it ends.
 struct Slot(Arc<AtomicUsize>);
 
@@ -229,16 +243,7 @@ fn terminate(socket: std::net::TcpStream, plaintext: bool, code: &str, message: 
 pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerConfig) -> std::io::Result<()> {
     let shared = Listener::new(config)?;
     loop {
-        let (socket, peer): (_, SocketAddr) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            // Out of file descriptors, say: wait for some to be freed
-            // rather than stop listening.
-            Err(e) => {
-                tracing::warn!("cannot accept a connection: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+        let (socket, peer) = accept(&listener).await;
         let Some(slot) = shared.admit(&socket) else {
             tokio::spawn(refuse(socket, "53300", "sorry, too many clients already".into()));
             continue;

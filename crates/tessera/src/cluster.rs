@@ -78,10 +78,10 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
             r.epoch,
             show(r.matched),
             show(r.behind),
-            r.pg_addr,
-            r.rpc_addr,
-            r.failure_domain,
-            r.upgrade_domain
+            r.info.pg_addr,
+            r.info.rpc_addr,
+            r.info.failure_domain,
+            r.info.upgrade_domain
         );
     }
     Ok(())
@@ -206,7 +206,7 @@ impl tessera_sql::cluster_view::ClusterView for View {
                 pg_addr: n.info.pg_addr,
                 failure_domain: n.info.failure_domain,
                 upgrade_domain: n.info.upgrade_domain,
-                role: n.role.to_string(),
+                role: n.role,
                 epoch: n.epoch,
                 applied: n.matched,
                 behind: n.behind,

@@ -135,7 +135,89 @@ pub(crate) fn checkpoint(inner: &EngineInner) -> Result<Option<CheckpointStats>>
         included.push((ts, rec.lsn, rec.payload));
     }
     included.sort_by_key(|(ts, _, _)| *ts);
+    let step = write_step(&dir, prev, included, c, replay_from, inner.config.checkpoint_merge_files)?;
+    let next = step.manifest;
+    let (data_rows, delta_rows, merged) = (step.data_rows, step.delta_rows, step.merged);
+    match &inner.config.shared_log {
+        Some(shared) => shared.release_before(inner.config.stream, next.replay_from)?,
+        None => log.truncate_before(next.replay_from)?,
+    }
 
+    let stats = CheckpointStats {
+        seq: next.seq,
+        ckpt_ts: next.ckpt_ts,
+        records_read,
+        data_rows,
+        delta_rows,
+        merged,
+        data_files: next.data.len(),
+        total_bytes: next.data.iter().chain(next.deltas.iter()).map(|f| f.bytes).sum(),
+        replay_from: next.replay_from,
+    };
+    tracing::info!(?stats, "checkpoint written");
+    state.current = Some(next);
+    state.log_end_at_checkpoint = end;
+    Ok(Some(stats))
+}
+
+/// Extends the checkpoint in `dir` (creating both) with `records`, commit
+/// and DDL records of one engine taken from a log kept elsewhere — a
+/// replicated log, whose snapshots are checkpoints built this way from its
+/// committed entries — in that log's order. The result is what recovery
+/// and [`crate::Engine::restore_checkpoint`] load.
+pub fn extend_checkpoint(dir: &Path, records: Vec<Vec<u8>>, merge_files: usize) -> Result<CheckpointStats> {
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::io(format!("creating {}", dir.display()), e))?;
+        if let Some(parent) = dir.parent() {
+            sync_dir(parent)?;
+        }
+    }
+    let prev = read_latest_manifest(dir)?.unwrap_or_else(|| Manifest { next_table_id: 1, ..Default::default() });
+    let records_read = records.len() as u64;
+    let mut included = Vec::with_capacity(records.len());
+    for (i, payload) in records.into_iter().enumerate() {
+        let ts = decode(&payload, i as Lsn)?.ts();
+        included.push((ts, i as Lsn, payload));
+    }
+    // Stable: records of one timestamp (a DDL record and its commit) keep their order.
+    included.sort_by_key(|(ts, _, _)| *ts);
+    let top = included.last().map_or(0, |(ts, _, _)| *ts);
+    let step = write_step(dir, prev, included, top, 0, merge_files)?;
+    let next = &step.manifest;
+    sync_dir(dir)?;
+    Ok(CheckpointStats {
+        seq: next.seq,
+        ckpt_ts: next.ckpt_ts,
+        records_read,
+        data_rows: step.data_rows,
+        delta_rows: step.delta_rows,
+        merged: step.merged,
+        data_files: next.data.len(),
+        total_bytes: next.data.iter().chain(next.deltas.iter()).map(|f| f.bytes).sum(),
+        replay_from: 0,
+    })
+}
+
+struct Step {
+    manifest: Manifest,
+    data_rows: u64,
+    delta_rows: u64,
+    merged: bool,
+}
+
+/// Writes the checkpoint that follows `prev` in `dir`: `included` are the
+/// new records (commit and DDL payloads with their timestamps and log
+/// positions), sorted by timestamp. Each key's newest version in the range
+/// goes to a new data file; versions of older files that the range replaced
+/// or deleted go to a new delta file.
+fn write_step(
+    dir: &Path,
+    prev: Manifest,
+    included: Vec<(Timestamp, Lsn, Vec<u8>)>,
+    c: Timestamp,
+    replay_from: Lsn,
+    merge_files: usize,
+) -> Result<Step> {
     let mut catalog: BTreeMap<TableId, TableSpec> = prev.catalog.iter().map(|t| (t.id, t.clone())).collect();
     let mut next_table_id = prev.next_table_id;
     let mut batch: BTreeMap<BatchKey, (Timestamp, Vec<u8>)> = BTreeMap::new();
@@ -145,7 +227,13 @@ pub(crate) fn checkpoint(inner: &EngineInner) -> Result<Option<CheckpointStats>>
             LogEntry::Commit { writes, .. } => {
                 for w in writes {
                     let k = (w.table, w.key.to_vec());
-                    if w.prev_ts > prev.ckpt_ts {
+                    // The version replaced is in this range (then it never
+                    // reaches a file) or in an older file (then a delta
+                    // names it). Ask the batch rather than compare with the
+                    // previous checkpoint's timestamp: records taken from a
+                    // replicated log come in log order, and a range of it
+                    // may hold timestamps below the previous range's top.
+                    if batch.get(&k).is_some_and(|(ts, _)| *ts == w.prev_ts) {
                         batch.remove(&k);
                     } else if w.prev_ts != 0 {
                         deltas.push((w.table, w.prev_ts, w.key.to_vec()));
@@ -219,32 +307,14 @@ pub(crate) fn checkpoint(inner: &EngineInner) -> Result<Option<CheckpointStats>>
         next.deltas.push(FileMeta { name, records: s.records, bytes: s.bytes });
     }
     let mut merged = false;
-    if needs_merge(&next, inner.config.checkpoint_merge_files) {
-        next = merge(&dir, next)?;
+    if needs_merge(&next, merge_files) {
+        next = merge(dir, next)?;
         merged = true;
     }
-    write_manifest(&dir, &next)?;
-    remove_unreferenced(&dir, &next);
-    match &inner.config.shared_log {
-        Some(shared) => shared.release_before(inner.config.stream, next.replay_from)?,
-        None => log.truncate_before(next.replay_from)?,
-    }
+    write_manifest(dir, &next)?;
+    remove_unreferenced(dir, &next);
 
-    let stats = CheckpointStats {
-        seq: next.seq,
-        ckpt_ts: next.ckpt_ts,
-        records_read,
-        data_rows,
-        delta_rows,
-        merged,
-        data_files: next.data.len(),
-        total_bytes: next.data.iter().chain(next.deltas.iter()).map(|f| f.bytes).sum(),
-        replay_from: next.replay_from,
-    };
-    tracing::info!(?stats, "checkpoint written");
-    state.current = Some(next);
-    state.log_end_at_checkpoint = end;
-    Ok(Some(stats))
+    Ok(Step { manifest: next, data_rows, delta_rows, merged })
 }
 
 fn needs_merge(m: &Manifest, max_files: usize) -> bool {

@@ -523,15 +523,7 @@ impl Engine {
     pub fn apply_committed(&self, record: &[u8]) -> Result<u64> {
         let entry = crate::record::decode(record, 0)?;
         let ts = entry.ts();
-        let started = std::time::Instant::now();
-        let mut warned = false;
-        while self.inner.txns.active() > 0 {
-            if !warned && started.elapsed() > Duration::from_secs(5) {
-                tracing::warn!(active = self.inner.txns.active(), "replica apply waits for local transactions to end");
-                warned = true;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        self.wait_for_local_transactions();
         let rows = match &entry {
             crate::record::LogEntry::Commit { writes, .. } => writes.len(),
             crate::record::LogEntry::Ddl { .. } => 0,
@@ -543,6 +535,38 @@ impl Engine {
         // replaced go to GC shard 0).
         self.inner.gc.work(&self.inner, 0, 2 * rows + 8);
         Ok(ts)
+    }
+
+    /// Replaces everything this engine holds with the checkpoint in `dir`
+    /// (as [`crate::checkpoint::extend_checkpoint`] writes them): a replica
+    /// installing a snapshot, or a node restarting from its last one. Like
+    /// [`Engine::apply_committed`], it first waits until no local
+    /// transaction is active. Returns the number of rows loaded.
+    pub fn restore_checkpoint(&self, dir: &std::path::Path) -> Result<usize> {
+        let manifest = crate::checkpoint::read_latest_manifest(dir)?;
+        self.wait_for_local_transactions();
+        let _ddl = self.inner.ddl.lock();
+        let ids: Vec<_> = self.inner.catalog.read().by_id.keys().copied().collect();
+        for id in ids {
+            self.inner.apply_ddl(&crate::record::DdlOp::DropTable(id))?;
+        }
+        let Some(m) = manifest else { return Ok(0) };
+        let rows = crate::recovery::load_checkpoint(&self.inner, dir, &m)?;
+        self.raise_clock(m.ckpt_ts);
+        self.inner.gc.drain(&self.inner);
+        Ok(rows)
+    }
+
+    fn wait_for_local_transactions(&self) {
+        let started = std::time::Instant::now();
+        let mut warned = false;
+        while self.inner.txns.active() > 0 {
+            if !warned && started.elapsed() > Duration::from_secs(5) {
+                tracing::warn!(active = self.inner.txns.active(), "replica apply waits for local transactions to end");
+                warned = true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// Moves the clock (and the visible watermark) up to `ts` if it is

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::apply::{apply_entry, load_row};
-use crate::checkpoint::{checkpoint_dir, for_each_data_row, load_deltas, read_latest_manifest};
+use crate::checkpoint::{Manifest, checkpoint_dir, for_each_data_row, load_deltas, read_latest_manifest};
 use crate::engine::EngineInner;
 use crate::error::{EngineError, Result};
 use crate::record::{DdlOp, decode};
@@ -30,55 +30,7 @@ pub(crate) fn recover(inner: &Arc<EngineInner>) -> Result<()> {
     let mut replay_from = log.start_lsn();
     let mut loaded_rows = 0usize;
     if let Some(m) = &manifest {
-        for spec in &m.catalog {
-            inner.apply_ddl(&DdlOp::CreateTable(spec.clone()))?;
-        }
-        inner.catalog.write().next_table_id = m.next_table_id;
-        let deleted = load_deltas(&dir, m)?;
-        let next_file = AtomicUsize::new(0);
-        let rows = AtomicUsize::new(0);
-        let threads = inner.config.recovery_threads.clamp(1, m.data.len().max(1));
-        let results: Vec<Result<()>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    s.spawn(|| -> Result<()> {
-                        loop {
-                            let i = next_file.fetch_add(1, Ordering::Relaxed);
-                            let Some(f) = m.data.get(i) else { return Ok(()) };
-                            let mut guard = crossbeam_epoch::pin();
-                            // Rows of a file come grouped by table: look each table up once.
-                            let mut current: Option<(u32, Option<Arc<crate::table::Table>>)> = None;
-                            let mut n = 0usize;
-                            for_each_data_row(&dir.join(&f.name), |table, ts, key, row| {
-                                if !deleted.is_empty() && deleted.contains(&(table, ts, key.to_vec())) {
-                                    return Ok(());
-                                }
-                                if current.as_ref().is_none_or(|(id, _)| *id != table) {
-                                    current = Some((table, inner.table_by_id(table)));
-                                }
-                                if let Some((_, Some(t))) = &current {
-                                    load_row(inner, t, key, ts, row, &guard)?;
-                                    n += 1;
-                                    if n.is_multiple_of(4096) {
-                                        guard.repin();
-                                    }
-                                }
-                                Ok(())
-                            })?;
-                            rows.fetch_add(n, Ordering::Relaxed);
-                        }
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(EngineError::Internal("a recovery thread panicked".into()))))
-                .collect()
-        });
-        for r in results {
-            r?;
-        }
-        loaded_rows = rows.into_inner();
+        loaded_rows = load_checkpoint(inner, &dir, m)?;
         max_ts = m.ckpt_ts;
         replay_from = m.replay_from.max(log.start_lsn());
         if m.replay_from < log.start_lsn() {
@@ -155,4 +107,59 @@ pub(crate) fn recover(inner: &Arc<EngineInner>) -> Result<()> {
         "recovery complete"
     );
     Ok(())
+}
+
+/// Creates the manifest's tables and loads its data files (in parallel,
+/// skipping the rows its delta files delete) into an engine that has none
+/// of them. Returns the number of rows loaded.
+pub(crate) fn load_checkpoint(inner: &EngineInner, dir: &std::path::Path, m: &Manifest) -> Result<usize> {
+    for spec in &m.catalog {
+        inner.apply_ddl(&DdlOp::CreateTable(spec.clone()))?;
+    }
+    inner.catalog.write().next_table_id = m.next_table_id;
+    let deleted = load_deltas(dir, m)?;
+    let next_file = AtomicUsize::new(0);
+    let rows = AtomicUsize::new(0);
+    let threads = inner.config.recovery_threads.clamp(1, m.data.len().max(1));
+    let results: Vec<Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| -> Result<()> {
+                    loop {
+                        let i = next_file.fetch_add(1, Ordering::Relaxed);
+                        let Some(f) = m.data.get(i) else { return Ok(()) };
+                        let mut guard = crossbeam_epoch::pin();
+                        // Rows of a file come grouped by table: look each table up once.
+                        let mut current: Option<(u32, Option<Arc<crate::table::Table>>)> = None;
+                        let mut n = 0usize;
+                        for_each_data_row(&dir.join(&f.name), |table, ts, key, row| {
+                            if !deleted.is_empty() && deleted.contains(&(table, ts, key.to_vec())) {
+                                return Ok(());
+                            }
+                            if current.as_ref().is_none_or(|(id, _)| *id != table) {
+                                current = Some((table, inner.table_by_id(table)));
+                            }
+                            if let Some((_, Some(t))) = &current {
+                                load_row(inner, t, key, ts, row, &guard)?;
+                                n += 1;
+                                if n.is_multiple_of(4096) {
+                                    guard.repin();
+                                }
+                            }
+                            Ok(())
+                        })?;
+                        rows.fetch_add(n, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(EngineError::Internal("a recovery thread panicked".into()))))
+            .collect()
+    });
+    for r in results {
+        r?;
+    }
+    Ok(rows.into_inner())
 }

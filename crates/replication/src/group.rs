@@ -20,6 +20,7 @@ use crate::error::{ReplicationError, Result};
 use crate::log_store::LogStore;
 use crate::network::{Peers, handler};
 use crate::rpc::{self, ClusterSecret};
+use crate::snapshot::SnapshotStore;
 use crate::state_machine::StateMachine;
 use crate::types::{Command, NodeId, NodeInfo, Raft};
 
@@ -53,6 +54,15 @@ pub struct GroupConfig {
     /// Bytes of recent log entries kept in memory (older ones are read
     /// back from disk when a replica needs them).
     pub log_cache_bytes: usize,
+    /// Where snapshots live.
+    pub snapshot_dir: PathBuf,
+    /// A snapshot is built after this many entries since the last one
+    /// (0: never; the log then grows without bound).
+    pub snapshot_every: u64,
+    /// Entries kept in the log below the newest snapshot, so that a
+    /// replica slightly behind catches up from the log rather than by a
+    /// whole snapshot.
+    pub log_kept_below_snapshot: u64,
 }
 
 impl GroupConfig {
@@ -60,6 +70,7 @@ impl GroupConfig {
         GroupConfig {
             id,
             info,
+            snapshot_dir: dir.with_file_name("snapshots"),
             dir,
             join: Vec::new(),
             secret,
@@ -68,6 +79,8 @@ impl GroupConfig {
             heartbeat_ms: 50,
             election_timeout_ms: (300, 600),
             log_cache_bytes: crate::log_store::CACHE_BYTES,
+            snapshot_every: 20_000,
+            log_kept_below_snapshot: 5_000,
         }
     }
 }
@@ -104,7 +117,8 @@ impl Group {
         let node = Arc::new(Node::open(EngineConfig { dir: None, commit_log: Some(source), ..engine })?);
         let log = LogStore::open(&config.dir, config.log_cache_bytes)?;
         let fresh = log.is_empty();
-        let sm = StateMachine::new(node.clone(), proposals.clone());
+        let snapshots = SnapshotStore::open(&config.snapshot_dir)?;
+        let sm = StateMachine::open(node.clone(), proposals.clone(), log.clone(), snapshots.clone())?;
         let peers = Peers::new(config.id, config.secret.clone());
         let raft_config = Arc::new(
             Config {
@@ -112,9 +126,14 @@ impl Group {
                 heartbeat_interval: config.heartbeat_ms,
                 election_timeout_min: config.election_timeout_ms.0,
                 election_timeout_max: config.election_timeout_ms.1,
-                // The log is the engines' durability until checkpoints
-                // become snapshots: never snapshot, never purge.
-                snapshot_policy: SnapshotPolicy::Never,
+                // A snapshot (checkpoints built from the log) lets the log
+                // be purged below it, bounds a restart's replay, and
+                // rebuilds a replica too far behind for the log.
+                snapshot_policy: match config.snapshot_every {
+                    0 => SnapshotPolicy::Never,
+                    n => SnapshotPolicy::LogsSinceLast(n),
+                },
+                max_in_snapshot_log_to_keep: config.log_kept_below_snapshot,
                 // A node that was cut off does not inflate the term and
                 // depose a healthy primary when it returns.
                 enable_pre_vote: Some(true),
@@ -134,7 +153,7 @@ impl Group {
         runtime.spawn(rpc::serve(
             listener,
             config.secret.clone(),
-            handler(raft.clone(), config.id, config.info.clone(), peers.clone()),
+            handler(raft.clone(), config.id, config.info.clone(), peers.clone(), snapshots),
         ));
         runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
         if fresh {

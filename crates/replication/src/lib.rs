@@ -56,6 +56,7 @@ pub mod group;
 pub mod log_store;
 pub mod network;
 pub mod rpc;
+pub mod snapshot;
 pub mod state_machine;
 pub mod status;
 pub mod types;

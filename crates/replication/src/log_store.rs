@@ -12,8 +12,8 @@
 //! Memory holds an index (log index → id and LSN of its frame) and a cache
 //! of the newest entries, at most [`CACHE_BYTES`] of them beyond those not
 //! yet durable; older entries (a replica catching up from far behind) are
-//! read back from the file. Nothing is purged yet: purging comes with
-//! snapshots (see the crate notes).
+//! read back from the file. Entries a snapshot holds are purged, and the
+//! log segments below the oldest entry kept are deleted.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -337,11 +337,24 @@ impl RaftLogStorage<C> for LogStore {
         Ok(())
     }
 
+    /// Forgets the entries up to `log_id` (a snapshot holds them) and
+    /// deletes the log segments that held nothing else: the frames there
+    /// that still matter — the vote and the commit index — are written again
+    /// first, durably, so that the newest of each is always in the log.
     async fn purge(&mut self, log_id: LogId) -> Result<(), io::Error> {
-        let mut s = self.shared.state.lock();
-        self.write(&Frame::Purge(log_id))?;
-        s.purge_upto(log_id.index);
-        s.last_purged = Some(log_id);
+        let keep_from = {
+            let mut s = self.shared.state.lock();
+            self.write(&Frame::Purge(log_id))?;
+            s.purge_upto(log_id.index);
+            s.last_purged = Some(log_id);
+            if let Some(v) = s.vote {
+                self.write(&Frame::Vote(v))?;
+            }
+            let (end, _) = self.write(&Frame::Committed(s.committed))?;
+            self.shared.log.wait_durable(end).map_err(io_err)?;
+            s.index.values().next().map_or(end, |(_, start, _)| *start)
+        };
+        self.shared.log.truncate_before(keep_from).map_err(io_err)?;
         Ok(())
     }
 }

@@ -19,7 +19,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ReplicationError, Result};
 use crate::rpc::{ClusterSecret, Handler, RpcClient};
-use crate::types::{C, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, Vote};
+use crate::snapshot::{SnapshotFiles, SnapshotStore};
+use crate::types::{C, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
+
+/// Bytes of a snapshot file per message.
+const SNAPSHOT_CHUNK: usize = 1 << 20;
 
 #[derive(Serialize, Deserialize)]
 pub(crate) enum Request {
@@ -32,6 +36,18 @@ pub(crate) enum Request {
     Status,
     /// Move primaries off a node before maintenance, if that is safe.
     Drain(NodeId),
+    /// A piece of a snapshot's file (`path` relative to the snapshot).
+    SnapshotChunk {
+        index: u64,
+        path: String,
+        offset: u64,
+        data: Vec<u8>,
+    },
+    /// Every file of the snapshot was sent: install it.
+    InstallSnapshot {
+        vote: Vote,
+        meta: SnapshotMeta,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -42,6 +58,8 @@ pub(crate) enum Reply {
     TransferLeader(TransferLeaderResponse<C>),
     Status(Vec<crate::status::NodeStatus>),
     Drained(String),
+    Chunk,
+    Installed(SnapshotResponse<C>),
     Failed(String),
 }
 
@@ -50,11 +68,12 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 }
 
 /// The server side: answers peers' requests with the local Raft.
-pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo, peers: Peers) -> Handler {
+pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo, peers: Peers, snapshots: SnapshotStore) -> Handler {
     Arc::new(move |_from, body| {
         let raft = raft.clone();
         let info = info.clone();
         let peers = peers.clone();
+        let snapshots = snapshots.clone();
         Box::pin(async move {
             let reply = match postcard::from_bytes::<Request>(&body) {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
@@ -75,10 +94,62 @@ pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo, peers: Peers) -> H
                 Ok(Request::Drain(node)) => crate::admin::drain(&raft, &peers, id, node)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained),
+                Ok(Request::SnapshotChunk { index, path, offset, data }) => {
+                    let dir = snapshots.receive_dir(index);
+                    tokio::task::spawn_blocking(move || receive_chunk(&dir, &path, offset, &data))
+                        .await
+                        .map_err(|e| e.to_string())
+                        .and_then(|r| r)
+                        .map_or_else(Reply::Failed, |()| Reply::Chunk)
+                }
+                Ok(Request::InstallSnapshot { vote, meta }) => {
+                    let index = meta.last_log_id.as_ref().map_or(0, |l| l.index);
+                    let snapshot = Snapshot { meta, snapshot: SnapshotFiles { dir: snapshots.receive_dir(index) } };
+                    raft.install_full_snapshot(vote, snapshot)
+                        .await
+                        .map_or_else(|e| Reply::Failed(e.to_string()), Reply::Installed)
+                }
             };
             encode(&reply)
         })
     })
+}
+
+/// Writes one received piece of a snapshot file. Pieces of a file arrive in
+/// order; the first piece of the snapshot's `META` (sent first) starts
+/// the directory afresh.
+fn receive_chunk(dir: &std::path::Path, path: &str, offset: u64, data: &[u8]) -> std::result::Result<(), String> {
+    use std::io::Write;
+    if !crate::snapshot::valid_relative_path(path) {
+        return Err(format!("refusing snapshot file path {path:?}"));
+    }
+    if path == "META" && offset == 0 {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let target = dir.join(path);
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+    }
+    let len = std::fs::metadata(&target).map(|m| m.len()).unwrap_or(0);
+    if len != offset {
+        return Err(format!("snapshot file {path}: piece at {offset} but {len} bytes received so far"));
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&target)
+        .map_err(|e| format!("opening {}: {e}", target.display()))?;
+    f.write_all(data).map_err(|e| format!("writing {}: {e}", target.display()))
+}
+
+/// Up to [`SNAPSHOT_CHUNK`] bytes of a file from `offset` on.
+fn read_piece(path: &std::path::Path, offset: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut data = Vec::with_capacity(SNAPSHOT_CHUNK);
+    f.take(SNAPSHOT_CHUNK as u64).read_to_end(&mut data)?;
+    Ok(data)
 }
 
 /// The clients of a node, one per peer address, shared by Raft's
@@ -175,14 +246,49 @@ impl RaftNetworkV2<C> for PeerLink {
         }
     }
 
+    /// Sends the snapshot's files piece by piece, then asks the replica to
+    /// install it. Checkpoint files carry checksums, so damage on the way
+    /// is found when the replica loads them.
     async fn full_snapshot(
         &mut self,
-        _vote: Vote,
-        _snapshot: Snapshot,
-        _cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
+        vote: Vote,
+        snapshot: Snapshot,
+        cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
         _option: RPCOption,
     ) -> Result<SnapshotResponse<C>, StreamingError<C>> {
-        Err(Unreachable::from_string("snapshots are not supported yet: replicas catch up from the log").into())
+        let index = snapshot.meta.last_log_id.as_ref().map_or(0, |l| l.index);
+        let dir = snapshot.snapshot.dir.clone();
+        let files = crate::snapshot::files(&dir).map_err(|e| Unreachable::from_string(e.to_string()))?;
+        let mut cancel = std::pin::pin!(cancel);
+        let piece = RPCOption::new(Duration::from_secs(30));
+        for path in files {
+            let file = dir.join(&path);
+            let mut offset = 0u64;
+            loop {
+                let (at, name) = (offset, file.clone());
+                let data = tokio::task::spawn_blocking(move || read_piece(&name, at))
+                    .await
+                    .map_err(|e| Unreachable::from_string(e.to_string()))?
+                    .map_err(|e| Unreachable::from_string(format!("reading {}: {e}", file.display())))?;
+                let n = data.len();
+                let request = Request::SnapshotChunk { index, path: path.clone(), offset, data };
+                tokio::select! {
+                    closed = &mut cancel => return Err(closed.into()),
+                    reply = self.call(request, &piece) => match reply? {
+                        Reply::Chunk => {}
+                        _ => return Err(unexpected("snapshot piece").into()),
+                    },
+                }
+                offset += n as u64;
+                if n < SNAPSHOT_CHUNK {
+                    break;
+                }
+            }
+        }
+        match self.call(Request::InstallSnapshot { vote, meta: snapshot.meta }, &piece).await? {
+            Reply::Installed(r) => Ok(r),
+            _ => Err(unexpected("install snapshot").into()),
+        }
     }
 
     async fn transfer_leader(

@@ -4,20 +4,27 @@
 //! stream (opening a partition the first time its stream appears) through
 //! the engine's replica path — unless the entry is this node's own proposal
 //! still waiting in its engine, which is then only told that it committed
-//! (`commit_log`). The engines live in memory and the Raft log is their
-//! durability: a restarted node replays the log into empty engines, up to
-//! the commit index it saved, before it serves or votes.
+//! (`commit_log`). The engines live in memory; their durability is the
+//! newest snapshot (checkpoints built from the log: `snapshot.rs`) plus the
+//! Raft log after it. A restarted node loads the snapshot, then replays the
+//! log after it, up to the commit index it saved, before it serves or
+//! votes. Installing a snapshot received from the primary replaces the
+//! engines' contents the same way.
 
+use std::collections::BTreeMap;
 use std::io;
+use std::path::Path;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
 use openraft::storage::{EntryResponder, RaftStateMachine};
-use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
+use openraft::{EntryPayload, OptionalSend, RaftLogReader, RaftSnapshotBuilder};
 use parking_lot::Mutex;
 use tessera_engine::{Engine, Node, SYSTEM_STREAM};
 
 use crate::commit_log::Proposals;
+use crate::log_store::LogStore;
+use crate::snapshot::{SnapshotFiles, SnapshotStore};
 use crate::types::{C, Command, LogId, Snapshot, SnapshotData, SnapshotMeta, StoredMembership};
 
 #[derive(Default)]
@@ -32,11 +39,58 @@ pub struct StateMachine {
     node: Arc<Node>,
     proposals: Arc<Proposals>,
     applied: Arc<Mutex<Applied>>,
+    log: LogStore,
+    snapshots: SnapshotStore,
+    /// One snapshot is built at a time.
+    building: Arc<tokio::sync::Mutex<()>>,
 }
 
+/// Merge a stream's checkpoint files when a snapshot holds more than this many.
+const SNAPSHOT_MERGE_FILES: usize = 4;
+
 impl StateMachine {
-    pub fn new(node: Arc<Node>, proposals: Arc<Proposals>) -> StateMachine {
-        StateMachine { node, proposals, applied: Arc::default() }
+    /// Loads the newest snapshot, if there is one, into the node's (empty)
+    /// engines: the log replays from the entry after it.
+    pub fn open(
+        node: Arc<Node>,
+        proposals: Arc<Proposals>,
+        log: LogStore,
+        snapshots: SnapshotStore,
+    ) -> crate::error::Result<StateMachine> {
+        let sm = StateMachine { node, proposals, applied: Arc::default(), log, snapshots, building: Arc::default() };
+        if let Some((meta, dir)) = sm.snapshots.latest()? {
+            let started = std::time::Instant::now();
+            let rows = sm.restore(&dir).map_err(|e| crate::error::ReplicationError::Internal(e.to_string()))?;
+            tracing::info!(
+                index = meta.last_log_id.as_ref().map_or(0, |l| l.index),
+                rows,
+                ms = started.elapsed().as_millis() as u64,
+                "loaded the newest snapshot"
+            );
+            let mut a = sm.applied.lock();
+            a.last = meta.last_log_id;
+            a.membership = meta.last_membership.clone();
+        }
+        Ok(sm)
+    }
+
+    /// Replaces every engine's contents with the snapshot in `dir`.
+    fn restore(&self, dir: &Path) -> io::Result<usize> {
+        let streams = crate::snapshot::streams(dir).map_err(io::Error::other)?;
+        let mut rows = 0;
+        for (stream, _) in self.node.partitions() {
+            if !streams.contains(&stream) {
+                self.node.drop_partition(stream).map_err(io::Error::other)?;
+            }
+        }
+        if !streams.contains(&SYSTEM_STREAM) {
+            rows += self.node.system().restore_checkpoint(&dir.join("0")).map_err(io::Error::other)?;
+        }
+        for stream in streams {
+            let engine = self.engine(stream).map_err(io::Error::other)?;
+            rows += engine.restore_checkpoint(&dir.join(stream.to_string())).map_err(io::Error::other)?;
+        }
+        Ok(rows)
     }
 
     pub fn last_applied(&self) -> Option<u64> {
@@ -76,19 +130,64 @@ impl StateMachine {
     }
 }
 
-impl RaftSnapshotBuilder<C> for StateMachine {
+/// Builds a snapshot of the state as of the entry applied last when Raft
+/// asked for it (later entries may be applied meanwhile: the snapshot is
+/// made from the log, not from the engines).
+pub struct Builder {
+    sm: StateMachine,
+    last: Option<LogId>,
+    membership: StoredMembership,
+}
+
+impl RaftSnapshotBuilder<C> for Builder {
     type SnapshotData = SnapshotData;
 
     async fn build_snapshot(&mut self) -> Result<Snapshot, io::Error> {
-        // The log is never purged yet (snapshot policy: never), so no
-        // replica ever needs a snapshot; they come with checkpoints.
-        Err(io::Error::other("snapshots are not supported yet: replicas catch up from the log"))
+        let _one = self.sm.building.lock().await;
+        let meta = SnapshotMeta { last_log_id: self.last, last_membership: self.membership.clone() };
+        let prev = self.sm.snapshots.latest().map_err(io::Error::other)?;
+        let from = match &prev {
+            Some((m, dir)) if m.last_log_id >= self.last => {
+                return Ok(Snapshot { meta: m.clone(), snapshot: SnapshotFiles { dir: dir.clone() } });
+            }
+            Some((m, _)) => m.last_log_id.as_ref().map_or(0, |l| l.index + 1),
+            None => 0,
+        };
+        let to = self.last.as_ref().map_or(0, |l| l.index);
+        // The entries after the previous snapshot, by stream, in log order.
+        let mut records: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
+        let mut next = from;
+        while next <= to && self.last.is_some() {
+            let end = (next + 1024).min(to + 1);
+            let entries = self.sm.log.clone().try_get_log_entries(next..end).await?;
+            if entries.len() as u64 != end - next {
+                return Err(io::Error::other(format!(
+                    "the Raft log no longer holds entries {next}..{end} needed for a snapshot"
+                )));
+            }
+            for e in entries {
+                if let EntryPayload::Normal(cmd) = e.payload {
+                    records.entry(cmd.stream).or_default().push(cmd.record);
+                }
+            }
+            next = end;
+        }
+        let store = self.sm.snapshots.clone();
+        let prev_dir = prev.map(|(_, d)| d);
+        let built = meta.clone();
+        let dir = tokio::task::spawn_blocking(move || {
+            store.build(prev_dir.as_deref(), &built, records, SNAPSHOT_MERGE_FILES)
+        })
+        .await
+        .map_err(io::Error::other)?
+        .map_err(io::Error::other)?;
+        Ok(Snapshot { meta, snapshot: SnapshotFiles { dir } })
     }
 }
 
 impl RaftStateMachine<C> for StateMachine {
     type SnapshotData = SnapshotData;
-    type SnapshotBuilder = Self;
+    type SnapshotBuilder = Builder;
 
     async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), io::Error> {
         let a = self.applied.lock();
@@ -118,14 +217,31 @@ impl RaftStateMachine<C> for StateMachine {
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
-        self.clone()
+        let a = self.applied.lock();
+        Builder { sm: self.clone(), last: a.last, membership: a.membership.clone() }
     }
 
-    async fn install_snapshot(&mut self, _meta: &SnapshotMeta, _snapshot: SnapshotData) -> Result<(), io::Error> {
-        Err(io::Error::other("snapshots are not supported yet: replicas catch up from the log"))
+    async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
+        let started = std::time::Instant::now();
+        let dir = self.snapshots.adopt(&snapshot.dir, meta).map_err(io::Error::other)?;
+        let rows = tokio::task::block_in_place(|| self.restore(&dir))?;
+        tracing::info!(
+            index = meta.last_log_id.as_ref().map_or(0, |l| l.index),
+            rows,
+            ms = started.elapsed().as_millis() as u64,
+            "installed a snapshot from the primary"
+        );
+        let mut a = self.applied.lock();
+        a.last = meta.last_log_id;
+        a.membership = meta.last_membership.clone();
+        Ok(())
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot>, io::Error> {
-        Ok(None)
+        Ok(self
+            .snapshots
+            .latest()
+            .map_err(io::Error::other)?
+            .map(|(meta, dir)| Snapshot { meta, snapshot: SnapshotFiles { dir } }))
     }
 }

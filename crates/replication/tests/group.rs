@@ -2,7 +2,9 @@
 //! RPC over 127.0.0.1: commits on the primary reach the secondaries; when
 //! the primary stops, another takes over with every acknowledged commit;
 //! a restarted node catches up from the log; without a quorum commits are
-//! refused and resume when a node returns.
+//! refused and resume when a node returns. With snapshots on, the log is
+//! purged below them, a restarted node loads its own, and a replica too far
+//! behind for the primary's log is rebuilt from the primary's.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,11 +21,13 @@ struct TestNode {
     dir: PathBuf,
     addr: String,
     group: Option<Group>,
+    /// Entries between snapshots (0: none).
+    snapshot_every: u64,
 }
 
 fn config(id: u64, dir: &Path, addr: &str, join: &[String]) -> GroupConfig {
     let info = NodeInfo { rpc_addr: addr.to_string(), pg_addr: String::new(), ..Default::default() };
-    let mut c = GroupConfig::new(id, info, dir.to_path_buf(), ClusterSecret::new(SECRET));
+    let mut c = GroupConfig::new(id, info, dir.join("raft-log"), ClusterSecret::new(SECRET));
     c.join = join.to_vec();
     c.heartbeat_ms = 50;
     c.election_timeout_ms = (300, 600);
@@ -35,7 +39,9 @@ fn config(id: u64, dir: &Path, addr: &str, join: &[String]) -> GroupConfig {
 impl TestNode {
     fn start(&mut self, join: &[String]) {
         let listener = std::net::TcpListener::bind(&self.addr).unwrap();
-        let c = config(self.id, &self.dir, &self.addr, join);
+        let mut c = config(self.id, &self.dir, &self.addr, join);
+        c.snapshot_every = self.snapshot_every;
+        c.log_kept_below_snapshot = 10;
         self.group = Some(Group::start(c, EngineConfig::in_memory(), listener).unwrap());
     }
 
@@ -53,11 +59,15 @@ impl TestNode {
 }
 
 fn cluster(root: &Path) -> (Vec<TestNode>, Vec<String>) {
+    cluster_with(root, 0)
+}
+
+fn cluster_with(root: &Path, snapshot_every: u64) -> (Vec<TestNode>, Vec<String>) {
     let mut nodes = Vec::new();
     for id in 1..=3 {
         // Reserve a port, then free it for the node to bind.
         let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-        nodes.push(TestNode { id, dir: root.join(format!("n{id}")), addr, group: None });
+        nodes.push(TestNode { id, dir: root.join(format!("n{id}")), addr, group: None, snapshot_every });
     }
     let join: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
     for n in &mut nodes {
@@ -114,10 +124,119 @@ fn ids(node: &TestNode) -> Vec<i64> {
 }
 
 fn wait_rows(node: &TestNode, n: i64) {
-    let want: Vec<i64> = (1..=n).collect();
-    wait_for(&format!("node {} to hold rows 1..={n}", node.id), Duration::from_secs(20), || {
+    wait_ids(node, &(1..=n).collect::<Vec<_>>());
+}
+
+fn wait_ids(node: &TestNode, want: &[i64]) {
+    wait_for(&format!("node {} to hold {} rows", node.id, want.len()), Duration::from_secs(30), || {
         (ids(node) == want).then_some(())
     });
+}
+
+fn delete(node: &TestNode, ids: std::ops::RangeInclusive<i64>) {
+    let engine = node.group().node().system().clone();
+    let t = engine.table("t").expect("table t");
+    for id in ids {
+        let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+        assert!(tx.delete(&t, &tessera_engine::tuple::encode_key(&[Some(&encode_i64(id))])).unwrap());
+        tx.commit().unwrap();
+    }
+}
+
+fn update(node: &TestNode, ids: std::ops::RangeInclusive<i64>, value: i64) {
+    let engine = node.group().node().system().clone();
+    let t = engine.table("t").expect("table t");
+    for id in ids {
+        let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+        assert!(tx.update(&t, encode_tuple(&[Some(&encode_i64(id)), Some(&encode_i64(value))])).unwrap());
+        tx.commit().unwrap();
+    }
+}
+
+/// Sum of column 1 over the table: updates must survive snapshots too.
+fn total(node: &TestNode) -> i64 {
+    let engine = node.group().node().system().clone();
+    let t = engine.table("t").unwrap();
+    let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+    tx.scan_collect(&t, PRIMARY, &KeyRange::all())
+        .unwrap()
+        .iter()
+        .map(|r| decode_i64(Tuple::parse(r).unwrap().field(1).unwrap()).unwrap())
+        .sum()
+}
+
+/// (snapshot index, purged index) as this node's Raft reports them.
+fn snapshot_state(node: &TestNode) -> (Option<u64>, Option<u64>) {
+    use openraft::async_runtime::WatchReceiver;
+    let m = node.group().raft().metrics().borrow_watched().clone();
+    (m.snapshot.map(|l| l.index), m.purged.map(|l| l.index))
+}
+
+#[test]
+fn snapshots_purge_the_log_restart_and_rebuild_a_replica() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_test_writer()
+        .try_init();
+    let root = tempfile::tempdir().unwrap();
+    let (mut nodes, join) = cluster_with(root.path(), 100);
+    let p = primary(&nodes);
+    let engine = nodes[p].group().node().system().clone();
+    engine.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+    insert(&nodes[p], 1..=250).unwrap();
+    delete(&nodes[p], 1..=20);
+    update(&nodes[p], 21..=40, 7);
+    let want: Vec<i64> = (21..=250).collect();
+    for n in &nodes {
+        wait_ids(n, &want);
+    }
+    // Every node snapshots by itself and purges its log below the snapshot.
+    for n in &nodes {
+        wait_for(&format!("node {} to snapshot and purge", n.id), Duration::from_secs(30), || {
+            let (snap, purged) = snapshot_state(n);
+            (snap.is_some_and(|s| s >= 150) && purged.is_some_and(|p| p > 100)).then_some(())
+        });
+    }
+
+    // A secondary stops; the primary goes on far past what its log keeps.
+    let s = (p + 1) % 3;
+    let s_last = snapshot_state(&nodes[s]).0.unwrap();
+    nodes[s].stop();
+    insert(&nodes[p], 251..=500).unwrap();
+    delete(&nodes[p], 251..=270);
+    update(&nodes[p], 271..=290, 9);
+    let want: Vec<i64> = (21..=250).chain(271..=500).collect();
+    wait_for("the primary to purge past the stopped replica", Duration::from_secs(30), || {
+        snapshot_state(&nodes[p]).1.is_some_and(|purged| purged > s_last + 20).then_some(())
+    });
+
+    // It returns: the log it needs is gone, so the primary sends a snapshot.
+    nodes[s].start(&join);
+    wait_ids(&nodes[s], &want);
+    assert_eq!(total(&nodes[s]), total(&nodes[p]));
+    let expected_total: i64 = want
+        .iter()
+        .map(|&i| {
+            if (21..=40).contains(&i) {
+                7
+            } else if (271..=290).contains(&i) {
+                9
+            } else {
+                i * 10
+            }
+        })
+        .sum();
+    assert_eq!(total(&nodes[p]), expected_total);
+
+    // Another node restarts from its own snapshot plus its log's tail.
+    let r = 3 - p - s;
+    nodes[r].stop();
+    nodes[r].start(&join);
+    wait_ids(&nodes[r], &want);
+    assert_eq!(total(&nodes[r]), expected_total);
+    for n in nodes.iter_mut() {
+        n.stop();
+    }
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! `tessera start --node-id …`: a node of a cluster, and `tessera demo`.
 //!
-//! A cluster node keeps only its Raft log on disk (`raft-log/` in its data
-//! directory, with `NODE_ID` recording whose it is); its engines are rebuilt
-//! from that log at start. The first time, the nodes named by `--join` form
+//! A cluster node keeps its Raft log (`raft-log/` in its data directory,
+//! with `NODE_ID` recording whose it is) and its snapshots (`snapshots/`:
+//! checkpoints of its engines built from the log) on disk; its engines are
+//! rebuilt at start from the newest snapshot and the log after it. The first time, the nodes named by `--join` form
 //! the group together (each must be reachable, and all must be given the
 //! same list); afterwards a node rejoins by itself.
 
@@ -36,6 +37,10 @@ pub struct ClusterArgs {
     /// The secret every node of the cluster shares; a node without it is refused.
     #[arg(long, env = "TESSERA_CLUSTER_SECRET", hide_env_values = true)]
     pub cluster_secret: Option<String>,
+    /// Take a snapshot after this many log entries (commits and DDL) since
+    /// the last one, and purge the log below it (0: never).
+    #[arg(long, requires = "node_id", default_value_t = 20_000)]
+    pub snapshot_every: u64,
 }
 
 /// How the administration commands reach a cluster.
@@ -159,6 +164,8 @@ pub fn start(
     let mut config =
         GroupConfig::new(id, info.clone(), data_dir.join("raft-log"), ClusterSecret::new(secret.as_bytes()));
     config.join = args.join;
+    config.snapshot_every = args.snapshot_every;
+    config.log_kept_below_snapshot = (args.snapshot_every / 4).max(10);
     let group = Group::start(config, EngineConfig::in_memory(), rpc)?;
     println!(
         "tessera: node {id} ready (data dir {}, log replayed in {} ms); cluster RPC on {}",

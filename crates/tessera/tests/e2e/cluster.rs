@@ -2,7 +2,8 @@
 //! serves clients; a kill -9 of the primary's node loses no acknowledged
 //! commit and writes continue on a new primary; a restarted node catches up
 //! from the log; with two of three nodes down writes are refused (57P03)
-//! and resume when one returns.
+//! and resume when one returns. The nodes snapshot every 100 log entries,
+//! so restarts and catch-ups go through snapshots too.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -41,6 +42,11 @@ pub(crate) fn start_cluster_on(rpc: &[u16]) -> Vec<Server> {
                 SECRET,
                 "--failure-domain",
                 &format!("fd{id}"),
+                // Snapshots every 100 entries: restarts load them, the log
+                // is purged below them, and a node that returns after a
+                // while may need the primary's.
+                "--snapshot-every",
+                "100",
             ])
         })
         .collect()

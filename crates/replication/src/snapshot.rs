@@ -1,0 +1,255 @@
+//! Snapshots: the node's engines as of a Raft log index, as checkpoints.
+//!
+//! A snapshot is a directory `snapshots/<index>/` holding one engine
+//! checkpoint per stream (`0/` for the system engine, `<stream>/` for each
+//! partition: the manifest, data and delta files of `tessera-engine`'s
+//! checkpoints) and a `META` file naming the last log entry it covers and
+//! the membership then. It is built the way the engine builds checkpoints,
+//! from the log alone, never from the live tables: the previous snapshot's
+//! files (hard links: checkpoint files are never changed once written) plus
+//! one checkpoint step per stream over the records of the entries after it.
+//! The result is exact for its index on any node, primary or not, without
+//! stopping writers or applying.
+//!
+//! A snapshot directory appears by renaming a finished temporary directory
+//! (`tmp-…` when built, `recv-…` when received from the primary), after its
+//! files and `META` are durable, so a crash leaves either the old snapshot
+//! or the new one. The newest two are kept (one may be on its way to a
+//! replica while the next is built).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{ReplicationError, Result};
+use crate::types::SnapshotMeta;
+
+const META: &str = "META";
+
+/// A snapshot's files: openraft's snapshot data for this state machine.
+#[derive(Debug, Clone)]
+pub struct SnapshotFiles {
+    pub dir: PathBuf,
+}
+
+/// The snapshots of one node, under `<data>/snapshots`.
+#[derive(Debug, Clone)]
+pub struct SnapshotStore {
+    root: PathBuf,
+}
+
+fn io(what: impl std::fmt::Display, e: std::io::Error) -> ReplicationError {
+    ReplicationError::Internal(format!("{what}: {e}"))
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir).and_then(|f| f.sync_all()).map_err(|e| io(format!("syncing {}", dir.display()), e))
+}
+
+/// The name of the snapshot covering the log up to `index`: every node's
+/// snapshot at one index holds the same state (Raft's committed prefix).
+fn name(index: u64) -> String {
+    format!("{index:020}")
+}
+
+impl SnapshotStore {
+    /// Opens (creating) the store; unfinished directories are removed.
+    pub fn open(root: impl Into<PathBuf>) -> Result<SnapshotStore> {
+        let root = root.into();
+        std::fs::create_dir_all(&root).map_err(|e| io(format!("creating {}", root.display()), e))?;
+        for e in std::fs::read_dir(&root).map_err(|e| io(format!("listing {}", root.display()), e))?.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.starts_with("tmp-") || n.starts_with("recv-") {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+        Ok(SnapshotStore { root })
+    }
+
+    /// The newest finished snapshot, if any.
+    pub fn latest(&self) -> Result<Option<(SnapshotMeta, PathBuf)>> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.root)
+            .map_err(|e| io(format!("listing {}", self.root.display()), e))?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.len() == 20 && n.bytes().all(|b| b.is_ascii_digit()))
+            .collect();
+        names.sort();
+        match names.pop() {
+            None => Ok(None),
+            Some(n) => {
+                let dir = self.root.join(n);
+                Ok(Some((read_meta(&dir)?, dir)))
+            }
+        }
+    }
+
+    /// Builds the snapshot `meta` describes: `prev` (the newest snapshot,
+    /// older than `meta`) plus `records`, the commit and DDL records of the
+    /// entries after it, by stream, in log order.
+    pub fn build(
+        &self,
+        prev: Option<&Path>,
+        meta: &SnapshotMeta,
+        records: BTreeMap<u32, Vec<Vec<u8>>>,
+        merge_files: usize,
+    ) -> Result<PathBuf> {
+        let index = meta.last_log_id.as_ref().map_or(0, |l| l.index);
+        let done = self.root.join(name(index));
+        if done.join(META).exists() {
+            return Ok(done);
+        }
+        let tmp = self.root.join(format!("tmp-{}", name(index)));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| io(format!("creating {}", tmp.display()), e))?;
+        if let Some(prev) = prev {
+            for stream in streams(prev)? {
+                link_dir(&prev.join(stream.to_string()), &tmp.join(stream.to_string()))?;
+            }
+        }
+        for (stream, recs) in records {
+            let n = recs.len();
+            let stats = tessera_engine::checkpoint::extend_checkpoint(&tmp.join(stream.to_string()), recs, merge_files)
+                .map_err(|e| ReplicationError::Internal(format!("snapshot of stream {stream}: {e}")))?;
+            tracing::debug!(stream, records = n, rows = stats.data_rows, "snapshot stream extended");
+        }
+        write_meta(&tmp, meta)?;
+        self.finish(&tmp, &done)?;
+        tracing::info!(index, dir = %done.display(), "snapshot built");
+        Ok(done)
+    }
+
+    /// Where a snapshot being received from the primary is written.
+    pub fn receive_dir(&self, index: u64) -> PathBuf {
+        self.root.join(format!("recv-{}", name(index)))
+    }
+
+    /// Takes a completely received snapshot in as this node's newest.
+    pub fn adopt(&self, received: &Path, meta: &SnapshotMeta) -> Result<PathBuf> {
+        let index = meta.last_log_id.as_ref().map_or(0, |l| l.index);
+        let done = self.root.join(name(index));
+        if received == done {
+            return Ok(done);
+        }
+        for stream in streams(received)? {
+            let dir = received.join(stream.to_string());
+            for e in std::fs::read_dir(&dir).map_err(|e| io(format!("listing {}", dir.display()), e))?.flatten() {
+                std::fs::File::open(e.path())
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| io(format!("syncing {}", dir.display()), e))?;
+            }
+            sync_dir(&dir)?;
+        }
+        write_meta(received, meta)?;
+        if done.exists() {
+            std::fs::remove_dir_all(&done).map_err(|e| io(format!("removing {}", done.display()), e))?;
+        }
+        self.finish(received, &done)?;
+        Ok(done)
+    }
+
+    fn finish(&self, tmp: &Path, done: &Path) -> Result<()> {
+        sync_dir(tmp)?;
+        std::fs::rename(tmp, done).map_err(|e| io(format!("renaming {} to {}", tmp.display(), done.display()), e))?;
+        sync_dir(&self.root)?;
+        self.prune(done);
+        Ok(())
+    }
+
+    /// Removes snapshots older than the two newest (`newest` among them).
+    fn prune(&self, newest: &Path) {
+        let Ok(entries) = std::fs::read_dir(&self.root) else { return };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.len() == 20 && n.bytes().all(|b| b.is_ascii_digit()))
+            .collect();
+        names.sort();
+        let keep_from = names.len().saturating_sub(2);
+        for n in &names[..keep_from] {
+            let dir = self.root.join(n);
+            if dir != newest {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+}
+
+/// The streams a snapshot holds (its numbered subdirectories).
+pub fn streams(dir: &Path) -> Result<Vec<u32>> {
+    let mut out: Vec<u32> = std::fs::read_dir(dir)
+        .map_err(|e| io(format!("listing {}", dir.display()), e))?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .collect();
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Every file of a snapshot, as paths relative to its directory.
+pub fn files(dir: &Path) -> Result<Vec<String>> {
+    let mut out = vec![META.to_string()];
+    for stream in streams(dir)? {
+        let sub = dir.join(stream.to_string());
+        let mut names: Vec<String> = std::fs::read_dir(&sub)
+            .map_err(|e| io(format!("listing {}", sub.display()), e))?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        out.extend(names.into_iter().map(|n| format!("{stream}/{n}")));
+    }
+    Ok(out)
+}
+
+/// Checks a relative path a peer sent (`META` or `<stream>/<file>`), so
+/// that a received snapshot can only write inside its own directory.
+pub fn valid_relative_path(path: &str) -> bool {
+    let ok_name = |n: &str| {
+        !n.is_empty() && n != "." && n != ".." && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    };
+    match path.split_once('/') {
+        None => path == META,
+        Some((stream, file)) => stream.parse::<u32>().is_ok() && ok_name(file),
+    }
+}
+
+fn link_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| io(format!("creating {}", to.display()), e))?;
+    for e in std::fs::read_dir(from).map_err(|e| io(format!("listing {}", from.display()), e))?.flatten() {
+        let target = to.join(e.file_name());
+        if std::fs::hard_link(e.path(), &target).is_err() {
+            std::fs::copy(e.path(), &target).map_err(|err| io(format!("copying {}", e.path().display()), err))?;
+        }
+    }
+    Ok(())
+}
+
+fn write_meta(dir: &Path, meta: &SnapshotMeta) -> Result<()> {
+    let bytes = postcard::to_allocvec(meta).map_err(|e| ReplicationError::Codec(e.to_string()))?;
+    let path = dir.join(META);
+    let mut f = std::fs::File::create(&path).map_err(|e| io(format!("creating {}", path.display()), e))?;
+    f.write_all(&bytes).and_then(|_| f.sync_all()).map_err(|e| io(format!("writing {}", path.display()), e))
+}
+
+pub fn read_meta(dir: &Path) -> Result<SnapshotMeta> {
+    let path = dir.join(META);
+    let bytes = std::fs::read(&path).map_err(|e| io(format!("reading {}", path.display()), e))?;
+    postcard::from_bytes(&bytes).map_err(|e| ReplicationError::Codec(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_stay_inside_the_snapshot() {
+        assert!(valid_relative_path("META"));
+        assert!(valid_relative_path("0/MANIFEST-0000000001"));
+        assert!(valid_relative_path("12/data-0000000003.ckpt"));
+        for bad in ["../x", "0/../../etc/passwd", "/etc/passwd", "0/", "x/data", "0/a/b", "0/..", "meta", ""] {
+            assert!(!valid_relative_path(bad), "{bad}");
+        }
+    }
+}

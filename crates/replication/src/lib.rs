@@ -28,8 +28,12 @@
 //! - `log_store`: Raft's log on disk, in a `tessera-log` log of its own
 //!   (checksummed frames, group commit).
 //! - `state_machine`: applies committed entries to the node's engines through
-//!   their replica path; the engines live in memory and a restarted node
-//!   replays its log into them.
+//!   their replica path; the engines live in memory, and a restarted node
+//!   loads its newest snapshot and replays the log after it.
+//! - `snapshot`: snapshots are engine checkpoints built from the log (never
+//!   from the live tables, so they are exact for their index on any node);
+//!   the log is purged below them, and a replica too far behind is sent the
+//!   primary's.
 //! - `rpc`: authenticated (cluster secret, HMAC challenge–response both ways),
 //!   multiplexed request/response over TCP; `network` carries Raft's
 //!   messages over it.
@@ -46,8 +50,7 @@
 //!
 //! Not yet here (see `docs/design/cluster.md`): one Raft group per partition
 //! (today one group replicates all of a node's engines, so all primaries are
-//! on one node), snapshots (the log is never purged; a restart replays it
-//! all), the partition manager, and reads on secondaries.
+//! on one node), the partition manager, and reads on secondaries.
 
 pub mod admin;
 pub mod commit_log;

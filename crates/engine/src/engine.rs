@@ -163,6 +163,9 @@ pub struct EngineInner {
     shutdown: (Mutex<bool>, Condvar),
     /// Serializes DDL operations.
     pub(crate) ddl: Mutex<()>,
+    /// Active transactions that have written (or tried to): the replica
+    /// apply path waits for them, not for readers.
+    pub(crate) writers: std::sync::atomic::AtomicUsize,
 }
 
 impl EngineInner {
@@ -187,6 +190,7 @@ impl EngineInner {
             versions: crate::clock::StripedCounter::default(),
             shutdown: (Mutex::new(false), Condvar::new()),
             ddl: Mutex::new(()),
+            writers: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -518,8 +522,8 @@ impl Engine {
     /// Installs a commit or DDL record that a replicated log committed, as a
     /// replica does: after-images only, nothing validated, in log order.
     /// Local transactions must not write concurrently, so this first waits
-    /// until none is active (a primary that was just demoted may still be
-    /// unwinding its sessions). Returns the record's timestamp.
+    /// until no local writer is active (a primary that was just demoted may
+    /// still be unwinding its sessions). Returns the record's timestamp.
     pub fn apply_committed(&self, record: &[u8]) -> Result<u64> {
         let entry = crate::record::decode(record, 0)?;
         let ts = entry.ts();
@@ -557,12 +561,21 @@ impl Engine {
         Ok(rows)
     }
 
+    /// Waits until no local transaction has written anything: a replica
+    /// installs committed after-images only where no local write marker
+    /// can be. Readers may go on (a secondary serving reads): an entry's
+    /// versions carry its timestamp, above every running reader's snapshot
+    /// until the clock is raised after the entry is applied, so a reader
+    /// sees an entry whole or not at all.
     fn wait_for_local_transactions(&self) {
         let started = std::time::Instant::now();
         let mut warned = false;
-        while self.inner.txns.active() > 0 {
+        while self.inner.writers.load(Relaxed) > 0 {
             if !warned && started.elapsed() > Duration::from_secs(5) {
-                tracing::warn!(active = self.inner.txns.active(), "replica apply waits for local transactions to end");
+                tracing::warn!(
+                    writers = self.inner.writers.load(Relaxed),
+                    "replica apply waits for local writers to end"
+                );
                 warned = true;
             }
             std::thread::sleep(Duration::from_millis(1));

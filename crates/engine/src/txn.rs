@@ -144,6 +144,8 @@ pub struct Transaction {
     pub(crate) reads: Vec<ReadOp>,
     pub(crate) scans: Vec<ScanOp>,
     pub(crate) ended: bool,
+    /// Counted in the engine's writers (it has attempted a write).
+    pub(crate) writer: bool,
 }
 
 // The raw version pointers in `ops` and `reads` stay valid while the
@@ -169,6 +171,7 @@ impl Transaction {
             reads: Vec::new(),
             scans: Vec::new(),
             ended: false,
+            writer: false,
         })
     }
 
@@ -221,9 +224,16 @@ impl Transaction {
         if self.ended { Err(EngineError::TransactionEnded) } else { Ok(()) }
     }
 
-    fn check_writable(&self) -> Result<()> {
+    /// Called before every write: the transaction counts as a writer from
+    /// now on (a replica's apply waits for writers, not for readers).
+    fn check_writable(&mut self) -> Result<()> {
         self.check_active()?;
-        self.engine.check_writable()
+        self.engine.check_writable()?;
+        if !self.writer {
+            self.writer = true;
+            self.engine.writers.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(())
     }
 
     fn tracks_reads(&self) -> bool {
@@ -732,6 +742,10 @@ impl Transaction {
     }
 
     pub(crate) fn end(&mut self) {
+        if self.writer {
+            self.writer = false;
+            self.engine.writers.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
         self.ended = true;
         self.reads.clear();
         self.scans.clear();

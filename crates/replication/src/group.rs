@@ -92,6 +92,7 @@ pub struct Group {
     log: LogStore,
     proposals: Arc<Proposals>,
     role: watch::Receiver<Role>,
+    freshness: Arc<crate::freshness::Freshness>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -119,6 +120,10 @@ impl Group {
         let fresh = log.is_empty();
         let snapshots = SnapshotStore::open(&config.snapshot_dir)?;
         let sm = StateMachine::open(node.clone(), proposals.clone(), log.clone(), snapshots.clone())?;
+        let freshness = {
+            let sm = sm.clone();
+            Arc::new(crate::freshness::Freshness::new(Arc::new(move || sm.last_applied())))
+        };
         let peers = Peers::new(config.id, config.secret.clone());
         let raft_config = Arc::new(
             Config {
@@ -153,7 +158,7 @@ impl Group {
         runtime.spawn(rpc::serve(
             listener,
             config.secret.clone(),
-            handler(raft.clone(), config.id, config.info.clone(), peers.clone(), snapshots),
+            handler(raft.clone(), config.id, config.info.clone(), peers.clone(), snapshots, freshness.clone()),
         ));
         runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
         if fresh {
@@ -169,7 +174,7 @@ impl Group {
             config: config.clone(),
         };
         runtime.spawn(watcher.run(role_tx));
-        Ok(Group { id: config.id, node, raft, log, proposals, role, runtime: Some(runtime) })
+        Ok(Group { id: config.id, node, raft, log, proposals, role, freshness, runtime: Some(runtime) })
     }
 
     pub fn node(&self) -> &Arc<Node> {
@@ -183,6 +188,11 @@ impl Group {
 
     pub fn raft(&self) -> &Raft {
         &self.raft
+    }
+
+    /// How far behind the primary this node's data may be (see `freshness`).
+    pub fn freshness(&self) -> Arc<crate::freshness::Freshness> {
+        self.freshness.clone()
     }
 
     pub fn status(&self) -> crate::status::StatusSource {

@@ -55,6 +55,7 @@
 pub mod admin;
 pub mod commit_log;
 pub mod error;
+pub mod freshness;
 pub mod group;
 pub mod log_store;
 pub mod network;

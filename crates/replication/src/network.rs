@@ -68,9 +68,17 @@ fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 }
 
 /// The server side: answers peers' requests with the local Raft.
-pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo, peers: Peers, snapshots: SnapshotStore) -> Handler {
+pub(crate) fn handler(
+    raft: Raft,
+    id: NodeId,
+    info: NodeInfo,
+    peers: Peers,
+    snapshots: SnapshotStore,
+    freshness: Arc<crate::freshness::Freshness>,
+) -> Handler {
     Arc::new(move |_from, body| {
         let raft = raft.clone();
+        let freshness = freshness.clone();
         let info = info.clone();
         let peers = peers.clone();
         let snapshots = snapshots.clone();
@@ -79,7 +87,13 @@ pub(crate) fn handler(raft: Raft, id: NodeId, info: NodeInfo, peers: Peers, snap
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
                 Ok(Request::Hello) => Reply::Hello { id, info },
                 Ok(Request::AppendEntries(rpc)) => {
-                    raft.append_entries(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::AppendEntries)
+                    let commit = rpc.leader_commit.as_ref().map(|l| l.index);
+                    let reply = raft.append_entries(rpc).await;
+                    // Only a primary this node accepts speaks for freshness.
+                    if let (Ok(AppendEntriesResponse::Success), Some(c)) = (&reply, commit) {
+                        freshness.heard(c);
+                    }
+                    reply.map_or_else(|e| Reply::Failed(e.to_string()), Reply::AppendEntries)
                 }
                 Ok(Request::Vote(rpc)) => {
                     raft.vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)

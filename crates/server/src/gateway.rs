@@ -3,7 +3,12 @@
 //! - on the primary, serves them with its SQL engine;
 //! - on a secondary, forwards them, byte for byte, to the primary's
 //!   PostgreSQL listener (the client's TLS negotiation, authentication and
-//!   session all happen there);
+//!   session all happen there) — unless the client's startup options ask
+//!   for `tessera.read_from=secondary`: then the secondary serves the
+//!   session itself, read-only, with a SQL engine over its replicated
+//!   engines, as long as it is within the session's `tessera.max_staleness`
+//!   of the primary (the startup message is peeked at, not consumed, so a
+//!   forwarded connection is untouched; a TLS request is always forwarded);
 //! - with no primary (an election, or a lost quorum), refuses them with
 //!   SQLSTATE 57P03 and the reason.
 //!
@@ -28,20 +33,28 @@ use crate::{Listener, ServerConfig, accept, refuse};
 pub type OpenSql = Arc<dyn Fn() -> Result<Arc<SqlEngine>, String> + Send + Sync>;
 
 enum Serving {
-    Primary { sql: Arc<SqlEngine>, stop: watch::Sender<bool> },
-    Forward(String),
+    Primary {
+        sql: Arc<SqlEngine>,
+        stop: watch::Sender<bool>,
+    },
+    /// A secondary: forward to the primary at this address, or serve reads
+    /// here; `stop` ends the sessions served here when the role changes.
+    Forward(String, watch::Sender<bool>),
     Refuse(String),
 }
 
 /// Serves (or forwards, or refuses) connections on `listener` as `roles`
 /// says, until the task is dropped.
+/// `open_secondary` opens a read-only SQL engine for a session that reads
+/// on this node while it is a secondary.
 pub async fn serve_cluster(
     listener: TcpListener,
     roles: watch::Receiver<Role>,
     open: OpenSql,
+    open_secondary: OpenSql,
     config: ServerConfig,
 ) -> std::io::Result<()> {
-    let shared = Listener::new(config)?;
+    let shared = Arc::new(Listener::new(config)?);
     let serving = Arc::new(RwLock::new(Serving::Refuse("this node is starting".into())));
     let follower = tokio::spawn(follow_roles(roles, open, serving.clone()));
     let _stop_following = AbortOnDrop(follower);
@@ -53,12 +66,12 @@ pub async fn serve_cluster(
         };
         enum Target {
             Local(Arc<SqlEngine>, watch::Receiver<bool>),
-            Forward(String),
+            Forward(String, watch::Receiver<bool>),
             Refuse(String),
         }
         let target = match &*serving.read() {
             Serving::Primary { sql, stop } => Target::Local(sql.clone(), stop.subscribe()),
-            Serving::Forward(addr) => Target::Forward(addr.clone()),
+            Serving::Forward(addr, stop) => Target::Forward(addr.clone(), stop.subscribe()),
             Serving::Refuse(why) => Target::Refuse(why.clone()),
         };
         match target {
@@ -67,10 +80,24 @@ pub async fn serve_cluster(
                     tracing::warn!(%peer, "cannot serve a connection: {e}");
                 }
             }
-            Target::Forward(addr) => {
+            Target::Forward(addr, stop) => {
+                let (shared, open_secondary) = (shared.clone(), open_secondary.clone());
+                let plaintext_only = shared.plaintext_only();
                 tokio::spawn(async move {
-                    let _slot = slot;
-                    forward(socket, &addr).await;
+                    let mut socket = socket;
+                    if !wants_secondary(&mut socket, plaintext_only).await {
+                        let _slot = slot;
+                        return forward(socket, &addr).await;
+                    }
+                    match tokio::task::spawn_blocking(move || open_secondary()).await {
+                        Ok(Ok(sql)) => {
+                            if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(stop)) {
+                                tracing::warn!(%peer, "cannot serve a connection: {e}");
+                            }
+                        }
+                        Ok(Err(e)) => refuse(socket, "57P03", format!("cannot read on this secondary: {e}")).await,
+                        Err(e) => refuse(socket, "57P03", format!("cannot read on this secondary: {e}")).await,
+                    }
                 });
             }
             Target::Refuse(why) => {
@@ -111,13 +138,17 @@ async fn follow_roles(mut roles: watch::Receiver<Role>, open: OpenSql, serving: 
                     }
                 }
             }
-            Role::Secondary { info, .. } => Some(Serving::Forward(info.pg_addr)),
+            Role::Secondary { info, .. } => match &*serving.read() {
+                // Still the same primary: sessions reading here go on.
+                Serving::Forward(addr, _) if *addr == info.pg_addr => None,
+                _ => Some(Serving::Forward(info.pg_addr, watch::channel(false).0)),
+            },
             Role::Unavailable(why) => Some(Serving::Refuse(why)),
             Role::Starting => Some(Serving::Refuse("this node is starting".into())),
         };
         if let Some(next) = next {
             let old = std::mem::replace(&mut *serving.write(), next);
-            if let Serving::Primary { stop, .. } = old {
+            if let Serving::Primary { stop, .. } | Serving::Forward(_, stop) = old {
                 // Sessions end; their transactions roll back when dropped.
                 let _ = stop.send(true);
             }
@@ -126,6 +157,75 @@ async fn follow_roles(mut roles: watch::Receiver<Role>, open: OpenSql, serving: 
             return;
         }
     }
+}
+
+/// Whether the client's startup message asks to read on this secondary
+/// (`options=-c tessera.read_from=secondary`, or the same as its own
+/// startup parameter). Peeks without consuming: the bytes stay for the
+/// session or the relay. An SSL or GSS encryption request comes first from
+/// most clients: on a node without TLS it is declined here ('N', as the
+/// primary would) and the startup message that follows is looked at; with
+/// TLS the options travel encrypted, so the connection is forwarded.
+async fn wants_secondary(socket: &mut TcpStream, plaintext_only: bool) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const SSL_REQUEST: u32 = 80877103;
+    const GSSENC_REQUEST: u32 = 80877104;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        let n = match tokio::time::timeout_at(deadline, socket.peek(&mut buf)).await {
+            Ok(Ok(n)) => n,
+            _ => return false,
+        };
+        if n == 0 {
+            return false;
+        }
+        if n >= 4 {
+            let len = u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize;
+            if len < 8 || len > buf.len() {
+                return false;
+            }
+            if n >= len {
+                let code = u32::from_be_bytes(buf[4..8].try_into().expect("4 bytes"));
+                if len == 8 && (code == SSL_REQUEST || code == GSSENC_REQUEST) {
+                    if !plaintext_only {
+                        return false;
+                    }
+                    let mut request = [0u8; 8];
+                    if socket.read_exact(&mut request).await.is_err() || socket.write_all(b"N").await.is_err() {
+                        return false;
+                    }
+                    continue;
+                }
+                return startup_asks_secondary(&buf[8..len]);
+            }
+        }
+        // The rest of the message is on its way.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+    }
+}
+
+/// `params`: a startup message's name/value pairs (NUL-terminated strings).
+fn startup_asks_secondary(params: &[u8]) -> bool {
+    let mut parts = params.split(|b| *b == 0).map(|p| String::from_utf8_lossy(p).into_owned());
+    let secondary = |name: &str, value: &str| {
+        name.replace('-', "_").eq_ignore_ascii_case("tessera.read_from") && value.eq_ignore_ascii_case("secondary")
+    };
+    while let (Some(name), Some(value)) = (parts.next(), parts.next()) {
+        if name.is_empty() {
+            break;
+        }
+        if secondary(&name, &value) {
+            return true;
+        }
+        if name == "options" && crate::handler::startup_options(&value).iter().any(|(k, v)| secondary(k, v)) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Relays a client to the primary's PostgreSQL listener.
@@ -138,4 +238,31 @@ async fn forward(mut client: TcpStream, addr: &str) {
     let _ = primary.set_nodelay(true);
     let mut primary = primary;
     let _ = tokio::io::copy_bidirectional(&mut client, &mut primary).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::startup_asks_secondary;
+
+    fn params(pairs: &[(&str, &str)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (k, v) in pairs {
+            out.extend_from_slice(k.as_bytes());
+            out.push(0);
+            out.extend_from_slice(v.as_bytes());
+            out.push(0);
+        }
+        out.push(0);
+        out
+    }
+
+    #[test]
+    fn the_startup_message_chooses_where_a_session_runs() {
+        assert!(startup_asks_secondary(&params(&[("user", "u"), ("options", "-c tessera.read_from=secondary")])));
+        assert!(startup_asks_secondary(&params(&[("options", "--tessera.read-from=Secondary -c jit=off")])));
+        assert!(startup_asks_secondary(&params(&[("tessera.read_from", "secondary")])));
+        assert!(!startup_asks_secondary(&params(&[("options", "-c tessera.read_from=primary")])));
+        assert!(!startup_asks_secondary(&params(&[("user", "u"), ("database", "d")])));
+        assert!(!startup_asks_secondary(b"garbage"));
+    }
 }

@@ -158,7 +158,7 @@ impl Conn {
 }
 
 /// The `-c name=value` and `--name=value` pairs of a startup `options` string.
-fn startup_options(options: &str) -> Vec<(String, String)> {
+pub(crate) fn startup_options(options: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut words = options.split_whitespace();
     while let Some(w) = words.next() {

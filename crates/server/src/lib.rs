@@ -139,6 +139,11 @@ impl Listener {
     /// Runs a client session against `sql` on its own task. When `stop`
     /// turns true (this node stopped serving as primary) the session ends:
     /// the client is told (FATAL 57P01) and the connection closed.
+    /// Whether connections are served without TLS (none is configured).
+    fn plaintext_only(&self) -> bool {
+        self.tls.is_none()
+    }
+
     fn spawn_session(
         &self,
         socket: tokio::net::TcpStream,

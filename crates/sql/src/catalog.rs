@@ -303,6 +303,36 @@ impl Catalog {
         Ok(catalog)
     }
 
+    /// Loads the catalog of a secondary as replicated so far, writing
+    /// nothing: no bootstrap, no clean-up of orphans or interrupted jobs
+    /// (the primary does those, and they reach here through the log), and
+    /// partitions stay as the replication layer opened them.
+    pub fn open_replica(node: Arc<Node>) -> Result<Arc<Catalog>> {
+        let engine = node.system().clone();
+        let missing = || {
+            SqlError::new(code::CANNOT_CONNECT_NOW, "this secondary has not received the catalog from the primary yet")
+        };
+        let catalog_table = engine.table(CATALOG_TABLE).ok_or_else(missing)?;
+        let sequence_table = engine.table(SEQUENCE_TABLE).ok_or_else(missing)?;
+        let catalog = Catalog {
+            node,
+            engine: engine.clone(),
+            catalog_table,
+            sequence_table,
+            state: RwLock::new(State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() }),
+            ddl: Mutex::new(()),
+            sequences: RwLock::new(BTreeMap::new()),
+            version: AtomicI64::new(0),
+            gates: RwLock::new(std::collections::HashMap::new()),
+            cluster: std::sync::OnceLock::new(),
+        };
+        catalog.load()?;
+        if catalog.state.read().databases.is_empty() {
+            return Err(missing());
+        }
+        Ok(Arc::new(catalog))
+    }
+
     /// The system engine: the catalog itself and keyless databases' data.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine

@@ -24,3 +24,12 @@ pub struct NodeRow {
 pub trait ClusterView: Send + Sync {
     fn nodes(&self) -> Vec<NodeRow>;
 }
+
+/// What a secondary knows of its own freshness, for sessions that read
+/// there (`tessera.read_from = secondary`).
+pub trait SecondaryState: Send + Sync {
+    /// How far behind the primary this node's data may be: the time since
+    /// the primary last told it a commit index it has applied. None when
+    /// it cannot say (no primary heard from, or not caught up at all).
+    fn staleness(&self) -> Option<std::time::Duration>;
+}

@@ -55,6 +55,7 @@ pub mod code {
     pub const ACTIVE_TXN: &str = "25001";
     pub const NO_ACTIVE_TXN: &str = "25P01";
     pub const READ_ONLY_TXN: &str = "25006";
+    pub const CANNOT_CONNECT_NOW: &str = "57P03";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const UNDEFINED_PARAMETER: &str = "42704";
     pub const CANT_CHANGE_RUNTIME_PARAM: &str = "55P02";

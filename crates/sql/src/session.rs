@@ -45,13 +45,47 @@ pub struct SqlEngine {
     pub engine: Arc<Engine>,
     pub catalog: Arc<Catalog>,
     next_pid: AtomicI32,
+    /// Set on a secondary serving reads: its sessions are read-only and
+    /// check their staleness before each statement.
+    secondary: Option<Arc<dyn crate::cluster_view::SecondaryState>>,
 }
 
 impl SqlEngine {
     pub fn open(node: Arc<Node>) -> Result<Arc<SqlEngine>> {
         let engine = node.system().clone();
         let catalog = Catalog::open(node.clone())?;
-        Ok(Arc::new(SqlEngine { connected: Default::default(), node, engine, catalog, next_pid: AtomicI32::new(1000) }))
+        Ok(Arc::new(SqlEngine {
+            connected: Default::default(),
+            node,
+            engine,
+            catalog,
+            next_pid: AtomicI32::new(1000),
+            secondary: None,
+        }))
+    }
+
+    /// Opens a read-only SQL engine over a secondary's replicated engines:
+    /// the catalog is loaded as replicated so far (nothing is written), and
+    /// every session refuses writes (25006) and reads only while the node
+    /// is within the session's `tessera.max_staleness` of the primary.
+    pub fn open_secondary(
+        node: Arc<Node>,
+        state: Arc<dyn crate::cluster_view::SecondaryState>,
+    ) -> Result<Arc<SqlEngine>> {
+        let engine = node.system().clone();
+        let catalog = Catalog::open_replica(node.clone())?;
+        Ok(Arc::new(SqlEngine {
+            connected: Default::default(),
+            node,
+            engine,
+            catalog,
+            next_pid: AtomicI32::new(1000),
+            secondary: Some(state),
+        }))
+    }
+
+    pub fn is_secondary(&self) -> bool {
+        self.secondary.is_some()
     }
 
     /// Opens a session for `user` on database `db`.
@@ -410,6 +444,7 @@ impl Session {
         if let Some(out) = crate::settings::try_execute(self, &stmt)? {
             return Ok(out);
         }
+        self.check_secondary(&stmt)?;
         if let Some(out) = crate::ddl::try_execute(self, &stmt).await? {
             return Ok(out);
         }
@@ -502,7 +537,45 @@ impl Session {
     }
 
     pub(crate) fn read_only(&self) -> bool {
-        self.block.as_ref().is_some_and(|b| b.read_only)
+        self.shared.secondary.is_some() || self.block.as_ref().is_some_and(|b| b.read_only)
+    }
+
+    /// On a secondary: only reads, and only while the node is fresh enough.
+    fn check_secondary(&self, stmt: &Statement) -> Result<()> {
+        let Some(state) = &self.shared.secondary else { return Ok(()) };
+        let reads = match stmt {
+            Statement::Query(_) => true,
+            Statement::Explain { statement, .. } => matches!(**statement, Statement::Query(_)),
+            _ => false,
+        };
+        if !reads {
+            let what = stmt.to_string().split_whitespace().next().unwrap_or("this statement").to_uppercase();
+            return Err(SqlError::new(
+                code::READ_ONLY_TXN,
+                format!(
+                    "cannot execute {what} on a secondary: this session reads from one (tessera.read_from = secondary)"
+                ),
+            )
+            .with_hint("Connect without tessera.read_from = secondary to reach the primary.".to_string()));
+        }
+        let bound = std::time::Duration::from_millis(self.info.settings.lock().millis("tessera.max_staleness"));
+        match state.staleness() {
+            Some(lag) if lag <= bound => Ok(()),
+            lag => Err(SqlError::new(
+                code::CANNOT_CONNECT_NOW,
+                match lag {
+                    Some(lag) => format!(
+                        "this secondary is {} ms behind the primary, more than tessera.max_staleness ({} ms)",
+                        lag.as_millis(),
+                        bound.as_millis()
+                    ),
+                    None => {
+                        "this secondary cannot tell how far behind the primary it is (no primary heard from)".into()
+                    }
+                },
+            )
+            .with_hint("Retry, raise tessera.max_staleness, or read from the primary.".to_string())),
+        }
     }
 
     async fn run_statement(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {

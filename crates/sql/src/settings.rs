@@ -54,6 +54,16 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("maintenance_work_mem", "64MB", "Sets the maximum memory to be used for maintenance operations."),
     ("enable_seqscan", "on", "Enables the planner's use of sequential-scan plans."),
     ("tessera.fast_path", "on", "Runs short primary-key statements on Tessera's fast path."),
+    (
+        "tessera.read_from",
+        "primary",
+        "Where a cluster session runs: primary, or secondary (read-only, bounded staleness); chosen when connecting.",
+    ),
+    (
+        "tessera.max_staleness",
+        "10s",
+        "How far behind the primary a secondary may be for a read there (ms, or with a unit).",
+    ),
 ];
 
 fn canonical(name: &str) -> Option<&'static str> {
@@ -172,7 +182,11 @@ fn validate(key: &str, value: &str) -> Result<String> {
         | "is_superuser" => {
             Err(SqlError::new(code::CANT_CHANGE_RUNTIME_PARAM, format!("parameter \"{key}\" cannot be changed")))
         }
-        "statement_timeout" | "idle_in_transaction_session_timeout" | "lock_timeout" => {
+        "tessera.read_from" => match value.to_lowercase().as_str() {
+            v @ ("primary" | "secondary") => Ok(v.to_string()),
+            _ => Err(bad("Use primary or secondary.")),
+        },
+        "statement_timeout" | "idle_in_transaction_session_timeout" | "lock_timeout" | "tessera.max_staleness" => {
             let ms = parse_millis(value)
                 .ok_or_else(|| bad("Use a number of milliseconds, optionally with a unit (s, min)."))?;
             // Shown as PostgreSQL shows it: in the largest unit that divides it.
@@ -292,7 +306,10 @@ pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Out
         Statement::Set(_) => Err(SqlError::unsupported("this form of SET")),
         Statement::ShowVariable { variable } => {
             let name: Vec<String> = variable.iter().map(|i| i.value.clone()).collect();
-            let name = name.join(" ");
+            // `SHOW tessera.fast_path` arrives as two words; `SHOW
+            // TRANSACTION ISOLATION LEVEL` as four.
+            let dotted = name.join(".");
+            let name = if canonical(&dotted).is_some() { dotted } else { name.join(" ") };
             Ok(Some(show(session, &name)?))
         }
         Statement::Reset(r) => {

@@ -182,12 +182,25 @@ pub fn start(
     println!("tessera: listening on {}", info.pg_addr);
     let node = group.node().clone();
     let status = group.status();
-    let open: tessera_server::OpenSql = Arc::new(move || {
-        let sql = tessera_sql::SqlEngine::open(node.clone()).map_err(|e| e.to_string())?;
+    let open: tessera_server::OpenSql = {
+        let (node, status) = (node.clone(), status.clone());
+        Arc::new(move || {
+            let sql = tessera_sql::SqlEngine::open(node.clone()).map_err(|e| e.to_string())?;
+            sql.catalog.set_cluster(Arc::new(View(status.clone())));
+            Ok(sql)
+        })
+    };
+    // A session reading on this node while it is a secondary gets an engine
+    // of its own: its catalog is the one replicated when it connected.
+    let freshness = group.freshness();
+    let open_secondary: tessera_server::OpenSql = Arc::new(move || {
+        let sql = tessera_sql::SqlEngine::open_secondary(node.clone(), Arc::new(Fresh(freshness.clone())))
+            .map_err(|e| e.to_string())?;
         sql.catalog.set_cluster(Arc::new(View(status.clone())));
         Ok(sql)
     });
-    let server = runtime.spawn(tessera_server::serve_cluster(listener, group.role(), open, server_config));
+    let server =
+        runtime.spawn(tessera_server::serve_cluster(listener, group.role(), open, open_secondary, server_config));
     if let Some(signal) = signals.forever().next() {
         let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
         println!("tessera: received {name}, shutting down");
@@ -197,6 +210,15 @@ pub fn start(
     group.shutdown()?;
     println!("tessera: stopped cleanly");
     Ok(())
+}
+
+/// A secondary's freshness, as its read-only sessions check it.
+struct Fresh(Arc<tessera_replication::freshness::Freshness>);
+
+impl tessera_sql::cluster_view::SecondaryState for Fresh {
+    fn staleness(&self) -> Option<std::time::Duration> {
+        self.0.staleness()
+    }
 }
 
 /// The cluster map, as the SQL views show it.

@@ -527,3 +527,80 @@ fn demo_starts_a_cluster_and_stops_it() {
         assert!(std::net::TcpStream::connect(("127.0.0.1", port + i)).is_err(), "node {} still listens", i + 1);
     }
 }
+
+/// Connects to the node on `port` asking to read there if it is a secondary.
+async fn connect_reading_secondary(port: u16, db: &str) -> Result<Client, tokio_postgres::Error> {
+    let conn_str = format!(
+        "host=127.0.0.1 port={port} user=tessera dbname={db} connect_timeout=5 options='-c tessera.read_from=secondary'"
+    );
+    let (client, conn) = tokio_postgres::connect(&conn_str, NoTls).await?;
+    tokio::spawn(conn);
+    Ok(client)
+}
+
+fn sqlstate(e: &tokio_postgres::Error) -> String {
+    e.code().map(|c| c.code().to_string()).unwrap_or_else(|| e.to_string())
+}
+
+#[test]
+fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
+    let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let nodes = start_cluster_on(&rpc);
+    let primary = primary_by_status(rpc[0], 3);
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+    let secondary = ports[(primary as usize) % 3];
+    block_on(Duration::from_secs(300), async {
+        let setup = "CREATE DATABASE shop; ";
+        assert_eq!(run_anywhere(&ports, "tessera", setup, Duration::from_secs(30)).await, Outcome::Done);
+        let sql = "CREATE TABLE items (id int PRIMARY KEY, name text); \
+                   INSERT INTO items SELECT value, 'item ' || value FROM generate_series(1, 500)";
+        assert_eq!(run_anywhere(&ports, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
+
+        // The secondary serves the session itself: it sees the rows once
+        // they are applied there, and says where the session runs.
+        let c = connect_reading_secondary(secondary, "shop").await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let n: i64 = c.query_one("SELECT count(*) FROM items", &[]).await.unwrap().get(0);
+            if n == 500 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the secondary never showed the 500 rows (saw {n})");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let row = c.query_one("SELECT name FROM items WHERE id = $1", &[&42i32]).await.unwrap();
+        assert_eq!(row.get::<_, String>(0), "item 42");
+        let shown: String = c.query_one("SHOW tessera.read_from", &[]).await.unwrap().get(0);
+        assert_eq!(shown, "secondary");
+
+        // Writes and DDL are refused as in a read-only transaction.
+        let e = c.execute("INSERT INTO items VALUES (1000, 'no')", &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "25006", "{e}");
+        let e = c.batch_execute("UPDATE items SET name = 'no' WHERE id = 1").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "25006", "{e}");
+        let e = c.batch_execute("CREATE TABLE other (id int PRIMARY KEY)").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "25006", "{e}");
+
+        // A bound tighter than the heartbeat cannot be met: refused (57P03).
+        c.batch_execute("SET tessera.max_staleness = '1ms'").await.unwrap();
+        let e = c.query_one("SELECT count(*) FROM items", &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "57P03", "{e}");
+        assert!(e.to_string().contains("behind the primary") || format!("{e:?}").contains("behind the primary"));
+        c.batch_execute("SET tessera.max_staleness = '10s'").await.unwrap();
+
+        // New rows on the primary reach the reading session.
+        assert_eq!(
+            run_anywhere(&ports, "shop", "INSERT INTO items VALUES (501, 'late')", Duration::from_secs(30)).await,
+            Outcome::Done
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while c.query_opt("SELECT name FROM items WHERE id = 501", &[]).await.unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the secondary never showed the new row");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+
+        // Without the option, the same node relays the session to the primary.
+        let rw = try_connect(secondary, "shop").await.unwrap();
+        rw.batch_execute("INSERT INTO items VALUES (502, 'via relay')").await.unwrap();
+    });
+}

@@ -50,7 +50,8 @@
 //!
 //! Not yet here (see `docs/design/cluster.md`): one Raft group per partition
 //! (today one group replicates all of a node's engines, so all primaries are
-//! on one node), the partition manager, and reads on secondaries.
+//! on one node) and the partition manager. `freshness` tells the gateway
+//! how far behind the primary a secondary is, for reads served there.
 
 pub mod admin;
 pub mod commit_log;

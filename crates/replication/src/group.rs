@@ -63,6 +63,10 @@ pub struct GroupConfig {
     /// replica slightly behind catches up from the log rather than by a
     /// whole snapshot.
     pub log_kept_below_snapshot: u64,
+    /// Dial the second address to reach the node that advertises the
+    /// first (a tunnel, another interface; the fault tests put a proxy
+    /// between every pair of nodes this way).
+    pub routes: Vec<(String, String)>,
 }
 
 impl GroupConfig {
@@ -81,6 +85,7 @@ impl GroupConfig {
             log_cache_bytes: crate::log_store::CACHE_BYTES,
             snapshot_every: 20_000,
             log_kept_below_snapshot: 5_000,
+            routes: Vec::new(),
         }
     }
 }
@@ -124,7 +129,7 @@ impl Group {
             let sm = sm.clone();
             Arc::new(crate::freshness::Freshness::new(Arc::new(move || sm.last_applied())))
         };
-        let peers = Peers::new(config.id, config.secret.clone());
+        let peers = Peers::new(config.id, config.secret.clone()).with_routes(&config.routes);
         let raft_config = Arc::new(
             Config {
                 cluster_name: "tessera".into(),

@@ -173,18 +173,30 @@ pub struct Peers {
     me: NodeId,
     secret: ClusterSecret,
     clients: Arc<Mutex<HashMap<String, Arc<RpcClient>>>>,
+    /// Node address → the address to dial instead (see `GroupConfig::routes`).
+    routes: Arc<HashMap<String, String>>,
 }
 
 impl Peers {
     pub fn new(me: NodeId, secret: ClusterSecret) -> Peers {
-        Peers { me, secret, clients: Arc::default() }
+        Peers { me, secret, clients: Arc::default(), routes: Arc::default() }
+    }
+
+    pub fn with_routes(mut self, routes: &[(String, String)]) -> Peers {
+        self.routes = Arc::new(routes.iter().cloned().collect());
+        self
+    }
+
+    /// Where to dial to reach the node that advertises `addr`.
+    fn route(&self, addr: &str) -> String {
+        self.routes.get(addr).cloned().unwrap_or_else(|| addr.to_string())
     }
 
     pub fn client(&self, addr: &str) -> Arc<RpcClient> {
         self.clients
             .lock()
             .entry(addr.to_string())
-            .or_insert_with(|| Arc::new(RpcClient::new(addr.to_string(), self.me, self.secret.clone())))
+            .or_insert_with(|| Arc::new(RpcClient::new(self.route(addr), self.me, self.secret.clone())))
             .clone()
     }
 
@@ -210,7 +222,7 @@ impl RaftNetworkFactory<C> for Peers {
     /// stuck behind a large batch of entries on the replication stream (a
     /// late heartbeat looks like a lost quorum).
     async fn new_heartbeat_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
-        let client = Arc::new(RpcClient::new(node.rpc_addr.clone(), self.me, self.secret.clone()));
+        let client = Arc::new(RpcClient::new(self.route(&node.rpc_addr), self.me, self.secret.clone()));
         PeerLink { target, client }
     }
 }

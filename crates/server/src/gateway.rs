@@ -8,7 +8,9 @@
 //!   session itself, read-only, with a SQL engine over its replicated
 //!   engines, as long as it is within the session's `tessera.max_staleness`
 //!   of the primary (the startup message is peeked at, not consumed, so a
-//!   forwarded connection is untouched; a TLS request is always forwarded);
+//!   forwarded connection is untouched; a TLS request is always forwarded).
+//!   Such a session outlives changes of the node's role: each statement
+//!   checks the node's staleness (zero while it is the primary itself);
 //! - with no primary (an election, or a lost quorum), refuses them with
 //!   SQLSTATE 57P03 and the reason.
 //!
@@ -38,8 +40,9 @@ enum Serving {
         stop: watch::Sender<bool>,
     },
     /// A secondary: forward to the primary at this address, or serve reads
-    /// here; `stop` ends the sessions served here when the role changes.
-    Forward(String, watch::Sender<bool>),
+    /// here. Reading sessions outlive changes of role: they read replicated
+    /// data whatever the node's role, and each statement checks staleness.
+    Forward(String),
     Refuse(String),
 }
 
@@ -66,12 +69,12 @@ pub async fn serve_cluster(
         };
         enum Target {
             Local(Arc<SqlEngine>, watch::Receiver<bool>),
-            Forward(String, watch::Receiver<bool>),
+            Forward(String),
             Refuse(String),
         }
         let target = match &*serving.read() {
             Serving::Primary { sql, stop } => Target::Local(sql.clone(), stop.subscribe()),
-            Serving::Forward(addr, stop) => Target::Forward(addr.clone(), stop.subscribe()),
+            Serving::Forward(addr) => Target::Forward(addr.clone()),
             Serving::Refuse(why) => Target::Refuse(why.clone()),
         };
         match target {
@@ -80,7 +83,7 @@ pub async fn serve_cluster(
                     tracing::warn!(%peer, "cannot serve a connection: {e}");
                 }
             }
-            Target::Forward(addr, stop) => {
+            Target::Forward(addr) => {
                 let (shared, open_secondary) = (shared.clone(), open_secondary.clone());
                 let plaintext_only = shared.plaintext_only();
                 tokio::spawn(async move {
@@ -91,7 +94,7 @@ pub async fn serve_cluster(
                     }
                     match tokio::task::spawn_blocking(move || open_secondary()).await {
                         Ok(Ok(sql)) => {
-                            if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(stop)) {
+                            if let Err(e) = shared.spawn_session(socket, peer, slot, sql, None) {
                                 tracing::warn!(%peer, "cannot serve a connection: {e}");
                             }
                         }
@@ -138,17 +141,13 @@ async fn follow_roles(mut roles: watch::Receiver<Role>, open: OpenSql, serving: 
                     }
                 }
             }
-            Role::Secondary { info, .. } => match &*serving.read() {
-                // Still the same primary: sessions reading here go on.
-                Serving::Forward(addr, _) if *addr == info.pg_addr => None,
-                _ => Some(Serving::Forward(info.pg_addr, watch::channel(false).0)),
-            },
+            Role::Secondary { info, .. } => Some(Serving::Forward(info.pg_addr)),
             Role::Unavailable(why) => Some(Serving::Refuse(why)),
             Role::Starting => Some(Serving::Refuse("this node is starting".into())),
         };
         if let Some(next) = next {
             let old = std::mem::replace(&mut *serving.write(), next);
-            if let Serving::Primary { stop, .. } | Serving::Forward(_, stop) = old {
+            if let Serving::Primary { stop, .. } = old {
                 // Sessions end; their transactions roll back when dropped.
                 let _ = stop.send(true);
             }

@@ -41,6 +41,10 @@ pub struct ClusterArgs {
     /// the last one, and purge the log below it (0: never).
     #[arg(long, requires = "node_id", default_value_t = 20_000)]
     pub snapshot_every: u64,
+    /// Reach a node through another address: ADVERTISED=DIAL (HOST:PORT
+    /// both; comma-separated for several), e.g. through a tunnel.
+    #[arg(long, requires = "node_id", value_delimiter = ',')]
+    pub rpc_route: Vec<String>,
 }
 
 /// How the administration commands reach a cluster.
@@ -165,6 +169,12 @@ pub fn start(
         GroupConfig::new(id, info.clone(), data_dir.join("raft-log"), ClusterSecret::new(secret.as_bytes()));
     config.join = args.join;
     config.snapshot_every = args.snapshot_every;
+    config.routes = args
+        .rpc_route
+        .iter()
+        .map(|r| r.split_once('=').map(|(a, b)| (a.to_string(), b.to_string())))
+        .collect::<Option<Vec<_>>>()
+        .ok_or("--rpc-route takes ADVERTISED=DIAL pairs (HOST:PORT=HOST:PORT)")?;
     config.log_kept_below_snapshot = (args.snapshot_every / 4).max(10);
     let group = Group::start(config, EngineConfig::in_memory(), rpc)?;
     println!(
@@ -192,10 +202,10 @@ pub fn start(
     };
     // A session reading on this node while it is a secondary gets an engine
     // of its own: its catalog is the one replicated when it connected.
-    let freshness = group.freshness();
+    let (freshness, role) = (group.freshness(), group.role());
     let open_secondary: tessera_server::OpenSql = Arc::new(move || {
-        let sql = tessera_sql::SqlEngine::open_secondary(node.clone(), Arc::new(Fresh(freshness.clone())))
-            .map_err(|e| e.to_string())?;
+        let state = Arc::new(Fresh(freshness.clone(), role.clone()));
+        let sql = tessera_sql::SqlEngine::open_secondary(node.clone(), state).map_err(|e| e.to_string())?;
         sql.catalog.set_cluster(Arc::new(View(status.clone())));
         Ok(sql)
     });
@@ -212,11 +222,15 @@ pub fn start(
     Ok(())
 }
 
-/// A secondary's freshness, as its read-only sessions check it.
-struct Fresh(Arc<tessera_replication::freshness::Freshness>);
+/// A secondary's freshness, as its read-only sessions check it (nothing is
+/// staler than the primary's own data: zero while this node is primary).
+struct Fresh(Arc<tessera_replication::freshness::Freshness>, tokio::sync::watch::Receiver<tessera_replication::Role>);
 
 impl tessera_sql::cluster_view::SecondaryState for Fresh {
     fn staleness(&self) -> Option<std::time::Duration> {
+        if *self.1.borrow() == tessera_replication::Role::Primary {
+            return Some(std::time::Duration::ZERO);
+        }
         self.0.staleness()
     }
 }

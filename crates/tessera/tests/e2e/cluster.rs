@@ -26,12 +26,19 @@ pub(crate) fn start_cluster(n: u64) -> Vec<Server> {
 
 /// Starts a cluster whose nodes listen for RPC on `rpc`.
 pub(crate) fn start_cluster_on(rpc: &[u16]) -> Vec<Server> {
+    start_cluster_with(rpc, |_| Vec::new())
+}
+
+/// Starts a cluster; node i (from 0) gets `extra(i)` as further arguments.
+pub(crate) fn start_cluster_with(rpc: &[u16], extra: impl Fn(usize) -> Vec<String>) -> Vec<Server> {
     let n = rpc.len() as u64;
     let join = rpc.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",");
     (0..n)
         .map(|i| {
             let (id, port) = ((i + 1).to_string(), rpc[i as usize].to_string());
-            Server::start_with(&[
+            let extra = extra(i as usize);
+            let fd = format!("fd{id}");
+            let mut args = vec![
                 "--node-id",
                 &id,
                 "--rpc-port",
@@ -41,13 +48,15 @@ pub(crate) fn start_cluster_on(rpc: &[u16]) -> Vec<Server> {
                 "--cluster-secret",
                 SECRET,
                 "--failure-domain",
-                &format!("fd{id}"),
+                &fd,
                 // Snapshots every 100 entries: restarts load them, the log
                 // is purged below them, and a node that returns after a
                 // while may need the primary's.
                 "--snapshot-every",
                 "100",
-            ])
+            ];
+            args.extend(extra.iter().map(|s| s.as_str()));
+            Server::start_with(&args)
         })
         .collect()
 }
@@ -607,4 +616,110 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
         let rw = try_connect(secondary, "shop").await.unwrap();
         rw.batch_execute("INSERT INTO items VALUES (502, 'via relay')").await.unwrap();
     });
+}
+
+#[test]
+fn a_partitioned_primary_stops_and_the_majority_goes_on() {
+    let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let net = crate::netfault::Network::start(&rpc);
+    let nodes = start_cluster_with(&rpc, |i| vec!["--rpc-route".into(), net.routes_of(i, &rpc)]);
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+    let old = primary_by_status(rpc[0], 3) as usize - 1;
+    let majority: Vec<u16> = (0..3).filter(|&i| i != old).map(|i| ports[i]).collect();
+    block_on(Duration::from_secs(300), async {
+        let setup = "CREATE DATABASE plain; ";
+        assert_eq!(run_anywhere(&ports, "tessera", setup, Duration::from_secs(30)).await, Outcome::Done);
+        let sql = "CREATE TABLE kv (k bigint PRIMARY KEY, v text)";
+        assert_eq!(run_anywhere(&ports, "plain", sql, Duration::from_secs(30)).await, Outcome::Done);
+        let (mut acked, mut maybe) = (BTreeSet::new(), BTreeSet::new());
+        for k in 1..=20 {
+            insert(&ports, k, &mut acked, &mut maybe).await;
+        }
+
+        // The primary is cut off from both others (clients still reach it).
+        net.isolate(old);
+        let cut_at = Instant::now();
+        // The majority elects a primary and takes writes again.
+        for k in 21..=60 {
+            insert(&majority, k, &mut acked, &mut maybe).await;
+        }
+        assert!((21..=60).any(|k| acked.contains(&k)), "the majority never took a write");
+        eprintln!("partition: the majority took writes again after {:?}", cut_at.elapsed());
+        // The cut-off node never acknowledges a write: it has no quorum.
+        // (Writes it was sent may end as unknown while it notices.)
+        for k in 1001..=1010 {
+            let sql = format!("INSERT INTO kv VALUES ({k}, 'cut off')");
+            match run(ports[old], "plain", &sql).await {
+                Outcome::Done => panic!("a node cut off from the majority acknowledged a write (key {k})"),
+                Outcome::Unknown(_) => {
+                    maybe.insert(k);
+                }
+                Outcome::Retry(_) => {}
+            }
+        }
+        // It says why it refuses.
+        let refused = run(ports[old], "plain", "INSERT INTO kv VALUES (2000, 'x')").await;
+        assert!(matches!(&refused, Outcome::Retry(e) if e.contains("57P03")), "{refused:?}");
+
+        // The partition heals: the old primary rejoins as a secondary and
+        // catches up; writes go on through every node.
+        net.heal_all();
+        for k in 61..=80 {
+            insert(&ports, k, &mut acked, &mut maybe).await;
+        }
+        // Read each node's own copy (a secondary serves such a session itself).
+        for &p in &ports {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let have: Option<BTreeSet<i64>> = match connect_reading_secondary(p, "plain").await {
+                    Ok(c) => {
+                        c.query("SELECT k FROM kv", &[]).await.ok().map(|rows| rows.iter().map(|r| r.get(0)).collect())
+                    }
+                    Err(_) => None,
+                };
+                if let Some(have) = &have {
+                    assert!(
+                        have.iter().all(|k| acked.contains(k) || maybe.contains(k)),
+                        "node on port {p} holds keys never acknowledged nor attempted: {:?}",
+                        have.iter().filter(|k| !acked.contains(k) && !maybe.contains(k)).collect::<Vec<_>>()
+                    );
+                    if acked.is_subset(have) {
+                        break;
+                    }
+                }
+                assert!(Instant::now() < deadline, "node on port {p} never held every acknowledged key: {have:?}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        eprintln!("partition: {} writes acknowledged, {} of unknown outcome", acked.len(), maybe.len());
+
+        // Now a secondary is cut off: the other two go on, and a session
+        // reading on the cut-off node is refused once it is staler than its
+        // bound, then reads again (everything) after the partition heals.
+        let primary = primary_by_status(rpc[0], 3) as usize - 1;
+        let lonely = (0..3).find(|&i| i != primary).unwrap();
+        let c = connect_reading_secondary(ports[lonely], "plain").await.unwrap();
+        c.batch_execute("SET tessera.max_staleness = '1s'").await.unwrap();
+        net.isolate(lonely);
+        let rest: Vec<u16> = (0..3).filter(|&i| i != lonely).map(|i| ports[i]).collect();
+        for k in 81..=90 {
+            insert(&rest, k, &mut acked, &mut maybe).await;
+        }
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let e = c.query_one("SELECT count(*) FROM kv", &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "57P03", "{e}");
+        net.heal_all();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(rows) = c.query("SELECT k FROM kv", &[]).await {
+                let have: BTreeSet<i64> = rows.iter().map(|r| r.get(0)).collect();
+                if acked.is_subset(&have) {
+                    break;
+                }
+            }
+            assert!(Instant::now() < deadline, "the healed secondary never caught up");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    drop(nodes);
 }

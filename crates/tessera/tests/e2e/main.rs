@@ -6,6 +6,7 @@ mod durability;
 mod harness;
 mod keyed;
 mod limits;
+mod netfault;
 mod partitions;
 mod pgbench;
 mod psql;

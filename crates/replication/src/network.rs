@@ -311,7 +311,10 @@ impl RaftNetworkV2<C> for PeerLink {
                 }
             }
         }
-        match self.call(Request::InstallSnapshot { vote, meta: snapshot.meta }, &piece).await? {
+        // Loading a large snapshot takes a while on the replica (about a
+        // second per million rows): do not give up and send it all again.
+        let install = RPCOption::new(Duration::from_secs(600));
+        match self.call(Request::InstallSnapshot { vote, meta: snapshot.meta }, &install).await? {
             Reply::Installed(r) => Ok(r),
             _ => Err(unexpected("install snapshot").into()),
         }

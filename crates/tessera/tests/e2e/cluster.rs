@@ -2,7 +2,8 @@
 //! serves clients; a kill -9 of the primary's node loses no acknowledged
 //! commit and writes continue on a new primary; a restarted node catches up
 //! from the log; with two of three nodes down writes are refused (57P03)
-//! and resume when one returns. The nodes snapshot every 100 log entries,
+//! and resume when one returns; a bank workload keeps its books under kills,
+//! pauses and network partitions. The nodes snapshot every 100 log entries,
 //! so restarts and catch-ups go through snapshots too.
 
 use std::collections::BTreeSet;
@@ -331,10 +332,12 @@ async fn bank_client(
 }
 
 #[test]
-fn bank_transfers_balance_under_kills_and_pauses() {
+fn bank_transfers_balance_under_kills_pauses_and_partitions() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
-    let mut nodes = start_cluster(3);
+    let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let net = crate::netfault::Network::start(&rpc);
+    let mut nodes = start_cluster_with(&rpc, |i| vec!["--rpc-route".into(), net.routes_of(i, &rpc)]);
     block_on(Duration::from_secs(600), async {
         let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
         assert_eq!(run_anywhere(&all, "tessera", "CREATE DATABASE bank", Duration::from_secs(60)).await, Outcome::Done);
@@ -351,20 +354,30 @@ fn bank_transfers_balance_under_kills_and_pauses() {
         let stop = Arc::new(AtomicBool::new(false));
         let clients: Vec<_> = (1..=4).map(|c| tokio::spawn(bank_client(c, ports.clone(), stop.clone()))).collect();
 
-        // The nemesis: rounds of kill -9 + restart and of SIGSTOP + SIGCONT,
-        // on a different node each time, with the clients running.
-        for round in 0..8usize {
+        // The nemesis: rounds of kill -9 + restart, of SIGSTOP + SIGCONT,
+        // and of cutting a node off from the others (clients still reach
+        // it), on a different node each time, with the clients running.
+        for round in 0..9usize {
             tokio::time::sleep(Duration::from_millis(1500)).await;
             let victim = (round * 2 + 1) % 3;
-            if round % 2 == 0 {
-                nodes[victim].kill9();
-                tokio::time::sleep(Duration::from_millis(1000 + 250 * (round as u64 % 3))).await;
-                nodes[victim].restart();
-                ports.lock()[victim] = nodes[victim].port();
-            } else {
-                nodes[victim].pause();
-                tokio::time::sleep(Duration::from_millis(800 + 400 * (round as u64 % 3))).await;
-                nodes[victim].resume();
+            let hold = Duration::from_millis(800 + 300 * (round as u64 % 4));
+            match round % 3 {
+                0 => {
+                    nodes[victim].kill9();
+                    tokio::time::sleep(hold).await;
+                    nodes[victim].restart();
+                    ports.lock()[victim] = nodes[victim].port();
+                }
+                1 => {
+                    nodes[victim].pause();
+                    tokio::time::sleep(hold).await;
+                    nodes[victim].resume();
+                }
+                _ => {
+                    net.isolate(victim);
+                    tokio::time::sleep(hold).await;
+                    net.heal_all();
+                }
             }
         }
         tokio::time::sleep(Duration::from_millis(1500)).await;

@@ -32,6 +32,14 @@ pub struct SnapshotFiles {
     pub dir: PathBuf,
 }
 
+/// A snapshot being built (see [`SnapshotStore::begin`]).
+#[derive(Debug, Clone)]
+pub struct Building {
+    tmp: PathBuf,
+    done: PathBuf,
+    index: u64,
+}
+
 /// The snapshots of one node, under `<data>/snapshots`.
 #[derive(Debug, Clone)]
 pub struct SnapshotStore {
@@ -84,20 +92,17 @@ impl SnapshotStore {
         }
     }
 
-    /// Builds the snapshot `meta` describes: `prev` (the newest snapshot,
-    /// older than `meta`) plus `records`, the commit and DDL records of the
-    /// entries after it, by stream, in log order.
-    pub fn build(
-        &self,
-        prev: Option<&Path>,
-        meta: &SnapshotMeta,
-        records: BTreeMap<u32, Vec<Vec<u8>>>,
-        merge_files: usize,
-    ) -> Result<PathBuf> {
-        let index = meta.last_log_id.as_ref().map_or(0, |l| l.index);
-        let done = self.root.join(name(index));
+    /// The directory of the finished snapshot covering the log up to `index`.
+    pub fn dir_of(&self, index: u64) -> PathBuf {
+        self.root.join(name(index))
+    }
+
+    /// Starts the snapshot covering the log up to `index` from `prev` (the
+    /// newest snapshot, older than it); None if that snapshot exists.
+    pub fn begin(&self, prev: Option<&Path>, index: u64) -> Result<Option<Building>> {
+        let done = self.dir_of(index);
         if done.join(META).exists() {
-            return Ok(done);
+            return Ok(None);
         }
         let tmp = self.root.join(format!("tmp-{}", name(index)));
         let _ = std::fs::remove_dir_all(&tmp);
@@ -107,16 +112,28 @@ impl SnapshotStore {
                 link_dir(&prev.join(stream.to_string()), &tmp.join(stream.to_string()))?;
             }
         }
+        Ok(Some(Building { tmp, done, index }))
+    }
+
+    /// Adds the next entries' commit and DDL records, by stream, in log
+    /// order: one checkpoint step per stream.
+    pub fn extend(&self, b: &Building, records: BTreeMap<u32, Vec<Vec<u8>>>, merge_files: usize) -> Result<()> {
         for (stream, recs) in records {
             let n = recs.len();
-            let stats = tessera_engine::checkpoint::extend_checkpoint(&tmp.join(stream.to_string()), recs, merge_files)
-                .map_err(|e| ReplicationError::Internal(format!("snapshot of stream {stream}: {e}")))?;
+            let stats =
+                tessera_engine::checkpoint::extend_checkpoint(&b.tmp.join(stream.to_string()), recs, merge_files)
+                    .map_err(|e| ReplicationError::Internal(format!("snapshot of stream {stream}: {e}")))?;
             tracing::debug!(stream, records = n, rows = stats.data_rows, "snapshot stream extended");
         }
-        write_meta(&tmp, meta)?;
-        self.finish(&tmp, &done)?;
-        tracing::info!(index, dir = %done.display(), "snapshot built");
-        Ok(done)
+        Ok(())
+    }
+
+    /// Finishes the snapshot `meta` describes and makes it the newest.
+    pub fn complete(&self, b: Building, meta: &SnapshotMeta) -> Result<PathBuf> {
+        write_meta(&b.tmp, meta)?;
+        self.finish(&b.tmp, &b.done)?;
+        tracing::info!(index = b.index, dir = %b.done.display(), "snapshot built");
+        Ok(b.done)
     }
 
     /// Where a snapshot being received from the primary is written.

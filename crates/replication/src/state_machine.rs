@@ -47,6 +47,15 @@ pub struct StateMachine {
 
 /// Merge a stream's checkpoint files when a snapshot holds more than this many.
 const SNAPSHOT_MERGE_FILES: usize = 4;
+/// Records held in memory before a snapshot writes a checkpoint step.
+const SNAPSHOT_STEP_BYTES: usize = 64 << 20;
+
+/// Runs file work of a snapshot on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
+) -> Result<T, io::Error> {
+    tokio::task::spawn_blocking(f).await.map_err(io::Error::other)?.map_err(io::Error::other)
+}
 
 impl StateMachine {
     /// Loads the newest snapshot, if there is one, into the node's (empty)
@@ -154,8 +163,21 @@ impl RaftSnapshotBuilder<C> for Builder {
             None => 0,
         };
         let to = self.last.as_ref().map_or(0, |l| l.index);
-        // The entries after the previous snapshot, by stream, in log order.
+        let store = self.sm.snapshots.clone();
+        let prev_dir = prev.map(|(_, d)| d);
+        let building = blocking({
+            let store = store.clone();
+            move || store.begin(prev_dir.as_deref(), to)
+        })
+        .await?;
+        let Some(building) = building else {
+            return Ok(Snapshot { meta, snapshot: SnapshotFiles { dir: store.dir_of(to) } });
+        };
+        // The entries after the previous snapshot, by stream, in log order,
+        // one checkpoint step per `SNAPSHOT_STEP_BYTES` of records (usually
+        // one step: a bound on memory for a long stretch of large commits).
         let mut records: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
+        let mut bytes = 0usize;
         let mut next = from;
         while next <= to && self.last.is_some() {
             let end = (next + 1024).min(to + 1);
@@ -167,20 +189,23 @@ impl RaftSnapshotBuilder<C> for Builder {
             }
             for e in entries {
                 if let EntryPayload::Normal(cmd) = e.payload {
+                    bytes += cmd.record.len();
                     records.entry(cmd.stream).or_default().push(cmd.record);
                 }
             }
             next = end;
+            if bytes >= SNAPSHOT_STEP_BYTES {
+                let (store, b, step) = (store.clone(), building.clone(), std::mem::take(&mut records));
+                blocking(move || store.extend(&b, step, SNAPSHOT_MERGE_FILES)).await?;
+                bytes = 0;
+            }
         }
-        let store = self.sm.snapshots.clone();
-        let prev_dir = prev.map(|(_, d)| d);
         let built = meta.clone();
-        let dir = tokio::task::spawn_blocking(move || {
-            store.build(prev_dir.as_deref(), &built, records, SNAPSHOT_MERGE_FILES)
+        let dir = blocking(move || {
+            store.extend(&building, records, SNAPSHOT_MERGE_FILES)?;
+            store.complete(building, &built)
         })
-        .await
-        .map_err(io::Error::other)?
-        .map_err(io::Error::other)?;
+        .await?;
         Ok(Snapshot { meta, snapshot: SnapshotFiles { dir } })
     }
 }

@@ -259,6 +259,19 @@ fn expr_text(e: &Expr) -> String {
 }
 
 /// Handles SET, SHOW and RESET; returns None for other statements.
+/// Where a session runs is chosen when it connects (the gateway serves it
+/// on the primary or on the secondary it reached); SET cannot move it.
+fn connect_time_only(name: &str) -> Result<()> {
+    if name.replace(' ', "") == "tessera.read_from" {
+        return Err(SqlError::new(
+            code::CANT_CHANGE_RUNTIME_PARAM,
+            "parameter \"tessera.read_from\" can only be set when connecting",
+        )
+        .with_hint("Connect with options='-c tessera.read_from=secondary' to read on a secondary.".to_string()));
+    }
+    Ok(())
+}
+
 pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Output>> {
     match stmt {
         Statement::Set(Set::SingleAssignment { variable, values, .. }) => {
@@ -266,6 +279,7 @@ pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Out
             let value: Vec<String> = values.iter().map(expr_text).collect();
             let value = value.join(", ");
             let lower = name.to_lowercase();
+            connect_time_only(&lower)?;
             if lower == "transaction_isolation" {
                 let iso = crate::session::isolation_from_name(&value).ok_or_else(|| {
                     SqlError::new(code::INVALID_PARAMETER_VALUE, format!("invalid isolation \"{value}\""))
@@ -316,8 +330,12 @@ pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Out
             let text = r.to_string();
             let name = text.trim_start_matches("RESET").trim();
             if name.eq_ignore_ascii_case("all") {
-                *session.info.settings.lock() = Settings::default();
+                let mut settings = session.info.settings.lock();
+                let read_from = settings.get("tessera.read_from");
+                *settings = Settings::default();
+                settings.set("tessera.read_from", &read_from)?;
             } else {
+                connect_time_only(&name.to_lowercase())?;
                 let default = Settings::default().get(name);
                 session.info.settings.lock().set(name, &default)?;
             }

@@ -68,19 +68,27 @@ impl StateMachine {
     ) -> crate::error::Result<StateMachine> {
         let sm = StateMachine { node, proposals, applied: Arc::default(), log, snapshots, building: Arc::default() };
         if let Some((meta, dir)) = sm.snapshots.latest()? {
-            let started = std::time::Instant::now();
-            let rows = sm.restore(&dir).map_err(|e| crate::error::ReplicationError::Internal(e.to_string()))?;
-            tracing::info!(
-                index = meta.last_log_id.as_ref().map_or(0, |l| l.index),
-                rows,
-                ms = started.elapsed().as_millis() as u64,
-                "loaded the newest snapshot"
-            );
-            let mut a = sm.applied.lock();
-            a.last = meta.last_log_id;
-            a.membership = meta.last_membership.clone();
+            sm.load_snapshot(&dir, &meta, "loaded the newest snapshot")
+                .map_err(|e| crate::error::ReplicationError::Internal(e.to_string()))?;
         }
         Ok(sm)
+    }
+
+    /// Replaces the engines' contents with the snapshot in `dir`, which
+    /// `meta` describes, and takes its position as the applied one.
+    fn load_snapshot(&self, dir: &Path, meta: &SnapshotMeta, what: &'static str) -> io::Result<()> {
+        let started = std::time::Instant::now();
+        let rows = self.restore(dir)?;
+        tracing::info!(
+            index = meta.last_log_id.as_ref().map_or(0, |l| l.index),
+            rows,
+            ms = started.elapsed().as_millis() as u64,
+            "{what}"
+        );
+        let mut a = self.applied.lock();
+        a.last = meta.last_log_id;
+        a.membership = meta.last_membership.clone();
+        Ok(())
     }
 
     /// Replaces every engine's contents with the snapshot in `dir`.
@@ -247,19 +255,8 @@ impl RaftStateMachine<C> for StateMachine {
     }
 
     async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
-        let started = std::time::Instant::now();
         let dir = self.snapshots.adopt(&snapshot.dir, meta).map_err(io::Error::other)?;
-        let rows = tokio::task::block_in_place(|| self.restore(&dir))?;
-        tracing::info!(
-            index = meta.last_log_id.as_ref().map_or(0, |l| l.index),
-            rows,
-            ms = started.elapsed().as_millis() as u64,
-            "installed a snapshot from the primary"
-        );
-        let mut a = self.applied.lock();
-        a.last = meta.last_log_id;
-        a.membership = meta.last_membership.clone();
-        Ok(())
+        tokio::task::block_in_place(|| self.load_snapshot(&dir, meta, "installed a snapshot from the primary"))
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot>, io::Error> {

@@ -272,19 +272,7 @@ impl Catalog {
             Some(t) => t,
             None => engine.create_table(TableSpec::new(SEQUENCE_TABLE, vec![0], IndexKind::Hash))?,
         };
-        let catalog = Catalog {
-            node,
-            engine: engine.clone(),
-            catalog_table,
-            sequence_table,
-            state: RwLock::new(State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() }),
-            ddl: Mutex::new(()),
-            sequences: RwLock::new(BTreeMap::new()),
-            version: AtomicI64::new(0),
-            gates: RwLock::new(std::collections::HashMap::new()),
-            cluster: std::sync::OnceLock::new(),
-        };
-        catalog.load()?;
+        let catalog = Catalog::load_from(node, catalog_table, sequence_table)?;
         let catalog = Arc::new(catalog);
         if catalog.state.read().databases.is_empty() {
             catalog.bootstrap()?;
@@ -303,6 +291,25 @@ impl Catalog {
         Ok(catalog)
     }
 
+    /// A catalog read from its two tables in the system engine.
+    fn load_from(node: Arc<Node>, catalog_table: Arc<Table>, sequence_table: Arc<Table>) -> Result<Catalog> {
+        let engine = node.system().clone();
+        let catalog = Catalog {
+            node,
+            engine,
+            catalog_table,
+            sequence_table,
+            state: RwLock::new(State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() }),
+            ddl: Mutex::new(()),
+            sequences: RwLock::new(BTreeMap::new()),
+            version: AtomicI64::new(0),
+            gates: RwLock::new(std::collections::HashMap::new()),
+            cluster: std::sync::OnceLock::new(),
+        };
+        catalog.load()?;
+        Ok(catalog)
+    }
+
     /// Loads the catalog of a secondary as replicated so far, writing
     /// nothing: no bootstrap, no clean-up of orphans or interrupted jobs
     /// (the primary does those, and they reach here through the log), and
@@ -314,19 +321,7 @@ impl Catalog {
         };
         let catalog_table = engine.table(CATALOG_TABLE).ok_or_else(missing)?;
         let sequence_table = engine.table(SEQUENCE_TABLE).ok_or_else(missing)?;
-        let catalog = Catalog {
-            node,
-            engine: engine.clone(),
-            catalog_table,
-            sequence_table,
-            state: RwLock::new(State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() }),
-            ddl: Mutex::new(()),
-            sequences: RwLock::new(BTreeMap::new()),
-            version: AtomicI64::new(0),
-            gates: RwLock::new(std::collections::HashMap::new()),
-            cluster: std::sync::OnceLock::new(),
-        };
-        catalog.load()?;
+        let catalog = Catalog::load_from(node, catalog_table, sequence_table)?;
         if catalog.state.read().databases.is_empty() {
             return Err(missing());
         }

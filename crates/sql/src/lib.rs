@@ -62,6 +62,7 @@ pub mod rowcodec;
 pub mod session;
 pub mod settings;
 pub mod split;
+pub mod sql_engine;
 pub mod tessera_views;
 pub mod text;
 pub mod txn;

@@ -14,7 +14,6 @@
 //! difference from PostgreSQL).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -25,9 +24,11 @@ use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use parking_lot::Mutex;
-use tessera_engine::{Engine, Isolation, Node};
+use tessera_engine::Isolation;
 
 use crate::txn::{Savepoint, Txn};
+
+pub use crate::sql_engine::SqlEngine;
 
 use crate::catalog::Catalog;
 use crate::context::{Resolver, new_context};
@@ -35,81 +36,6 @@ use crate::copy::CopyIn;
 use crate::error::{Result, SqlError, code};
 use crate::provider::{ScanNotes, TxnSlot};
 use crate::settings::Settings;
-
-/// The SQL layer shared by all sessions of a node.
-pub struct SqlEngine {
-    /// Open sessions per database (DROP DATABASE refuses while there are).
-    connected: Mutex<std::collections::HashMap<String, usize>>,
-    pub node: Arc<Node>,
-    /// The node's system engine (catalog, keyless databases).
-    pub engine: Arc<Engine>,
-    pub catalog: Arc<Catalog>,
-    next_pid: AtomicI32,
-    /// Set on a secondary serving reads: its sessions are read-only and
-    /// check their staleness before each statement.
-    secondary: Option<Arc<dyn crate::cluster_view::SecondaryState>>,
-}
-
-impl SqlEngine {
-    pub fn open(node: Arc<Node>) -> Result<Arc<SqlEngine>> {
-        let engine = node.system().clone();
-        let catalog = Catalog::open(node.clone())?;
-        Ok(Arc::new(SqlEngine {
-            connected: Default::default(),
-            node,
-            engine,
-            catalog,
-            next_pid: AtomicI32::new(1000),
-            secondary: None,
-        }))
-    }
-
-    /// Opens a read-only SQL engine over a secondary's replicated engines:
-    /// the catalog is loaded as replicated so far (nothing is written), and
-    /// every session refuses writes (25006) and reads only while the node
-    /// is within the session's `tessera.max_staleness` of the primary.
-    pub fn open_secondary(
-        node: Arc<Node>,
-        state: Arc<dyn crate::cluster_view::SecondaryState>,
-    ) -> Result<Arc<SqlEngine>> {
-        let engine = node.system().clone();
-        let catalog = Catalog::open_replica(node.clone())?;
-        Ok(Arc::new(SqlEngine {
-            connected: Default::default(),
-            node,
-            engine,
-            catalog,
-            next_pid: AtomicI32::new(1000),
-            secondary: Some(state),
-        }))
-    }
-
-    pub fn is_secondary(&self) -> bool {
-        self.secondary.is_some()
-    }
-
-    /// Opens a session for `user` on database `db`.
-    pub fn session(self: &Arc<Self>, user: &str, db: &str) -> Result<Session> {
-        if self.catalog.database(db).is_none() {
-            return Err(SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")));
-        }
-        match self.catalog.role(user) {
-            None => return Err(SqlError::new(code::INVALID_AUTH, format!("role \"{user}\" does not exist"))),
-            Some(r) if !r.login => {
-                return Err(SqlError::new(code::INVALID_AUTH, format!("role \"{user}\" is not permitted to log in")));
-            }
-            Some(_) => {}
-        }
-        let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
-        *self.connected.lock().entry(db.to_string()).or_default() += 1;
-        Ok(Session::new(self.clone(), user, db, pid))
-    }
-
-    /// How many sessions are connected to database `db`.
-    pub fn sessions_on(&self, db: &str) -> usize {
-        self.connected.lock().get(db).copied().unwrap_or(0)
-    }
-}
 
 /// What a session knows about itself, shared with SQL functions.
 pub struct SessionInfo {
@@ -279,7 +205,7 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
 
 impl Session {
     /// (Counted in `SqlEngine::connected` by the caller; `Drop` uncounts.)
-    fn new(shared: Arc<SqlEngine>, user: &str, db: &str, pid: i32) -> Session {
+    pub(crate) fn new(shared: Arc<SqlEngine>, user: &str, db: &str, pid: i32) -> Session {
         let info = Arc::new(SessionInfo {
             user: user.to_string(),
             db: db.to_string(),
@@ -537,45 +463,22 @@ impl Session {
     }
 
     pub(crate) fn read_only(&self) -> bool {
-        self.shared.secondary.is_some() || self.block.as_ref().is_some_and(|b| b.read_only)
+        self.shared.is_secondary() || self.block.as_ref().is_some_and(|b| b.read_only)
     }
 
     /// On a secondary: only reads, and only while the node is fresh enough.
     fn check_secondary(&self, stmt: &Statement) -> Result<()> {
-        let Some(state) = &self.shared.secondary else { return Ok(()) };
-        let reads = match stmt {
-            Statement::Query(_) => true,
-            Statement::Explain { statement, .. } => matches!(**statement, Statement::Query(_)),
-            _ => false,
-        };
-        if !reads {
-            let what = stmt.to_string().split_whitespace().next().unwrap_or("this statement").to_uppercase();
-            return Err(SqlError::new(
-                code::READ_ONLY_TXN,
-                format!(
-                    "cannot execute {what} on a secondary: this session reads from one (tessera.read_from = secondary)"
-                ),
-            )
-            .with_hint("Connect without tessera.read_from = secondary to reach the primary.".to_string()));
+        self.shared.refuse_writes(stmt)?;
+        self.check_staleness()
+    }
+
+    /// On a secondary: the node is within this session's staleness bound.
+    pub(crate) fn check_staleness(&self) -> Result<()> {
+        if !self.shared.is_secondary() {
+            return Ok(());
         }
         let bound = std::time::Duration::from_millis(self.info.settings.lock().millis("tessera.max_staleness"));
-        match state.staleness() {
-            Some(lag) if lag <= bound => Ok(()),
-            lag => Err(SqlError::new(
-                code::CANNOT_CONNECT_NOW,
-                match lag {
-                    Some(lag) => format!(
-                        "this secondary is {} ms behind the primary, more than tessera.max_staleness ({} ms)",
-                        lag.as_millis(),
-                        bound.as_millis()
-                    ),
-                    None => {
-                        "this secondary cannot tell how far behind the primary it is (no primary heard from)".into()
-                    }
-                },
-            )
-            .with_hint("Retry, raise tessera.max_staleness, or read from the primary.".to_string())),
-        }
+        self.shared.check_staleness(bound)
     }
 
     async fn run_statement(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {

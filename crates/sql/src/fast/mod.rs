@@ -162,6 +162,10 @@ impl Session {
         if self.block_failed() || (writes && self.read_only()) {
             return None;
         }
+        // A read on a secondary is bounded in staleness like any other.
+        if !writes && let Err(e) = self.check_staleness() {
+            return Some(Err(e));
+        }
         let params = args.bind(&plan.params).ok()?;
         let autocommit = self.autocommit();
         let created = self.txn.lock().is_none();

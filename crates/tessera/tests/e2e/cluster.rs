@@ -620,6 +620,16 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
             tokio::time::sleep(Duration::from_millis(7)).await;
         }
         assert!(refused >= 10, "only {refused} of 20 reads were refused with a 1 ms bound");
+        // Reads by key (the fast path) are bounded too.
+        let mut refused = 0;
+        for _ in 0..20 {
+            if let Err(e) = c.query_one("SELECT name FROM items WHERE id = $1", &[&42i32]).await {
+                assert_eq!(sqlstate(&e), "57P03", "{e}");
+                refused += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(7)).await;
+        }
+        assert!(refused >= 10, "only {refused} of 20 key reads were refused with a 1 ms bound");
         c.batch_execute("SET tessera.max_staleness = '10s'").await.unwrap();
 
         // New rows on the primary reach the reading session.

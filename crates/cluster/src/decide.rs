@@ -106,6 +106,87 @@ pub fn react_to_return(map: &ClusterMap, node: NodeId) -> Vec<Action> {
     actions
 }
 
+/// The manager's periodic look at the map. `overdue` are the voters that
+/// have missed heartbeats for longer than the grace period (a node that
+/// merely restarts should catch up, not be replaced). For each partition:
+///
+/// * a replica being built on a node that died is dropped;
+/// * an overdue voter is downshifted (N → N-1) and a replacement built on
+///   another node, but only when placement finds one: with no node to take
+///   its place, the lost voter stays in the configuration, so that its
+///   return restores the quorum rather than having to be rebuilt first;
+/// * a partition below its target (a downshift left it short and a node
+///   has since come back or joined) gets a replica built where placement
+///   allows;
+/// * a live replica being built is carried on while the partition is short
+///   of voters (its build was interrupted, say by a change of primary), and
+///   dropped when the partition has its voters.
+///
+/// Promotion is not here: electing the primary is Raft's (and
+/// [`react_to_failure`] says whom the manager prefers).
+pub fn plan_repair(map: &ClusterMap, overdue: &[NodeId]) -> Vec<Action> {
+    let mut map = map.clone();
+    let mut actions = Vec::new();
+    let ids: Vec<PartitionId> = map.partitions.keys().copied().collect();
+    for id in ids {
+        // Builds that cannot finish.
+        let dead_builds: Vec<NodeId> = map.partitions[&id]
+            .replicas
+            .iter()
+            .filter(|r| matches!(r.role, Role::Building | Role::CatchingUp) && !map.is_live(r.node))
+            .map(|r| r.node)
+            .collect();
+        for node in dead_builds {
+            record(&mut map, &mut actions, vec![Action::Drop { partition: id, node }]);
+        }
+        // Replace overdue voters while a quorum remains to change the configuration.
+        for &failed in overdue {
+            let p = &map.partitions[&id];
+            if map.is_live(failed) || !p.voters().any(|r| r.node == failed) {
+                continue;
+            }
+            let live_after = p.voters().filter(|r| r.node != failed && map.is_live(r.node)).count();
+            let quorum_after = (p.voters().count() - 1) / 2 + 1;
+            if live_after < quorum_after || live_after < p.quorum() {
+                continue;
+            }
+            let builds = replace(&map, p, &[failed]);
+            if !builds.is_empty() {
+                let mut step = vec![Action::Downshift { partition: id, node: failed }];
+                step.extend(builds);
+                record(&mut map, &mut actions, step);
+            }
+        }
+        let p = &map.partitions[&id];
+        let voters = p.voters().count();
+        let building: Vec<NodeId> =
+            p.replicas.iter().filter(|r| matches!(r.role, Role::Building | Role::CatchingUp)).map(|r| r.node).collect();
+        if voters >= p.target {
+            let step = building.iter().map(|&node| Action::Drop { partition: id, node }).collect();
+            record(&mut map, &mut actions, step);
+            continue;
+        }
+        // Short of voters: carry on the builds under way, then add more.
+        let already: Vec<NodeId> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Build { partition, node } if *partition == id => Some(*node),
+                _ => None,
+            })
+            .collect();
+        let step: Vec<Action> = building
+            .iter()
+            .filter(|n| !already.contains(n))
+            .map(|&node| Action::Build { partition: id, node })
+            .collect();
+        record(&mut map, &mut actions, step);
+        let p = &map.partitions[&id];
+        let step = replace(&map, p, &[]);
+        record(&mut map, &mut actions, step);
+    }
+    actions
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "draining node {node} would cost partition {partition} its quorum: {live} of its {voters} replicas are up, and {quorum} are needed"

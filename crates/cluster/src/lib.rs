@@ -33,11 +33,15 @@
 //! * **Drain** (planned maintenance, upgrade domains): taking a node down is
 //!   refused when it would cost some partition its quorum; otherwise its
 //!   primaries move to up-to-date secondaries first.
+//! * **Repair** (`plan_repair`, run periodically by the manager): a voter
+//!   gone longer than a grace period is downshifted and replaced when some
+//!   node can take its place; a partition short of replicas gets one built
+//!   when a node comes back or joins; builds on dead nodes are dropped.
 
 mod decide;
 mod map;
 mod placement;
 
-pub use decide::{Action, DrainRefusal, plan_drain, react_to_failure, react_to_return};
+pub use decide::{Action, DrainRefusal, plan_drain, plan_repair, react_to_failure, react_to_return};
 pub use map::{ClusterMap, NodeId, NodeInfo, PartitionId, PartitionInfo, Replica, Role};
 pub use placement::{PlacementError, balance_primaries, place};

@@ -156,3 +156,82 @@ fn draining_moves_primaries_away_and_refuses_to_break_a_quorum() {
     assert_eq!((refused.live, refused.voters, refused.quorum), (2, 3, 2));
     assert!(refused.to_string().contains("would cost partition 1 its quorum"), "{refused}");
 }
+
+fn repair(m: &mut ClusterMap, overdue: &[NodeId]) -> Vec<Action> {
+    let actions = plan_repair(m, overdue);
+    for a in &actions {
+        m.apply(a);
+    }
+    actions
+}
+
+#[test]
+fn repair_replaces_an_overdue_voter_only_where_a_node_can_take_its_place() {
+    // Three voters on nodes 1..3 of four; node 4 holds nothing.
+    let mut m = cluster(4);
+    m.add_partition(1, &[1, 2, 3]);
+    assert!(repair(&mut m, &[]).is_empty(), "a healthy partition at its target needs nothing");
+
+    // Node 3 stops answering, but not for long yet: nothing happens.
+    m.nodes.get_mut(&3).unwrap().live = false;
+    assert!(repair(&mut m, &[]).is_empty(), "within the grace period a lost voter is kept");
+    // Overdue: downshifted and replaced on node 4.
+    let actions = repair(&mut m, &[3]);
+    assert_eq!(actions, vec![Action::Downshift { partition: 1, node: 3 }, Action::Build { partition: 1, node: 4 }]);
+    assert_eq!(roles(&m, 1), vec![(1, Role::Primary), (2, Role::Secondary), (3, Role::Removed), (4, Role::Building)]);
+    // While node 4 builds, the next look carries the build on (the runtime
+    // resumes it) and adds nothing else.
+    assert_eq!(repair(&mut m, &[3]), vec![Action::Build { partition: 1, node: 4 }]);
+    m.caught_up(1, 4);
+    assert!(repair(&mut m, &[3]).is_empty(), "back at three voters");
+
+    // Node 3 returns: the partition has its voters, so it stays a spare.
+    m.nodes.get_mut(&3).unwrap().live = true;
+    assert!(repair(&mut m, &[]).is_empty());
+    // Node 2 is lost for good: node 3 (a spare again) takes its place.
+    m.nodes.get_mut(&2).unwrap().live = false;
+    let actions = repair(&mut m, &[2]);
+    assert_eq!(actions, vec![Action::Downshift { partition: 1, node: 2 }, Action::Build { partition: 1, node: 3 }]);
+}
+
+#[test]
+fn repair_keeps_a_lost_voter_when_no_node_can_replace_it() {
+    // Three nodes, three voters: nowhere to build, so node 3 stays in the
+    // configuration and its return (catch-up) restores the quorum of three.
+    let mut m = cluster(3);
+    m.add_partition(1, &[1, 2, 3]);
+    m.nodes.get_mut(&3).unwrap().live = false;
+    assert!(repair(&mut m, &[3]).is_empty());
+    // Two lost: no quorum to change the configuration with; nothing is done.
+    m.nodes.get_mut(&2).unwrap().live = false;
+    let mut five = cluster(5);
+    five.add_partition(1, &[1, 2, 3]);
+    for n in [2, 3] {
+        five.nodes.get_mut(&n).unwrap().live = false;
+    }
+    assert!(repair(&mut five, &[2, 3]).is_empty(), "one live voter of three cannot change the configuration");
+}
+
+#[test]
+fn repair_fills_a_short_partition_across_failure_domains_and_drops_dead_builds() {
+    // Nodes 1..3 in racks a, a, b; a partition downshifted to two voters.
+    let mut m = ClusterMap::default();
+    for (id, rack) in [(1, "a"), (2, "b"), (3, "a"), (4, "c"), (5, "c")] {
+        m.add_node(id, rack, "ud");
+    }
+    m.add_partition(1, &[1, 2, 3]);
+    m.partitions.get_mut(&1).unwrap().target = 3;
+    m.apply(&Action::Downshift { partition: 1, node: 3 });
+    // Short by one: the new replica goes to a rack the partition is not in.
+    let actions = repair(&mut m, &[]);
+    assert_eq!(actions, vec![Action::Build { partition: 1, node: 4 }]);
+    // The node being built dies: the build is dropped and another started.
+    m.nodes.get_mut(&4).unwrap().live = false;
+    let actions = repair(&mut m, &[]);
+    assert_eq!(actions, vec![Action::Drop { partition: 1, node: 4 }, Action::Build { partition: 1, node: 5 }]);
+    m.caught_up(1, 5);
+    // A build left over once the partition has its voters is dropped.
+    m.nodes.get_mut(&4).unwrap().live = true;
+    m.apply(&Action::Build { partition: 1, node: 4 });
+    assert_eq!(repair(&mut m, &[]), vec![Action::Drop { partition: 1, node: 4 }]);
+}

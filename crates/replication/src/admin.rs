@@ -9,13 +9,16 @@ use std::time::{Duration, Instant};
 use openraft::async_runtime::WatchReceiver;
 use tessera_cluster::{Action, ClusterMap, plan_drain};
 
+use std::sync::Arc;
+
 use crate::error::{ReplicationError, Result};
+use crate::manager::Roster;
 use crate::network::{Peers, Reply, Request};
 use crate::status::{NodeStatus, StatusSource};
 use crate::types::{NodeId, Raft};
 
-fn status_rows(raft: &Raft) -> Vec<NodeStatus> {
-    StatusSource { raft: raft.clone() }.nodes()
+fn status_rows(raft: &Raft, roster: &Arc<Roster>) -> Vec<NodeStatus> {
+    StatusSource { raft: raft.clone(), roster: roster.clone() }.nodes()
 }
 
 /// The cluster map the manager's decisions work on: every member with its
@@ -26,12 +29,14 @@ fn cluster_map(rows: &[NodeStatus]) -> ClusterMap {
     for r in rows {
         map.add_node(r.id, &r.info.failure_domain, &r.info.upgrade_domain);
         if let Some(n) = map.nodes.get_mut(&r.id) {
-            n.live = r.role != "unreachable";
+            n.live = !r.role.starts_with("unreachable");
             n.addr = r.info.rpc_addr.clone();
         }
     }
+    // The voters (an unreachable member counts as one: a drain then errs
+    // on the side of refusing). Spares and learners hold no vote.
     let mut order: Vec<NodeId> = rows.iter().filter(|r| r.role == "primary").map(|r| r.id).collect();
-    order.extend(rows.iter().filter(|r| r.role != "primary").map(|r| r.id));
+    order.extend(rows.iter().filter(|r| matches!(r.role.as_str(), "secondary" | "unreachable")).map(|r| r.id));
     map.add_partition(0, &order);
     if let Some(p) = map.partitions.get_mut(&0) {
         for replica in &mut p.replicas {
@@ -58,21 +63,27 @@ async fn primary_elsewhere(raft: &Raft, me: NodeId) -> Result<Option<String>> {
 }
 
 /// The cluster map, from the primary (which tracks every member).
-pub(crate) async fn status(raft: &Raft, peers: &Peers, me: NodeId) -> Result<Vec<NodeStatus>> {
+pub(crate) async fn status(raft: &Raft, roster: &Arc<Roster>, peers: &Peers, me: NodeId) -> Result<Vec<NodeStatus>> {
     match primary_elsewhere(raft, me).await {
-        Ok(None) => Ok(status_rows(raft)),
+        Ok(None) => Ok(status_rows(raft, roster)),
         Ok(Some(addr)) => match call(peers, &addr, &Request::Status).await {
             Ok(Reply::Status(rows)) => Ok(rows),
             // The primary is out of reach: what this node knows is better than nothing.
-            _ => Ok(status_rows(raft)),
+            _ => Ok(status_rows(raft, roster)),
         },
-        Err(_) => Ok(status_rows(raft)),
+        Err(_) => Ok(status_rows(raft, roster)),
     }
 }
 
 /// Carries out a drain of `node` on the primary: refuses if the group
 /// would lose its quorum without it, else moves the primary role off it.
-pub(crate) async fn drain(raft: &Raft, peers: &Peers, me: NodeId, node: NodeId) -> Result<String> {
+pub(crate) async fn drain(
+    raft: &Raft,
+    roster: &Arc<Roster>,
+    peers: &Peers,
+    me: NodeId,
+    node: NodeId,
+) -> Result<String> {
     if let Some(addr) = primary_elsewhere(raft, me).await? {
         return match call(peers, &addr, &Request::Drain(node)).await? {
             Reply::Drained(msg) => Ok(msg),
@@ -80,11 +91,11 @@ pub(crate) async fn drain(raft: &Raft, peers: &Peers, me: NodeId, node: NodeId) 
             _ => Err(ReplicationError::Codec("unexpected reply to drain".into())),
         };
     }
-    let rows = status_rows(raft);
+    let rows = status_rows(raft, roster);
     if !rows.iter().any(|r| r.id == node) {
         return Err(ReplicationError::Refused(format!("node {node} is not a member of the cluster")));
     }
-    let up_after = rows.iter().filter(|r| r.role != "unreachable" && r.id != node).count();
+    let up_after = rows.iter().filter(|r| matches!(r.role.as_str(), "primary" | "secondary") && r.id != node).count();
     let actions = plan_drain(&cluster_map(&rows), node).map_err(|e| {
         ReplicationError::Refused(format!(
             "draining node {node} would cost the cluster its quorum: without it {up_after} of its {} nodes would be up, and {} are needed",

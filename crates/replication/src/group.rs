@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, watch};
 use crate::commit_log::{Outcome, Proposals};
 use crate::error::{ReplicationError, Result};
 use crate::log_store::LogStore;
+use crate::manager::{Manager, Roster};
 use crate::network::{Peers, handler};
 use crate::rpc::{self, ClusterSecret};
 use crate::snapshot::SnapshotStore;
@@ -67,6 +68,11 @@ pub struct GroupConfig {
     /// first (a tunnel, another interface; the fault tests put a proxy
     /// between every pair of nodes this way).
     pub routes: Vec<(String, String)>,
+    /// Voting replicas the group keeps (the founding nodes beyond this
+    /// many are spares; see `manager`).
+    pub replicas: usize,
+    /// A voter unreachable this long is replaced by a spare, if there is one.
+    pub replace_after: Duration,
 }
 
 impl GroupConfig {
@@ -86,6 +92,8 @@ impl GroupConfig {
             snapshot_every: 20_000,
             log_kept_below_snapshot: 5_000,
             routes: Vec::new(),
+            replicas: 3,
+            replace_after: Duration::from_secs(30),
         }
     }
 }
@@ -98,8 +106,22 @@ pub struct Group {
     proposals: Arc<Proposals>,
     role: watch::Receiver<Role>,
     freshness: Arc<crate::freshness::Freshness>,
+    roster: Arc<Roster>,
     runtime: Option<tokio::runtime::Runtime>,
 }
+
+/// What a node outside the group's configuration (a spare, or a node that
+/// was replaced while away) last heard from the primary when registering.
+#[derive(Debug, Clone)]
+struct SpareView {
+    primary: NodeId,
+    info: NodeInfo,
+    /// The primary counts this node a member (a learner being built, or a voter).
+    member: bool,
+    at: std::time::Instant,
+}
+
+type SpareState = Arc<parking_lot::Mutex<Option<SpareView>>>;
 
 impl Group {
     /// Opens the node's engines (empty, in memory: the Raft log is their
@@ -160,16 +182,27 @@ impl Group {
             let _enter = runtime.enter();
             TcpListener::from_std(rpc_listener).map_err(|e| ReplicationError::Internal(e.to_string()))?
         };
+        let roster = Arc::new(Roster::default());
         runtime.spawn(rpc::serve(
             listener,
             config.secret.clone(),
-            handler(raft.clone(), config.id, config.info.clone(), peers.clone(), snapshots, freshness.clone()),
+            handler(
+                raft.clone(),
+                config.id,
+                config.info.clone(),
+                peers.clone(),
+                snapshots,
+                freshness.clone(),
+                roster.clone(),
+            ),
         ));
         runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
         if fresh {
             runtime.spawn(bootstrap(raft.clone(), peers.clone(), config.clone()));
         }
         let (role_tx, role) = watch::channel(Role::Starting);
+        let spare = SpareState::default();
+        runtime.spawn(spare_watch(raft.clone(), peers.clone(), config.clone(), spare.clone()));
         let watcher = RoleWatch {
             raft: raft.clone(),
             node: node.clone(),
@@ -177,9 +210,19 @@ impl Group {
             proposals: proposals.clone(),
             peers,
             config: config.clone(),
+            spare,
         };
         runtime.spawn(watcher.run(role_tx));
-        Ok(Group { id: config.id, node, raft, log, proposals, role, freshness, runtime: Some(runtime) })
+        let manager = Manager {
+            raft: raft.clone(),
+            me: config.id,
+            roster: roster.clone(),
+            role: role.clone(),
+            replicas: config.replicas.max(1),
+            replace_after: config.replace_after,
+        };
+        runtime.spawn(manager.run());
+        Ok(Group { id: config.id, node, raft, log, proposals, role, freshness, roster, runtime: Some(runtime) })
     }
 
     pub fn node(&self) -> &Arc<Node> {
@@ -201,7 +244,7 @@ impl Group {
     }
 
     pub fn status(&self) -> crate::status::StatusSource {
-        crate::status::StatusSource { raft: self.raft.clone() }
+        crate::status::StatusSource { raft: self.raft.clone(), roster: self.roster.clone() }
     }
 
     /// Number of this node's commits waiting for their outcome.
@@ -255,7 +298,10 @@ async fn submit_loop(raft: Raft, proposals: Arc<Proposals>, mut submitted: mpsc:
 
 /// Forms the group the first time: asks every `--join` address who it is,
 /// and once all have answered, the node with the lowest id proposes the
-/// membership. The others wait to hear from the leader that emerges.
+/// membership: `replicas` of them as voters, spread across failure domains
+/// (the rest are spares). The others wait to hear from the leader that
+/// emerges. A node joining a group already formed does nothing here: it
+/// registers with the primary as a spare (`spare_watch`).
 async fn bootstrap(raft: Raft, peers: Peers, config: GroupConfig) {
     let mut members: BTreeMap<NodeId, NodeInfo> = BTreeMap::new();
     members.insert(config.id, config.info.clone());
@@ -269,7 +315,11 @@ async fn bootstrap(raft: Raft, peers: Peers, config: GroupConfig) {
                 continue;
             }
             match peers.hello(addr).await {
-                Ok((id, info)) => {
+                Ok((_, _, true)) => {
+                    tracing::info!("the cluster is already formed: this node joins it as a spare");
+                    return;
+                }
+                Ok((id, info, false)) => {
                     members.insert(id, info);
                 }
                 Err(e) => missing.push(format!("{addr}: {e}")),
@@ -277,8 +327,13 @@ async fn bootstrap(raft: Raft, peers: Peers, config: GroupConfig) {
         }
         if missing.is_empty() {
             if members.keys().next() == Some(&config.id) {
-                tracing::info!(members = ?members.keys().collect::<Vec<_>>(), "forming the cluster");
-                if let Err(e) = raft.initialize(members.clone()).await {
+                let voters = crate::manager::founding_voters(&members, config.id, config.replicas.max(1));
+                tracing::info!(
+                    voters = ?voters.keys().collect::<Vec<_>>(),
+                    nodes = ?members.keys().collect::<Vec<_>>(),
+                    "forming the cluster"
+                );
+                if let Err(e) = raft.initialize(voters).await {
                     tracing::info!("cluster already formed: {e}");
                 }
             }
@@ -300,6 +355,7 @@ struct RoleWatch {
     proposals: Arc<Proposals>,
     peers: Peers,
     config: GroupConfig,
+    spare: SpareState,
 }
 
 impl RoleWatch {
@@ -326,7 +382,18 @@ impl RoleWatch {
             let voters = m.membership_config.membership().voter_ids().count();
             let quorum = voters <= 1 || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease);
             let current = role.borrow().clone();
-            let next = if leads && quorum {
+            // Outside the configuration (a spare, or a node replaced while
+            // away), or a member hearing no primary while the primary says
+            // it is not one: a gateway to the primary it registered with.
+            let spare = self.spare.lock().clone().filter(|s| {
+                !s.member
+                    && s.at.elapsed() < crate::manager::ALIVE
+                    && s.primary != me
+                    && (m.current_leader.is_none() || m.membership_config.membership().get_node(&me).is_none())
+            });
+            let next = if let Some(s) = spare.filter(|_| !leads) {
+                Role::Secondary { primary: s.primary, info: s.info }
+            } else if leads && quorum {
                 if current == Role::Primary { Role::Primary } else { self.promote(m.current_term).await }
             } else if leads {
                 Role::Unavailable(format!(
@@ -340,8 +407,9 @@ impl RoleWatch {
                 match recorded {
                     Some((primary, info)) => {
                         if resolved.as_ref().is_none_or(|(id, _)| *id != primary) {
-                            let live = self.peers.hello(&info.rpc_addr).await.ok().filter(|(id, _)| *id == primary);
-                            resolved = Some((primary, live.map_or(info, |(_, i)| i)));
+                            let live =
+                                self.peers.hello(&info.rpc_addr).await.ok().filter(|(id, _, _)| *id == primary);
+                            resolved = Some((primary, live.map_or(info, |(_, i, _)| i)));
                         }
                         let (primary, info) = resolved.clone().expect("resolved above");
                         Role::Secondary { primary, info }
@@ -385,6 +453,68 @@ impl RoleWatch {
                 Role::Primary
             }
             Err(e) => Role::Unavailable(format!("this node is becoming the primary ({e})")),
+        }
+    }
+}
+
+/// Keeps every node but the leader in touch with the primary: twice a
+/// second it registers (which tells the primary's manager that a spare is
+/// alive and where) and records whom the cluster names primary and whether
+/// it is a member. That is how a spare outside the configuration, a node
+/// just started to join a formed cluster, or a voter replaced while it was
+/// away finds the primary; members learn nothing new from it.
+async fn spare_watch(raft: Raft, peers: Peers, config: GroupConfig, spare: SpareState) {
+    let mut tick = tokio::time::interval(crate::manager::TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_primary: Option<String> = None;
+    // A node the primary says is not a member must not call elections: its
+    // stale configuration may still name it a voter, and its campaigns
+    // would raise the term and unseat the primary when it is added back.
+    let mut campaigns = true;
+    loop {
+        tick.tick().await;
+        let m = raft.metrics().borrow_watched().clone();
+        let membership = m.membership_config.membership();
+        // Every node but the leader asks: a restarted node's Raft names the
+        // leader it last voted for even when that leader has since removed it.
+        if m.current_leader == Some(config.id) {
+            *spare.lock() = None;
+            if !campaigns {
+                raft.runtime_config().elect(true);
+                campaigns = true;
+            }
+            continue;
+        }
+        // Whom to ask: the primary last heard of, the founding nodes, the
+        // members this node knows of.
+        let mut candidates: Vec<String> = last_primary.iter().cloned().collect();
+        candidates.extend(config.join.iter().cloned());
+        candidates.extend(membership.nodes().filter(|(id, _)| **id != config.id).map(|(_, i)| i.rpc_addr.clone()));
+        candidates.retain(|a| *a != config.info.rpc_addr);
+        let mut seen = std::collections::HashSet::new();
+        candidates.retain(|a| seen.insert(a.clone()));
+        let mut i = 0;
+        let mut hops = 0;
+        while i < candidates.len() {
+            let addr = candidates[i].clone();
+            i += 1;
+            match peers.register(&addr, &config.info).await {
+                Ok((Some((primary, info)), member, true)) => {
+                    last_primary = Some(addr);
+                    if member != campaigns {
+                        raft.runtime_config().elect(member);
+                        campaigns = member;
+                    }
+                    *spare.lock() = Some(SpareView { primary, info, member, at: std::time::Instant::now() });
+                    break;
+                }
+                // Not the primary, but it names one: ask that one next.
+                Ok((Some((_, info)), _, false)) if hops < 3 => {
+                    hops += 1;
+                    candidates.insert(i, info.rpc_addr);
+                }
+                _ => {}
+            }
         }
     }
 }

@@ -59,6 +59,7 @@ pub mod error;
 pub mod freshness;
 pub mod group;
 pub mod log_store;
+pub mod manager;
 pub mod network;
 pub mod rpc;
 pub mod snapshot;

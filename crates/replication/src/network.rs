@@ -7,6 +7,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use openraft::async_runtime::WatchReceiver;
 use openraft::errors::{RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
 use openraft::raft::{
@@ -29,6 +30,12 @@ const SNAPSHOT_CHUNK: usize = 1 << 20;
 pub(crate) enum Request {
     /// Who are you? (used to bootstrap a cluster from `--join` addresses)
     Hello,
+    /// A node outside the group's configuration (a spare) reports in and
+    /// asks who the primary is; the primary records it in its roster.
+    Register {
+        id: NodeId,
+        info: NodeInfo,
+    },
     AppendEntries(AppendEntriesRequest<C>),
     Vote(VoteRequest<C>),
     TransferLeader(TransferLeaderRequest<C>),
@@ -52,7 +59,20 @@ pub(crate) enum Request {
 
 #[derive(Serialize, Deserialize)]
 pub(crate) enum Reply {
-    Hello { id: NodeId, info: NodeInfo },
+    /// `formed`: the node belongs to a group that has been formed.
+    Hello {
+        id: NodeId,
+        info: NodeInfo,
+        formed: bool,
+    },
+    /// The primary as the answering node knows it; `member`: whether the
+    /// registering node is in the group's configuration; `by_primary`: the
+    /// answer comes from the primary itself.
+    Registered {
+        primary: Option<(NodeId, NodeInfo)>,
+        member: bool,
+        by_primary: bool,
+    },
     AppendEntries(AppendEntriesResponse<C>),
     Vote(VoteResponse<C>),
     TransferLeader(TransferLeaderResponse<C>),
@@ -75,9 +95,11 @@ pub(crate) fn handler(
     peers: Peers,
     snapshots: SnapshotStore,
     freshness: Arc<crate::freshness::Freshness>,
+    roster: Arc<crate::manager::Roster>,
 ) -> Handler {
     Arc::new(move |_from, body| {
         let raft = raft.clone();
+        let roster = roster.clone();
         let freshness = freshness.clone();
         let info = info.clone();
         let peers = peers.clone();
@@ -85,7 +107,25 @@ pub(crate) fn handler(
         Box::pin(async move {
             let reply = match postcard::from_bytes::<Request>(&body) {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
-                Ok(Request::Hello) => Reply::Hello { id, info },
+                Ok(Request::Hello) => {
+                    let formed = raft.metrics().borrow_watched().membership_config.membership().voter_ids().count() > 0;
+                    Reply::Hello { id, info, formed }
+                }
+                Ok(Request::Register { id: from, info: theirs }) => {
+                    let m = raft.metrics().borrow_watched().clone();
+                    let membership = m.membership_config.membership();
+                    let member = membership.get_node(&from).is_some();
+                    let leads = m.state == openraft::ServerState::Leader && m.current_leader == Some(id);
+                    if leads && !member {
+                        roster.heard(from, theirs);
+                    }
+                    let primary = if leads {
+                        Some((id, info))
+                    } else {
+                        m.current_leader.and_then(|l| membership.get_node(&l).map(|i| (l, i.clone())))
+                    };
+                    Reply::Registered { primary, member, by_primary: leads }
+                }
                 Ok(Request::AppendEntries(rpc)) => {
                     let commit = rpc.leader_commit.as_ref().map(|l| l.index);
                     let reply = raft.append_entries(rpc).await;
@@ -102,10 +142,10 @@ pub(crate) fn handler(
                     .handle_transfer_leader(rpc)
                     .await
                     .map_or_else(|e| Reply::Failed(e.to_string()), Reply::TransferLeader),
-                Ok(Request::Status) => crate::admin::status(&raft, &peers, id)
+                Ok(Request::Status) => crate::admin::status(&raft, &roster, &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Status),
-                Ok(Request::Drain(node)) => crate::admin::drain(&raft, &peers, id, node)
+                Ok(Request::Drain(node)) => crate::admin::drain(&raft, &roster, &peers, id, node)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained),
                 Ok(Request::SnapshotChunk { index, path, offset, data }) => {
@@ -200,13 +240,30 @@ impl Peers {
             .clone()
     }
 
-    /// Asks the node at `addr` who it is.
-    pub async fn hello(&self, addr: &str) -> Result<(NodeId, NodeInfo)> {
+    /// Asks the node at `addr` who it is, and whether its group is formed.
+    pub async fn hello(&self, addr: &str) -> Result<(NodeId, NodeInfo, bool)> {
         let reply = self.client(addr).call(encode(&Request::Hello), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
-            Reply::Hello { id, info } => Ok((id, info)),
+            Reply::Hello { id, info, formed } => Ok((id, info, formed)),
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),
             _ => Err(ReplicationError::Codec("unexpected reply to hello".into())),
+        }
+    }
+
+    /// Reports this node (a spare) to the node at `addr`; returns the
+    /// primary it names, whether this node is a member, and whether the
+    /// answer came from the primary itself.
+    pub(crate) async fn register(
+        &self,
+        addr: &str,
+        info: &NodeInfo,
+    ) -> Result<(Option<(NodeId, NodeInfo)>, bool, bool)> {
+        let request = Request::Register { id: self.me, info: info.clone() };
+        let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
+        match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
+            Reply::Registered { primary, member, by_primary } => Ok((primary, member, by_primary)),
+            Reply::Failed(e) => Err(ReplicationError::Raft(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to register".into())),
         }
     }
 }

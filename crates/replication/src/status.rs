@@ -32,6 +32,7 @@ pub struct NodeStatus {
 #[derive(Clone)]
 pub struct StatusSource {
     pub(crate) raft: Raft,
+    pub(crate) roster: std::sync::Arc<crate::manager::Roster>,
 }
 
 impl StatusSource {
@@ -39,7 +40,7 @@ impl StatusSource {
         let m = self.raft.metrics().borrow_watched().clone();
         let last = m.last_log_index;
         let membership = m.membership_config.membership().clone();
-        membership
+        let mut rows: Vec<NodeStatus> = membership
             .nodes()
             .map(|(id, info)| {
                 let is_primary = m.current_leader == Some(*id);
@@ -52,8 +53,11 @@ impl StatusSource {
                     Some(hb) => hb.get(id).and_then(|t| t.as_ref()).is_some_and(|t| t.elapsed() < REACHABLE),
                     None => false,
                 };
+                let votes = membership.voter_ids().any(|v| v == *id);
                 let role = if is_primary {
                     "primary"
+                } else if !votes && (answered || (m.replication.is_none() && *id == m.id)) {
+                    "building"
                 } else if answered || (m.replication.is_none() && *id == m.id) {
                     "secondary"
                 } else {
@@ -68,6 +72,22 @@ impl StatusSource {
                     behind: if is_primary { Some(0) } else { matched.zip(last).map(|(m, l)| l.saturating_sub(m)) },
                 }
             })
-            .collect()
+            .collect();
+        // Spares: nodes outside the configuration that registered with the
+        // primary (known on the primary only). They hold no replica.
+        for (id, info, alive) in self.roster.spares() {
+            if !rows.iter().any(|r| r.id == id) {
+                rows.push(NodeStatus {
+                    id,
+                    info,
+                    role: if alive { "spare" } else { "unreachable spare" }.to_string(),
+                    epoch: m.current_term,
+                    matched: None,
+                    behind: None,
+                });
+            }
+        }
+        rows.sort_by_key(|r| r.id);
+        rows
     }
 }

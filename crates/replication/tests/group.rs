@@ -23,6 +23,8 @@ struct TestNode {
     group: Option<Group>,
     /// Entries between snapshots (0: none).
     snapshot_every: u64,
+    /// How long a voter may be gone before the manager replaces it.
+    replace_after: Duration,
 }
 
 fn config(id: u64, dir: &Path, addr: &str, join: &[String]) -> GroupConfig {
@@ -42,6 +44,7 @@ impl TestNode {
         let mut c = config(self.id, &self.dir, &self.addr, join);
         c.snapshot_every = self.snapshot_every;
         c.log_kept_below_snapshot = 10;
+        c.replace_after = self.replace_after;
         self.group = Some(Group::start(c, EngineConfig::in_memory(), listener).unwrap());
     }
 
@@ -63,11 +66,15 @@ fn cluster(root: &Path) -> (Vec<TestNode>, Vec<String>) {
 }
 
 fn cluster_with(root: &Path, snapshot_every: u64) -> (Vec<TestNode>, Vec<String>) {
+    cluster_of(root, 3, snapshot_every, Duration::from_secs(30))
+}
+
+fn cluster_of(root: &Path, n: u64, snapshot_every: u64, replace_after: Duration) -> (Vec<TestNode>, Vec<String>) {
     let mut nodes = Vec::new();
-    for id in 1..=3 {
+    for id in 1..=n {
         // Reserve a port, then free it for the node to bind.
         let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-        nodes.push(TestNode { id, dir: root.join(format!("n{id}")), addr, group: None, snapshot_every });
+        nodes.push(TestNode { id, dir: root.join(format!("n{id}")), addr, group: None, snapshot_every, replace_after });
     }
     let join: Vec<String> = nodes.iter().map(|n| n.addr.clone()).collect();
     for n in &mut nodes {
@@ -235,6 +242,77 @@ fn snapshots_purge_the_log_restart_and_rebuild_a_replica() {
     wait_ids(&nodes[r], &want);
     assert_eq!(total(&nodes[r]), expected_total);
     for n in nodes.iter_mut() {
+        n.stop();
+    }
+}
+
+/// The group's voters as `node`'s Raft knows them.
+fn voters(node: &TestNode) -> Vec<u64> {
+    use openraft::async_runtime::WatchReceiver;
+    let m = node.group().raft().metrics().borrow_watched().clone();
+    m.membership_config.membership().voter_ids().collect()
+}
+
+#[test]
+fn a_lost_replica_is_replaced_on_a_spare_and_a_returning_node_rebuilt() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_test_writer()
+        .try_init();
+    let root = tempfile::tempdir().unwrap();
+    // Four nodes, three replicas: one node is a spare (a gateway only).
+    let (mut nodes, join) = cluster_of(root.path(), 4, 40, Duration::from_secs(1));
+    let p = primary(&nodes);
+    let group = voters(&nodes[p]);
+    assert_eq!(group.len(), 3, "three voters of four nodes: {group:?}");
+    let spare = (0..4).find(|&i| !group.contains(&nodes[i].id)).unwrap();
+    let primary_id = nodes[p].id;
+    wait_for("the spare to know the primary", Duration::from_secs(10), || {
+        matches!(nodes[spare].role(), Role::Secondary { primary, .. } if primary == primary_id).then_some(())
+    });
+    let engine = nodes[p].group().node().system().clone();
+    engine.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+    insert(&nodes[p], 1..=100).unwrap();
+    assert!(ids(&nodes[spare]).is_empty(), "a spare holds no replica");
+    // The primary's status lists the spare.
+    let status = nodes[p].group().status().nodes();
+    assert_eq!(status.iter().find(|r| r.id == nodes[spare].id).map(|r| r.role.as_str()), Some("spare"), "{status:?}");
+
+    // A secondary is lost for good: after the grace period the manager
+    // downshifts it and builds a replica on the spare (from the primary's
+    // snapshot: the log it would need is purged), which then votes.
+    let lost = (0..4).find(|&i| i != p && i != spare).unwrap();
+    nodes[lost].stop();
+    let (lost_id, spare_id) = (nodes[lost].id, nodes[spare].id);
+    wait_for("the spare to become a voter", Duration::from_secs(60), || {
+        let v = voters(&nodes[p]);
+        (v.len() == 3 && v.contains(&spare_id) && !v.contains(&lost_id)).then_some(())
+    });
+    wait_rows(&nodes[spare], 100);
+    insert(&nodes[p], 101..=150).unwrap();
+    wait_rows(&nodes[spare], 150);
+
+    // With the replacement voting, the group survives losing another of
+    // the original secondaries: the primary and the new replica are a quorum.
+    let second = (0..4).find(|&i| i != p && i != spare && i != lost).unwrap();
+    nodes[second].stop();
+    insert(&nodes[p], 151..=160).unwrap();
+    wait_rows(&nodes[spare], 160);
+
+    // The first lost node returns: it is no longer a member, so it serves
+    // as a gateway, and the manager rebuilds it in place of the second.
+    nodes[lost].start(&join);
+    let second_id = nodes[second].id;
+    wait_for("the returning node to replace the second loss", Duration::from_secs(60), || {
+        let v = voters(&nodes[p]);
+        (v.len() == 3 && v.contains(&lost_id) && !v.contains(&second_id)).then_some(())
+    });
+    wait_rows(&nodes[lost], 160);
+    insert(&nodes[p], 161..=170).unwrap();
+    for i in [p, spare, lost] {
+        wait_rows(&nodes[i], 170);
+    }
+    for n in nodes.iter_mut().filter(|n| n.group.is_some()) {
         n.stop();
     }
 }

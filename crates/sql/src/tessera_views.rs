@@ -160,7 +160,8 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                     d.partitions.iter().enumerate().map(|(k, p)| (k as i64 + 1, p.stream as i64)).collect()
                 };
                 for (partition, stream) in parts {
-                    for n in &nodes {
+                    // Spares hold no replica.
+                    for n in nodes.iter().filter(|n| !n.role.contains("spare")) {
                         rows.push(vec![
                             s(&d.name),
                             i(partition),

@@ -3,9 +3,12 @@
 //! A cluster node keeps its Raft log (`raft-log/` in its data directory,
 //! with `NODE_ID` recording whose it is) and its snapshots (`snapshots/`:
 //! checkpoints of its engines built from the log) on disk; its engines are
-//! rebuilt at start from the newest snapshot and the log after it. The first time, the nodes named by `--join` form
-//! the group together (each must be reachable, and all must be given the
-//! same list); afterwards a node rejoins by itself.
+//! rebuilt at start from the newest snapshot and the log after it. The
+//! first time, the nodes named by `--join` form the group together (each
+//! must be reachable, and all must be given the same list): `--replicas`
+//! of them vote, the others are spares. Afterwards a node rejoins by
+//! itself, and a new node joins a formed cluster by naming any of its
+//! nodes in `--join`: it starts as a spare.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,6 +48,15 @@ pub struct ClusterArgs {
     /// both; comma-separated for several), e.g. through a tunnel.
     #[arg(long, requires = "node_id", value_delimiter = ',')]
     pub rpc_route: Vec<String>,
+    /// Replicas of the data (voting members of the group); the nodes
+    /// beyond this many are spares, which serve clients as gateways and
+    /// take the place of a lost replica. Give every node the same value.
+    #[arg(long, requires = "node_id", default_value_t = 3)]
+    pub replicas: usize,
+    /// Seconds a replica's node may be unreachable before a spare is built
+    /// in its place (a node that restarts sooner just catches up).
+    #[arg(long, requires = "node_id", default_value_t = 30)]
+    pub replace_after_secs: u64,
 }
 
 /// How the administration commands reach a cluster.
@@ -176,6 +188,11 @@ pub fn start(
         .collect::<Option<Vec<_>>>()
         .ok_or("--rpc-route takes ADVERTISED=DIAL pairs (HOST:PORT=HOST:PORT)")?;
     config.log_kept_below_snapshot = (args.snapshot_every / 4).max(10);
+    if args.replicas == 0 {
+        return Err("--replicas must be at least 1".into());
+    }
+    config.replicas = args.replicas;
+    config.replace_after = std::time::Duration::from_secs(args.replace_after_secs);
     let group = Group::start(config, EngineConfig::in_memory(), rpc)?;
     println!(
         "tessera: node {id} ready (data dir {}, log replayed in {} ms); cluster RPC on {}",

@@ -14,9 +14,9 @@ use tokio_postgres::{Client, NoTls};
 use crate::client::block_on;
 use crate::harness::Server;
 
-const SECRET: &str = "e2e cluster secret";
+pub(crate) const SECRET: &str = "e2e cluster secret";
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
@@ -132,7 +132,7 @@ pub(crate) async fn query(port: u16, db: &str, sql: &str) -> Result<Vec<Vec<Stri
 }
 
 /// Retries a read through any node until `check` accepts its rows.
-async fn wait_rows(ports: &[u16], db: &str, sql: &str, what: &str, check: impl Fn(&[Vec<String>]) -> bool) {
+pub(crate) async fn wait_rows(ports: &[u16], db: &str, sql: &str, what: &str, check: impl Fn(&[Vec<String>]) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut last = String::new();
     loop {
@@ -149,7 +149,7 @@ async fn wait_rows(ports: &[u16], db: &str, sql: &str, what: &str, check: impl F
 }
 
 /// Inserts key `k` through any node, recording whether it was acknowledged.
-async fn insert(alive: &[u16], k: i64, acked: &mut BTreeSet<i64>, maybe: &mut BTreeSet<i64>) {
+pub(crate) async fn insert(alive: &[u16], k: i64, acked: &mut BTreeSet<i64>, maybe: &mut BTreeSet<i64>) {
     let sql = format!("INSERT INTO kv VALUES ({k}, 'v{k}')");
     match run_anywhere(alive, "plain", &sql, Duration::from_secs(60)).await {
         Outcome::Done => acked.insert(k),
@@ -157,7 +157,7 @@ async fn insert(alive: &[u16], k: i64, acked: &mut BTreeSet<i64>, maybe: &mut BT
     };
 }
 
-fn keys(rows: &[Vec<String>]) -> BTreeSet<i64> {
+pub(crate) fn keys(rows: &[Vec<String>]) -> BTreeSet<i64> {
     rows.iter().map(|r| r[0].parse().unwrap()).collect()
 }
 
@@ -555,7 +555,7 @@ fn demo_starts_a_cluster_and_stops_it() {
 }
 
 /// Connects to the node on `port` asking to read there if it is a secondary.
-async fn connect_reading_secondary(port: u16, db: &str) -> Result<Client, tokio_postgres::Error> {
+pub(crate) async fn connect_reading_secondary(port: u16, db: &str) -> Result<Client, tokio_postgres::Error> {
     let conn_str = format!(
         "host=127.0.0.1 port={port} user=tessera dbname={db} connect_timeout=5 options='-c tessera.read_from=secondary'"
     );

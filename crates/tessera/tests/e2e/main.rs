@@ -13,4 +13,5 @@ mod psql;
 mod psycopg;
 mod robustness;
 mod slt;
+mod spares;
 mod wire;

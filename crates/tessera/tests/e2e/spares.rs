@@ -1,0 +1,169 @@
+//! Four real `tessera` processes keeping three replicas: the fourth node is
+//! a spare (a gateway holding no replica). When a replica's node is lost
+//! for longer than `--replace-after-secs`, the primary's partition manager
+//! downshifts it and builds a replica on the spare (snapshot, then log),
+//! which then votes: the group survives losing a second original node. A
+//! lost node that returns is a spare, and is rebuilt in place of the next
+//! loss; a new node joins a formed cluster as a spare.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use crate::client::block_on;
+use crate::cluster::{
+    Outcome, SECRET, connect_reading_secondary, free_port, insert, keys, query, run_anywhere, start_cluster_with,
+    wait_rows,
+};
+use crate::harness::Server;
+
+/// (node id, role) of every node, as the primary reports them.
+async fn roles(ports: &[u16]) -> Vec<(usize, String)> {
+    for &p in ports {
+        if let Ok(rows) = query(p, "tessera", "SELECT node_id, role FROM tessera.nodes ORDER BY node_id").await {
+            return rows.iter().map(|r| (r[0].parse().unwrap(), r[1].clone())).collect();
+        }
+    }
+    Vec::new()
+}
+
+/// Waits until the primary's view has exactly `voters` as primary and
+/// secondaries (and no other voter); returns the primary.
+async fn wait_voters(ports: &[u16], voters: &BTreeSet<usize>, what: &str) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let r = roles(ports).await;
+        let got: BTreeSet<usize> =
+            r.iter().filter(|(_, role)| role == "primary" || role == "secondary").map(|(id, _)| *id).collect();
+        if &got == voters
+            && let Some((p, _)) = r.iter().find(|(_, role)| role == "primary")
+        {
+            return *p;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}: {r:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The keys the node on `port` holds itself (read on it as a secondary).
+async fn local_keys(port: u16) -> Result<BTreeSet<i64>, String> {
+    let c = connect_reading_secondary(port, "plain").await.map_err(|e| e.to_string())?;
+    let rows = c.simple_query("SELECT k FROM kv").await.map_err(|e| e.to_string())?;
+    Ok(rows
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(|k| k.parse().unwrap()),
+            _ => None,
+        })
+        .collect())
+}
+
+#[test]
+fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
+    let rpc: Vec<u16> = (0..4).map(|_| free_port()).collect();
+    let mut nodes: Vec<Server> =
+        start_cluster_with(&rpc, |_| vec!["--replace-after-secs".to_string(), "2".to_string()]);
+    let port = |nodes: &[Server], id: usize| nodes[id - 1].port();
+    block_on(Duration::from_secs(400), async {
+        let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+        assert_eq!(
+            run_anywhere(&all, "tessera", "CREATE DATABASE plain", Duration::from_secs(60)).await,
+            Outcome::Done
+        );
+        let sql = "CREATE TABLE kv (k int PRIMARY KEY, v text)";
+        assert_eq!(run_anywhere(&all, "plain", sql, Duration::from_secs(30)).await, Outcome::Done);
+        let (mut acked, mut maybe) = (BTreeSet::new(), BTreeSet::new());
+        for k in 1..=30 {
+            insert(&all, k, &mut acked, &mut maybe).await;
+        }
+
+        // Three voters and a spare, placed by the founding node.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let spare = loop {
+            let r = roles(&all).await;
+            let voting = r.iter().filter(|(_, role)| role == "primary" || role == "secondary").count();
+            if let (3, Some((s, _))) = (voting, r.iter().find(|(_, role)| role == "spare")) {
+                break *s;
+            }
+            assert!(Instant::now() < deadline, "expected three voters and a spare: {r:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        };
+        // The spare serves clients (as a gateway) but holds no replica.
+        let rows = query(port(&nodes, spare), "plain", "SELECT count(*) FROM kv").await.unwrap();
+        assert_eq!(rows[0][0], acked.len().to_string());
+        let holders = query(all[0], "tessera", "SELECT DISTINCT node_id FROM tessera.replicas").await.unwrap();
+        assert!(!holders.iter().any(|r| r[0] == spare.to_string()), "{holders:?}");
+        assert_eq!(holders.len(), 3, "{holders:?}");
+
+        // kill -9 the primary's node and keep writing: after the grace
+        // period the new primary downshifts it and builds on the spare.
+        let first = wait_voters(&all, &(1..=4).filter(|&i| i != spare).collect(), "three voters").await;
+        nodes[first - 1].kill9();
+        let alive: Vec<u16> = (1..=4).filter(|&i| i != first).map(|i| port(&nodes, i)).collect();
+        for k in 31..=60 {
+            insert(&alive, k, &mut acked, &mut maybe).await;
+        }
+        let group: BTreeSet<usize> = (1..=4).filter(|&i| i != first).collect();
+        let primary = wait_voters(&alive, &group, "the spare to replace the lost node").await;
+        let every = |acked: &BTreeSet<i64>, maybe: &BTreeSet<i64>| {
+            let (acked, maybe) = (acked.clone(), maybe.clone());
+            move |got: &BTreeSet<i64>| {
+                acked.is_subset(got) && got.iter().all(|k| acked.contains(k) || maybe.contains(k))
+            }
+        };
+        // The new replica holds every acknowledged row itself.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let check = every(&acked, &maybe);
+            match local_keys(port(&nodes, spare)).await {
+                Ok(got) if check(&got) => break,
+                other => assert!(Instant::now() < deadline, "the rebuilt replica's rows: {other:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+
+        // It votes: losing a second original node leaves a quorum (the
+        // survivor and the rebuilt replica), and writes go on.
+        let second = *group.iter().find(|&&i| i != spare && i != primary).unwrap();
+        nodes[second - 1].kill9();
+        let alive: Vec<u16> = (1..=4).filter(|&i| i != first && i != second).map(|i| port(&nodes, i)).collect();
+        for k in 61..=80 {
+            insert(&alive, k, &mut acked, &mut maybe).await;
+        }
+        let check = every(&acked, &maybe);
+        wait_rows(&alive, "plain", "SELECT k FROM kv", "every acknowledged row", |r| check(&keys(r))).await;
+
+        // The first lost node returns: no longer a member, it is a spare,
+        // and the manager rebuilds it in place of the second loss.
+        nodes[first - 1].restart();
+        let alive: Vec<u16> = (1..=4).filter(|&i| i != second).map(|i| port(&nodes, i)).collect();
+        let group: BTreeSet<usize> = (1..=4).filter(|&i| i != second).collect();
+        wait_voters(&alive, &group, "the returned node to replace the second loss").await;
+        for k in 81..=90 {
+            insert(&alive, k, &mut acked, &mut maybe).await;
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let check = every(&acked, &maybe);
+            match local_keys(port(&nodes, first)).await {
+                Ok(got) if check(&got) => break,
+                other => assert!(Instant::now() < deadline, "the returned node's rows: {other:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+
+        // A new node joins the formed cluster by naming one of its nodes:
+        // it becomes a spare, and serves clients at once.
+        let rpc5 = free_port().to_string();
+        let join = format!("127.0.0.1:{}", rpc[first - 1]);
+        let args = ["--node-id", "5", "--rpc-port", &rpc5, "--join", &join, "--cluster-secret", SECRET];
+        let fifth = Server::start_with(&args);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !roles(&alive).await.contains(&(5, "spare".to_string())) {
+            assert!(Instant::now() < deadline, "node 5 did not join as a spare: {:?}", roles(&alive).await);
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        let check = every(&acked, &maybe);
+        wait_rows(&[fifth.port()], "plain", "SELECT k FROM kv", "a read through the new node", |r| check(&keys(r)))
+            .await;
+    });
+}

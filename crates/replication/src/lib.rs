@@ -48,10 +48,17 @@
 //! And a replica applies an entry only when no local transaction is active
 //! in that engine: a demoted primary first unwinds its sessions.
 //!
-//! Not yet here (see `docs/design/cluster.md`): one Raft group per partition
-//! (today one group replicates all of a node's engines, so all primaries are
-//! on one node) and the partition manager. `freshness` tells the gateway
-//! how far behind the primary a secondary is, for reads served there.
+//! - `manager`: the partition manager at work on the primary: the group
+//!   keeps its replica count; a voter lost for longer than a grace period
+//!   is replaced by a spare (a node outside the configuration, which
+//!   registers with the primary), built as a learner from the snapshot and
+//!   the log, then promoted. The decisions are `tessera-cluster`'s.
+//!
+//! Not yet here (see `docs/design/cluster.md`): one Raft group per
+//! partition (today one group replicates all of a node's engines, so all
+//! primaries are on one node, and the replica count is the cluster's, not
+//! a database's). `freshness` tells the gateway how far behind the primary
+//! a secondary is, for reads served there.
 
 pub mod admin;
 pub mod commit_log;

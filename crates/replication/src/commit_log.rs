@@ -27,7 +27,7 @@ use tessera_engine::CommitLog;
 use tessera_log::LogError;
 use tokio::sync::mpsc;
 
-use crate::types::Command;
+use crate::types::{Command, RECORD_CHUNK};
 
 /// How a ticket ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,12 +172,27 @@ impl CommitLog for ReplicatedCommitLog {
             return Err(LogError::NotReplicated(p.why_not.lock().clone()));
         }
         let ticket = p.tickets.open();
-        let command =
-            Command { origin: p.me, incarnation: p.incarnation, ticket, stream: self.stream, record: record.to_vec() };
-        if p.submit.send(command).is_err() {
-            p.tickets.decide(ticket, Outcome::Unknown("the node is shutting down".into()));
-            p.tickets.open.lock().remove(&ticket);
-            return Err(LogError::NotReplicated("the node is shutting down".into()));
+        let command = |part, record: &[u8]| Command {
+            origin: p.me,
+            incarnation: p.incarnation,
+            ticket,
+            stream: self.stream,
+            part,
+            record: record.to_vec(),
+        };
+        // A large record goes as several entries (see `RECORD_CHUNK`).
+        let commands: Vec<Command> = if record.len() <= RECORD_CHUNK {
+            vec![command(None, record)]
+        } else {
+            let count = record.len().div_ceil(RECORD_CHUNK) as u32;
+            record.chunks(RECORD_CHUNK).enumerate().map(|(i, piece)| command(Some((i as u32, count)), piece)).collect()
+        };
+        for command in commands {
+            if p.submit.send(command).is_err() {
+                p.tickets.decide(ticket, Outcome::Unknown("the node is shutting down".into()));
+                p.tickets.open.lock().remove(&ticket);
+                return Err(LogError::NotReplicated("the node is shutting down".into()));
+            }
         }
         Ok(ticket)
     }

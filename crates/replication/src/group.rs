@@ -279,11 +279,15 @@ async fn submit_loop(raft: Raft, proposals: Arc<Proposals>, mut submitted: mpsc:
         let raft = raft.clone();
         let proposals = proposals.clone();
         tokio::spawn(async move {
-            let ticket = cmd.ticket;
+            let (ticket, whole) = (cmd.ticket, cmd.part.is_none());
             match raft.client_write(cmd).await {
-                // Applying the entry decided the ticket already.
+                // Applying the entry decided the ticket already. (One part
+                // of a split record decides nothing: the record commits
+                // when all its parts have been applied.)
                 Ok(_) => {
-                    proposals.tickets.decide(ticket, Outcome::Committed);
+                    if whole {
+                        proposals.tickets.decide(ticket, Outcome::Committed);
+                    }
                 }
                 Err(e) => {
                     proposals.tickets.decide(

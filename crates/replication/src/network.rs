@@ -23,6 +23,9 @@ use crate::rpc::{ClusterSecret, Handler, RpcClient};
 use crate::snapshot::{SnapshotFiles, SnapshotStore};
 use crate::types::{C, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
 
+/// Bytes of log entries per AppendEntries call (see `append_entries`).
+const APPEND_BYTES: usize = 4 << 20;
+
 /// Bytes of a snapshot file per message.
 const SNAPSHOT_CHUNK: usize = 1 << 20;
 
@@ -292,10 +295,13 @@ pub struct PeerLink {
 
 impl PeerLink {
     async fn call(&self, request: Request, option: &RPCOption) -> Result<Reply, Unreachable<C>> {
+        self.call_within(request, option.hard_ttl()).await
+    }
+
+    async fn call_within(&self, request: Request, ttl: Duration) -> Result<Reply, Unreachable<C>> {
         let unreachable =
             |e: String| Unreachable::from_string(format!("node {} ({}): {e}", self.target, self.client.addr()));
-        let reply =
-            self.client.call(encode(&request), option.hard_ttl()).await.map_err(|e| unreachable(e.to_string()))?;
+        let reply = self.client.call(encode(&request), ttl).await.map_err(|e| unreachable(e.to_string()))?;
         match postcard::from_bytes::<Reply>(&reply) {
             Ok(Reply::Failed(e)) => Err(unreachable(e)),
             Ok(reply) => Ok(reply),
@@ -311,12 +317,37 @@ fn unexpected(what: &str) -> Unreachable<C> {
 impl RaftNetworkV2<C> for PeerLink {
     type SnapshotData = SnapshotData;
 
+    /// Sends at most [`APPEND_BYTES`] of entries per call (at least one
+    /// entry), answering a partial success for the rest: a follower then
+    /// appends a bounded batch at a time, and a heartbeat waits at most
+    /// for that. A large batch gets time in proportion to its size.
     async fn append_entries(
         &mut self,
-        rpc: AppendEntriesRequest<C>,
+        mut rpc: AppendEntriesRequest<C>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<C>, RPCError<C>> {
-        match self.call(Request::AppendEntries(rpc), &option).await? {
+        let mut bytes = 0;
+        let mut keep = rpc.entries.len();
+        for (i, e) in rpc.entries.iter().enumerate() {
+            let size = match &e.payload {
+                openraft::EntryPayload::Normal(cmd) => cmd.record.len() + 64,
+                _ => 64,
+            };
+            if i > 0 && bytes + size > APPEND_BYTES {
+                keep = i;
+                break;
+            }
+            bytes += size;
+        }
+        let partial = keep < rpc.entries.len();
+        rpc.entries.truncate(keep);
+        let last = rpc.entries.last().map(|e| e.log_id);
+        let ttl = option.hard_ttl().max(Duration::from_secs(1) + Duration::from_millis((bytes >> 14) as u64));
+        let ttl = if bytes > 256 << 10 { ttl } else { option.hard_ttl() };
+        match self.call_within(Request::AppendEntries(rpc), ttl).await? {
+            Reply::AppendEntries(AppendEntriesResponse::Success) if partial => {
+                Ok(AppendEntriesResponse::PartialSuccess(last))
+            }
             Reply::AppendEntries(r) => Ok(r),
             _ => Err(unexpected("append entries").into()),
         }

@@ -11,7 +11,7 @@
 //! votes. Installing a snapshot received from the primary replaces the
 //! engines' contents the same way.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
@@ -31,6 +31,54 @@ use crate::types::{C, Command, LogId, Snapshot, SnapshotData, SnapshotMeta, Stor
 struct Applied {
     last: Option<LogId>,
     membership: StoredMembership,
+    /// The last applied position with no split record incomplete (and the
+    /// membership there): snapshots are taken there, so that a node
+    /// starting from one finds every part of a split record in the log.
+    clean: (Option<LogId>, StoredMembership),
+}
+
+/// The parts of split records (see `types::RECORD_CHUNK`) seen so far.
+#[derive(Default)]
+pub(crate) struct Pending {
+    records: HashMap<(u64, u64, u64), Parts>,
+}
+
+struct Parts {
+    count: u32,
+    pieces: BTreeMap<u32, Vec<u8>>,
+}
+
+impl Pending {
+    /// Takes one part; the whole record once its last part is in.
+    pub(crate) fn add(&mut self, cmd: &Command) -> Option<Command> {
+        let (index, count) = cmd.part?;
+        let key = (cmd.origin, cmd.incarnation, cmd.ticket);
+        let parts = self.records.entry(key).or_insert_with(|| Parts { count, pieces: BTreeMap::new() });
+        parts.pieces.insert(index, cmd.record.clone());
+        if parts.pieces.len() < parts.count as usize {
+            return None;
+        }
+        let parts = self.records.remove(&key)?;
+        let mut record = Vec::with_capacity(parts.pieces.values().map(Vec::len).sum());
+        for piece in parts.pieces.into_values() {
+            record.extend_from_slice(&piece);
+        }
+        Some(Command { part: None, record, ..cmd.clone() })
+    }
+
+    /// A new primary's first entry: parts of records not complete by now
+    /// were proposed by an earlier primary and lost with it (the rest of
+    /// such a record would be in the log before this entry). Returns how
+    /// many records were dropped.
+    pub(crate) fn clear(&mut self) -> usize {
+        let n = self.records.len();
+        self.records.clear();
+        n
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
 }
 
 /// Cheap to clone; clones share the node and the applied position.
@@ -39,6 +87,7 @@ pub struct StateMachine {
     node: Arc<Node>,
     proposals: Arc<Proposals>,
     applied: Arc<Mutex<Applied>>,
+    pending: Arc<Mutex<Pending>>,
     log: LogStore,
     snapshots: SnapshotStore,
     /// One snapshot is built at a time.
@@ -66,7 +115,15 @@ impl StateMachine {
         log: LogStore,
         snapshots: SnapshotStore,
     ) -> crate::error::Result<StateMachine> {
-        let sm = StateMachine { node, proposals, applied: Arc::default(), log, snapshots, building: Arc::default() };
+        let sm = StateMachine {
+            node,
+            proposals,
+            applied: Arc::default(),
+            pending: Arc::default(),
+            log,
+            snapshots,
+            building: Arc::default(),
+        };
         if let Some((meta, dir)) = sm.snapshots.latest()? {
             sm.load_snapshot(&dir, &meta, "loaded the newest snapshot")
                 .map_err(|e| crate::error::ReplicationError::Internal(e.to_string()))?;
@@ -85,9 +142,12 @@ impl StateMachine {
             ms = started.elapsed().as_millis() as u64,
             "{what}"
         );
+        // A snapshot is taken where no split record is incomplete.
+        self.pending.lock().clear();
         let mut a = self.applied.lock();
         a.last = meta.last_log_id;
         a.membership = meta.last_membership.clone();
+        a.clean = (a.last, a.membership.clone());
         Ok(())
     }
 
@@ -185,6 +245,8 @@ impl RaftSnapshotBuilder<C> for Builder {
         // one checkpoint step per `SNAPSHOT_STEP_BYTES` of records (usually
         // one step: a bound on memory for a long stretch of large commits).
         let mut records: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
+        // The range starts and ends where no split record is incomplete.
+        let mut split = Pending::default();
         let mut bytes = 0usize;
         let mut next = from;
         while next <= to && self.last.is_some() {
@@ -196,9 +258,21 @@ impl RaftSnapshotBuilder<C> for Builder {
                 )));
             }
             for e in entries {
-                if let EntryPayload::Normal(cmd) = e.payload {
-                    bytes += cmd.record.len();
-                    records.entry(cmd.stream).or_default().push(cmd.record);
+                match e.payload {
+                    EntryPayload::Normal(cmd) if cmd.part.is_none() => {
+                        bytes += cmd.record.len();
+                        records.entry(cmd.stream).or_default().push(cmd.record);
+                    }
+                    EntryPayload::Normal(cmd) => {
+                        if let Some(whole) = split.add(&cmd) {
+                            bytes += whole.record.len();
+                            records.entry(whole.stream).or_default().push(whole.record);
+                        }
+                    }
+                    EntryPayload::Blank => {
+                        split.clear();
+                    }
+                    EntryPayload::Membership(_) => {}
                 }
             }
             next = end;
@@ -235,13 +309,30 @@ impl RaftStateMachine<C> for StateMachine {
             let (entry, responder) = item?;
             let index = entry.log_id.index;
             match &entry.payload {
-                EntryPayload::Blank => {}
-                EntryPayload::Normal(cmd) => self.apply_command(cmd)?,
+                EntryPayload::Blank => {
+                    let dropped = self.pending.lock().clear();
+                    if dropped > 0 {
+                        tracing::warn!(dropped, "dropped the parts of large commits an earlier primary did not finish");
+                    }
+                }
+                EntryPayload::Normal(cmd) if cmd.part.is_none() => self.apply_command(cmd)?,
+                EntryPayload::Normal(cmd) => {
+                    let whole = self.pending.lock().add(cmd);
+                    if let Some(whole) = whole {
+                        self.apply_command(&whole)?;
+                    }
+                }
                 EntryPayload::Membership(m) => {
                     self.applied.lock().membership = StoredMembership::new(Some(entry.log_id), m.clone());
                 }
             }
-            self.applied.lock().last = Some(entry.log_id);
+            let clean = self.pending.lock().is_empty();
+            let mut a = self.applied.lock();
+            a.last = Some(entry.log_id);
+            if clean {
+                a.clean = (a.last, a.membership.clone());
+            }
+            drop(a);
             if let Some(r) = responder {
                 r.send(index);
             }
@@ -250,8 +341,10 @@ impl RaftStateMachine<C> for StateMachine {
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        // At the last position with no split record incomplete: usually the
+        // last applied entry.
         let a = self.applied.lock();
-        Builder { sm: self.clone(), last: a.last, membership: a.membership.clone() }
+        Builder { sm: self.clone(), last: a.clean.0, membership: a.clean.1.clone() }
     }
 
     async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
@@ -265,5 +358,28 @@ impl RaftStateMachine<C> for StateMachine {
             .latest()
             .map_err(io::Error::other)?
             .map(|(meta, dir)| Snapshot { meta, snapshot: SnapshotFiles { dir } }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(ticket: u64, index: u32, count: u32, bytes: &[u8]) -> Command {
+        Command { origin: 1, incarnation: 7, ticket, stream: 3, part: Some((index, count)), record: bytes.to_vec() }
+    }
+
+    #[test]
+    fn split_records_are_whole_once_every_part_is_in_whatever_the_order() {
+        let mut p = Pending::default();
+        assert!(p.add(&part(1, 2, 3, b"ef")).is_none());
+        assert!(p.add(&part(2, 0, 2, b"xy")).is_none());
+        assert!(p.add(&part(1, 0, 3, b"ab")).is_none());
+        let whole = p.add(&part(1, 1, 3, b"cd")).expect("all three parts");
+        assert_eq!((whole.record.as_slice(), whole.part, whole.stream, whole.ticket), (&b"abcdef"[..], None, 3, 1));
+        assert!(!p.is_empty(), "ticket 2 still waits for a part");
+        // A new primary's first entry: ticket 2's other part can no longer come.
+        assert_eq!(p.clear(), 1);
+        assert!(p.is_empty());
     }
 }

@@ -20,7 +20,10 @@ pub struct NodeInfo {
 
 /// One log entry's payload: a commit or DDL record of one engine (stream),
 /// tagged with the node and ticket that proposed it, so that the proposer
-/// recognizes its own entry when it applies it.
+/// recognizes its own entry when it applies it. A record larger than
+/// [`RECORD_CHUNK`] travels as several entries, `part` (index, count) of
+/// one ticket, and is applied when its last part is (`state_machine`):
+/// no single entry is large enough to hold up heartbeats.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Command {
     pub origin: NodeId,
@@ -28,9 +31,15 @@ pub struct Command {
     pub incarnation: u64,
     pub ticket: u64,
     pub stream: u32,
+    /// For a record split over several entries: this entry's piece and
+    /// how many there are.
+    pub part: Option<(u32, u32)>,
     #[serde(with = "raw_bytes")]
     pub record: Vec<u8>,
 }
+
+/// Records above this size are split over several log entries.
+pub const RECORD_CHUNK: usize = 1 << 20;
 
 /// Serializes a record as one byte string rather than a sequence of
 /// numbers: one copy instead of a loop per byte.
@@ -64,6 +73,9 @@ impl Command {
     /// The record's commit timestamp (commit and DDL records both start
     /// with a kind byte and the timestamp).
     pub fn ts(&self) -> u64 {
+        if self.part.is_some_and(|(i, _)| i > 0) {
+            return 0;
+        }
         self.record.get(1..9).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).unwrap_or(0)
     }
 }

@@ -246,6 +246,74 @@ fn snapshots_purge_the_log_restart_and_rebuild_a_replica() {
     }
 }
 
+/// Inserts `ids` in one transaction.
+fn insert_one_txn(node: &TestNode, ids: std::ops::RangeInclusive<i64>) {
+    let engine = node.group().node().system().clone();
+    let t = engine.table("t").expect("table t");
+    let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+    for id in ids {
+        tx.insert(&t, row(id)).unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+fn count(node: &TestNode) -> usize {
+    ids(node).len()
+}
+
+#[test]
+fn large_commits_travel_in_parts_across_snapshots_and_restarts() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_test_writer()
+        .try_init();
+    let root = tempfile::tempdir().unwrap();
+    let (mut nodes, join) = cluster_with(root.path(), 20);
+    let p = primary(&nodes);
+    let engine = nodes[p].group().node().system().clone();
+    engine.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+    insert(&nodes[p], 1..=30).unwrap();
+    // About 2.5 MB of commit record: several log entries, several calls.
+    insert_one_txn(&nodes[p], 100_000..=159_999);
+    insert(&nodes[p], 31..=60).unwrap();
+    let want = 60 + 60_000;
+    for n in &nodes {
+        wait_for(&format!("node {} to hold the large commit", n.id), Duration::from_secs(60), || {
+            (count(n) == want).then_some(())
+        });
+    }
+    // Snapshots were taken around it and the log purged below them; a
+    // restarted secondary starts from its snapshot and the log after it.
+    let s = (p + 1) % 3;
+    wait_for("a snapshot past the large commit", Duration::from_secs(30), || {
+        snapshot_state(&nodes[s]).0.is_some_and(|i| i > 40).then_some(())
+    });
+    nodes[s].stop();
+    nodes[s].start(&join);
+    wait_for("the restarted node's rows", Duration::from_secs(60), || (count(&nodes[s]) == want).then_some(()));
+
+    // A secondary away while another large commit and many small ones go
+    // by returns to a purged log: the primary's snapshot, then the tail.
+    let r = 3 - p - s;
+    let r_last = snapshot_state(&nodes[r]).0.unwrap();
+    nodes[r].stop();
+    insert_one_txn(&nodes[p], 300_000..=339_999);
+    insert(&nodes[p], 61..=120).unwrap();
+    wait_for("the primary to purge past the stopped node", Duration::from_secs(30), || {
+        snapshot_state(&nodes[p]).1.is_some_and(|purged| purged > r_last + 20).then_some(())
+    });
+    nodes[r].start(&join);
+    let want = 120 + 100_000;
+    for n in &nodes {
+        wait_for(&format!("node {} to hold both large commits", n.id), Duration::from_secs(60), || {
+            (count(n) == want).then_some(())
+        });
+    }
+    for n in nodes.iter_mut() {
+        n.stop();
+    }
+}
+
 /// The group's voters as `node`'s Raft knows them.
 fn voters(node: &TestNode) -> Vec<u64> {
     use openraft::async_runtime::WatchReceiver;

@@ -253,6 +253,13 @@ impl RaftSnapshotBuilder<C> for Builder {
             let end = (next + 1024).min(to + 1);
             let entries = self.sm.log.clone().try_get_log_entries(next..end).await?;
             if entries.len() as u64 != end - next {
+                // A snapshot installed from the primary meanwhile purged
+                // them: it covers this one (an error here would stop Raft).
+                if let Some((m, dir)) = self.sm.snapshots.latest().map_err(io::Error::other)?
+                    && m.last_log_id >= self.last
+                {
+                    return Ok(Snapshot { meta: m, snapshot: SnapshotFiles { dir } });
+                }
                 return Err(io::Error::other(format!(
                     "the Raft log no longer holds entries {next}..{end} needed for a snapshot"
                 )));
@@ -348,6 +355,8 @@ impl RaftStateMachine<C> for StateMachine {
     }
 
     async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
+        // Not while a snapshot is being built from the log this replaces.
+        let _one = self.building.lock().await;
         let dir = self.snapshots.adopt(&snapshot.dir, meta).map_err(io::Error::other)?;
         tokio::task::block_in_place(|| self.load_snapshot(&dir, meta, "installed a snapshot from the primary"))
     }

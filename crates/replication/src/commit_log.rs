@@ -42,6 +42,8 @@ struct Ticket {
     waker: Option<Waker>,
     /// Someone polls it (and will consume the outcome).
     polled: bool,
+    /// A large record: completing it takes seconds of CPU.
+    large: bool,
 }
 
 /// The commits this node proposed and has not yet seen decided.
@@ -53,9 +55,9 @@ pub struct Tickets {
 }
 
 impl Tickets {
-    fn open(&self) -> u64 {
+    fn open(&self, large: bool) -> u64 {
         let t = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        self.open.lock().insert(t, Ticket::default());
+        self.open.lock().insert(t, Ticket { large, ..Ticket::default() });
         t
     }
 
@@ -68,15 +70,26 @@ impl Tickets {
                 return false;
             }
             t.outcome = Some(outcome);
-            t.waker.take()
+            t.waker.take().map(|w| (w, t.large))
         };
         self.decided.notify_all();
         // Outside the lock: the waker completes (stamps or undoes) the
         // commit — for a large transaction, a long job — so it runs on a
         // blocking thread when there is a runtime, never holding up Raft's
         // workers (which also send the heartbeats).
-        if let Some(w) = waker {
+        // A large one runs on a thread of lower priority, so that where the
+        // node shares its cores its Raft threads still answer on time.
+        if let Some((w, large)) = waker {
             match tokio::runtime::Handle::try_current() {
+                Ok(_) if large => {
+                    let spawned = std::thread::Builder::new().name("tessera-stamp".into()).spawn(move || {
+                        crate::lower_this_threads_priority();
+                        w.wake()
+                    });
+                    if let Err(e) = spawned {
+                        tracing::error!("cannot start a thread to complete a large commit: {e}");
+                    }
+                }
                 Ok(rt) => {
                     rt.spawn_blocking(move || w.wake());
                 }
@@ -171,7 +184,7 @@ impl CommitLog for ReplicatedCommitLog {
         if !p.is_serving() {
             return Err(LogError::NotReplicated(p.why_not.lock().clone()));
         }
-        let ticket = p.tickets.open();
+        let ticket = p.tickets.open(record.len() >= crate::LOW_PRIORITY_BYTES);
         let command = |part, record: &[u8]| Command {
             origin: p.me,
             incarnation: p.incarnation,

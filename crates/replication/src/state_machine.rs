@@ -195,7 +195,7 @@ impl StateMachine {
         let started = std::time::Instant::now();
         // The engine may wait for a demoted primary's sessions to unwind.
         tokio::task::block_in_place(|| {
-            if cmd.record.len() < LOW_PRIORITY_BYTES {
+            if cmd.record.len() < crate::LOW_PRIORITY_BYTES {
                 return engine.apply_committed(&cmd.record);
             }
             // A large record takes seconds of CPU: apply it on a thread of
@@ -205,7 +205,7 @@ impl StateMachine {
                 std::thread::Builder::new()
                     .name("tessera-apply".into())
                     .spawn_scoped(s, || {
-                        lower_this_threads_priority();
+                        crate::lower_this_threads_priority();
                         engine.apply_committed(&cmd.record)
                     })
                     .map_err(|e| tessera_engine::EngineError::Internal(format!("starting an apply thread: {e}")))?
@@ -223,19 +223,6 @@ impl StateMachine {
             );
         }
         Ok(())
-    }
-}
-
-/// Records at least this large are applied at a lower CPU priority.
-const LOW_PRIORITY_BYTES: usize = 8 << 20;
-
-/// Raises the calling thread's nice value (Linux: per thread). Best effort.
-fn lower_this_threads_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain system calls on the calling thread; no memory is shared.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
     }
 }
 

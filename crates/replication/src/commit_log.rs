@@ -191,7 +191,7 @@ impl CommitLog for ReplicatedCommitLog {
             ticket,
             stream: self.stream,
             part,
-            record: record.to_vec(),
+            record: bytes::Bytes::copy_from_slice(record),
         };
         // A large record goes as several entries (see `RECORD_CHUNK`).
         let commands: Vec<Command> = if record.len() <= RECORD_CHUNK {

@@ -45,7 +45,7 @@ pub(crate) struct Pending {
 
 struct Parts {
     count: u32,
-    pieces: BTreeMap<u32, Vec<u8>>,
+    pieces: BTreeMap<u32, bytes::Bytes>,
 }
 
 impl Pending {
@@ -59,11 +59,11 @@ impl Pending {
             return None;
         }
         let parts = self.records.remove(&key)?;
-        let mut record = Vec::with_capacity(parts.pieces.values().map(Vec::len).sum());
+        let mut record = Vec::with_capacity(parts.pieces.values().map(|p| p.len()).sum());
         for piece in parts.pieces.into_values() {
             record.extend_from_slice(&piece);
         }
-        Some(Command { part: None, record, ..cmd.clone() })
+        Some(Command { part: None, record: record.into(), ..cmd.clone() })
     }
 
     /// A new primary's first entry: parts of records not complete by now
@@ -287,12 +287,12 @@ impl RaftSnapshotBuilder<C> for Builder {
                 match e.payload {
                     EntryPayload::Normal(cmd) if cmd.part.is_none() => {
                         bytes += cmd.record.len();
-                        records.entry(cmd.stream).or_default().push(cmd.record);
+                        records.entry(cmd.stream).or_default().push(cmd.record.to_vec());
                     }
                     EntryPayload::Normal(cmd) => {
                         if let Some(whole) = split.add(&cmd) {
                             bytes += whole.record.len();
-                            records.entry(whole.stream).or_default().push(whole.record);
+                            records.entry(whole.stream).or_default().push(whole.record.to_vec());
                         }
                     }
                     EntryPayload::Blank => {
@@ -393,8 +393,15 @@ impl RaftStateMachine<C> for StateMachine {
 mod tests {
     use super::*;
 
-    fn part(ticket: u64, index: u32, count: u32, bytes: &[u8]) -> Command {
-        Command { origin: 1, incarnation: 7, ticket, stream: 3, part: Some((index, count)), record: bytes.to_vec() }
+    fn part(ticket: u64, index: u32, count: u32, piece: &[u8]) -> Command {
+        Command {
+            origin: 1,
+            incarnation: 7,
+            ticket,
+            stream: 3,
+            part: Some((index, count)),
+            record: bytes::Bytes::copy_from_slice(piece),
+        }
     }
 
     #[test]
@@ -404,7 +411,7 @@ mod tests {
         assert!(p.add(&part(2, 0, 2, b"xy")).is_none());
         assert!(p.add(&part(1, 0, 3, b"ab")).is_none());
         let whole = p.add(&part(1, 1, 3, b"cd")).expect("all three parts");
-        assert_eq!((whole.record.as_slice(), whole.part, whole.stream, whole.ticket), (&b"abcdef"[..], None, 3, 1));
+        assert_eq!((whole.record.as_ref(), whole.part, whole.stream, whole.ticket), (&b"abcdef"[..], None, 3, 1));
         assert!(!p.is_empty(), "ticket 2 still waits for a part");
         // A new primary's first entry: ticket 2's other part can no longer come.
         assert_eq!(p.clear(), 1);

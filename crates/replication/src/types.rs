@@ -34,8 +34,10 @@ pub struct Command {
     /// For a record split over several entries: this entry's piece and
     /// how many there are.
     pub part: Option<(u32, u32)>,
+    /// Shared, not copied, when Raft clones the entry (once per follower
+    /// it sends it to, and for its in-memory cache).
     #[serde(with = "raw_bytes")]
-    pub record: Vec<u8>,
+    pub record: bytes::Bytes,
 }
 
 /// Records above this size are split over several log entries.
@@ -47,22 +49,22 @@ mod raw_bytes {
     use serde::de::{Error, Visitor};
     use serde::{Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(v: &bytes::Bytes, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_bytes(v)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<bytes::Bytes, D::Error> {
         struct Bytes;
         impl<'de> Visitor<'de> for Bytes {
-            type Value = Vec<u8>;
+            type Value = bytes::Bytes;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a byte string")
             }
-            fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
-                Ok(v.to_vec())
+            fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<bytes::Bytes, E> {
+                Ok(bytes::Bytes::copy_from_slice(v))
             }
-            fn visit_byte_buf<E: Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
-                Ok(v)
+            fn visit_byte_buf<E: Error>(self, v: Vec<u8>) -> Result<bytes::Bytes, E> {
+                Ok(bytes::Bytes::from(v))
             }
         }
         d.deserialize_byte_buf(Bytes)

@@ -74,26 +74,22 @@ impl Tickets {
         };
         self.decided.notify_all();
         // Outside the lock: the waker completes (stamps or undoes) the
-        // commit — for a large transaction, a long job — so it runs on a
-        // blocking thread when there is a runtime, never holding up Raft's
-        // workers (which also send the heartbeats).
-        // A large one runs on a thread of lower priority, so that where the
-        // node shares its cores its Raft threads still answer on time.
+        // commit. A small one is completed here, at once (a hand-off to
+        // another thread would cost more than the work); a large one, a
+        // job of seconds, on a thread of its own at lower priority, so that
+        // it never holds up Raft's workers, which also answer heartbeats.
         if let Some((w, large)) = waker {
-            match tokio::runtime::Handle::try_current() {
-                Ok(_) if large => {
-                    let spawned = std::thread::Builder::new().name("tessera-stamp".into()).spawn(move || {
-                        crate::lower_this_threads_priority();
-                        w.wake()
-                    });
-                    if let Err(e) = spawned {
-                        tracing::error!("cannot start a thread to complete a large commit: {e}");
-                    }
+            if !large {
+                w.wake();
+            } else {
+                let fallback = w.clone();
+                let spawned = std::thread::Builder::new().name("tessera-stamp".into()).spawn(move || {
+                    crate::lower_this_threads_priority();
+                    w.wake()
+                });
+                if spawned.is_err() {
+                    fallback.wake();
                 }
-                Ok(rt) => {
-                    rt.spawn_blocking(move || w.wake());
-                }
-                Err(_) => w.wake(),
             }
         }
         true

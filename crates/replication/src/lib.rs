@@ -19,6 +19,8 @@
 //!                                                          StateMachine::apply ─▶ Engine::apply_committed
 //! ```
 //!
+//! - `types`: what an entry carries; a record over `RECORD_CHUNK` (1 MiB)
+//!   travels as several entries and is applied when whole.
 //! - `commit_log`: the engine's [`CommitLog`](tessera_engine::CommitLog) on a
 //!   replicated node. A commit is durable when a quorum has it; a node that
 //!   is not the serving primary refuses commits (`NotReplicated`, certainly

@@ -20,7 +20,7 @@
 //!   quorum by log catch-up.
 //! * **Build**: the new node joins as a learner (a non-voting member), gets
 //!   the primary's snapshot when the log it needs is purged, then the log
-//!   since; once it is within [`CAUGHT_UP`] entries of the primary it
+//!   since; once it is within `CAUGHT_UP` entries of the primary it
 //!   becomes a voter.
 //! * **Drop**: a learner that died while being built leaves the
 //!   configuration; another is started elsewhere.
@@ -62,7 +62,7 @@ impl Roster {
         self.spares.lock().insert(id, (info, Instant::now()));
     }
 
-    /// Spares heard from within [`ALIVE`], with whether they still are.
+    /// Spares heard from within `ALIVE`, with whether they still are.
     pub fn spares(&self) -> Vec<(NodeId, NodeInfo, bool)> {
         let mut spares = self.spares.lock();
         // Forget spares silent for long (a node taken out of the cluster).

@@ -317,7 +317,7 @@ fn unexpected(what: &str) -> Unreachable<C> {
 impl RaftNetworkV2<C> for PeerLink {
     type SnapshotData = SnapshotData;
 
-    /// Sends at most [`APPEND_BYTES`] of entries per call (at least one
+    /// Sends at most `APPEND_BYTES` of entries per call (at least one
     /// entry), answering a partial success for the rest: a follower then
     /// appends a bounded batch at a time, and a heartbeat waits at most
     /// for that. A large batch gets time in proportion to its size.

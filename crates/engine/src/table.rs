@@ -34,6 +34,8 @@ pub struct Table {
     /// Committed live rows and their bytes (for statistics and system views).
     live_rows: crate::clock::StripedCounter,
     live_bytes: crate::clock::StripedCounter,
+    /// Committed row changes (a cheap way to notice that a table changed).
+    changes: crate::clock::StripedCounter,
 }
 
 /// Size of a table's committed contents.
@@ -71,6 +73,7 @@ impl Table {
             secondary_count: std::sync::atomic::AtomicUsize::new(spec_secondaries),
             live_rows: Default::default(),
             live_bytes: Default::default(),
+            changes: Default::default(),
         }
     }
 
@@ -93,7 +96,14 @@ impl Table {
 
     /// Records a committed change of one row: its new size (None: deleted)
     /// and the size of the version it replaced (None: it was inserted).
+    /// How many row changes have been committed to the table (inserts,
+    /// updates, deletes, replicated ones included) since it was opened.
+    pub fn changes(&self) -> i64 {
+        self.changes.get()
+    }
+
     pub(crate) fn account(&self, new_len: Option<usize>, old_len: Option<usize>) {
+        self.changes.add(1);
         let rows = new_len.is_some() as i64 - old_len.is_some() as i64;
         if rows != 0 {
             self.live_rows.add(rows);

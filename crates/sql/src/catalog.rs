@@ -257,6 +257,11 @@ pub struct Catalog {
     gates: RwLock<std::collections::HashMap<u32, Arc<PartitionGate>>>,
     /// The cluster this node belongs to, if any (for `tessera.nodes`).
     cluster: std::sync::OnceLock<Arc<dyn crate::cluster_view::ClusterView>>,
+    /// A secondary's catalog: it follows DDL replicated after it was
+    /// loaded (`refresh_if_changed`) instead of making any.
+    replica: bool,
+    /// The catalog table's change count when it was last loaded.
+    loaded_changes: AtomicI64,
 }
 
 impl Catalog {
@@ -272,7 +277,7 @@ impl Catalog {
             Some(t) => t,
             None => engine.create_table(TableSpec::new(SEQUENCE_TABLE, vec![0], IndexKind::Hash))?,
         };
-        let catalog = Catalog::load_from(node, catalog_table, sequence_table)?;
+        let catalog = Catalog::load_from(node, catalog_table, sequence_table, false)?;
         let catalog = Arc::new(catalog);
         if catalog.state.read().databases.is_empty() {
             catalog.bootstrap()?;
@@ -292,7 +297,12 @@ impl Catalog {
     }
 
     /// A catalog read from its two tables in the system engine.
-    fn load_from(node: Arc<Node>, catalog_table: Arc<Table>, sequence_table: Arc<Table>) -> Result<Catalog> {
+    fn load_from(
+        node: Arc<Node>,
+        catalog_table: Arc<Table>,
+        sequence_table: Arc<Table>,
+        replica: bool,
+    ) -> Result<Catalog> {
         let engine = node.system().clone();
         let catalog = Catalog {
             node,
@@ -305,6 +315,8 @@ impl Catalog {
             version: AtomicI64::new(0),
             gates: RwLock::new(std::collections::HashMap::new()),
             cluster: std::sync::OnceLock::new(),
+            replica,
+            loaded_changes: AtomicI64::new(0),
         };
         catalog.load()?;
         Ok(catalog)
@@ -321,11 +333,24 @@ impl Catalog {
         };
         let catalog_table = engine.table(CATALOG_TABLE).ok_or_else(missing)?;
         let sequence_table = engine.table(SEQUENCE_TABLE).ok_or_else(missing)?;
-        let catalog = Catalog::load_from(node, catalog_table, sequence_table)?;
+        let catalog = Catalog::load_from(node, catalog_table, sequence_table, true)?;
         if catalog.state.read().databases.is_empty() {
             return Err(missing());
         }
         Ok(Arc::new(catalog))
+    }
+
+    /// A secondary's catalog reloads itself when DDL has been replicated
+    /// since it was loaded (the catalog table changed), so that a session
+    /// reading there sees tables created after it connected. Nothing on a
+    /// primary's catalog, which DDL updates as it runs.
+    pub fn refresh_if_changed(&self) -> Result<()> {
+        if !self.replica || self.catalog_table.changes() == self.loaded_changes.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.load()?;
+        self.version.fetch_add(1, Ordering::AcqRel);
+        Ok(())
     }
 
     /// The system engine: the catalog itself and keyless databases' data.
@@ -502,11 +527,16 @@ impl Catalog {
     }
 
     fn load(&self) -> Result<()> {
+        // Counted before the scan: a change during it is seen next time.
+        let changes = self.catalog_table.changes();
         let mut txn = self.engine.begin(Isolation::Snapshot)?;
         let rows = txn.scan_collect(&self.catalog_table, PRIMARY, &KeyRange::all())?;
         let seq_rows = txn.scan_collect(&self.sequence_table, PRIMARY, &KeyRange::all())?;
         txn.abort();
         let mut state = self.state.write();
+        // From scratch (a replica reloads into a catalog in use).
+        *state = State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() };
+        self.loaded_changes.store(changes, Ordering::Release);
         for row in rows {
             let t = Tuple::parse(&row).map_err(|e| SqlError::internal(e.to_string()))?;
             let doc = t.field(1).ok_or_else(|| SqlError::internal("catalog entry without a document"))?;

@@ -770,6 +770,8 @@ pub struct Described {
 impl Session {
     /// Parameter types and result columns of a statement, for the extended protocol.
     pub async fn describe(&mut self, stmt: &Statement) -> Result<Described> {
+        // A secondary's catalog follows DDL replicated since it was loaded.
+        self.shared.catalog.refresh_if_changed()?;
         let mut params = std::collections::HashMap::new();
         let mut param_sql = std::collections::HashMap::new();
         let mut schema = None;

@@ -107,7 +107,8 @@ impl SqlEngine {
     pub(crate) fn check_staleness(&self, bound: Duration) -> Result<()> {
         let Some(state) = &self.secondary else { return Ok(()) };
         match state.staleness() {
-            Some(lag) if lag <= bound => Ok(()),
+            // Fresh enough: the catalog follows DDL replicated since.
+            Some(lag) if lag <= bound => self.catalog.refresh_if_changed(),
             lag => Err(SqlError::new(
                 code::CANNOT_CONNECT_NOW,
                 match lag {

@@ -218,7 +218,7 @@ pub fn start(
         })
     };
     // A session reading on this node while it is a secondary gets an engine
-    // of its own: its catalog is the one replicated when it connected.
+    // of its own, whose catalog follows the DDL replicated to this node.
     let (freshness, role) = (group.freshness(), group.role());
     let open_secondary: tessera_server::OpenSql = Arc::new(move || {
         let state = Arc::new(Fresh(freshness.clone(), role.clone()));

@@ -643,6 +643,22 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
 
+        // A table created on the primary after the session connected
+        // reaches it too: its catalog follows replicated DDL.
+        let sql = "CREATE TABLE later (id int PRIMARY KEY); INSERT INTO later VALUES (7)";
+        assert_eq!(run_anywhere(&ports, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match c.query_opt("SELECT id FROM later", &[]).await {
+                Ok(Some(row)) => {
+                    assert_eq!(row.get::<_, i32>(0), 7);
+                    break;
+                }
+                other => assert!(Instant::now() < deadline, "the secondary session never saw the new table: {other:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+
         // Without the option, the same node relays the session to the primary.
         let rw = try_connect(secondary, "shop").await.unwrap();
         rw.batch_execute("INSERT INTO items VALUES (502, 'via relay')").await.unwrap();

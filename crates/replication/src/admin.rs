@@ -27,11 +27,7 @@ fn status_rows(raft: &Raft, roster: &Arc<Roster>) -> Vec<NodeStatus> {
 fn cluster_map(rows: &[NodeStatus]) -> ClusterMap {
     let mut map = ClusterMap::default();
     for r in rows {
-        map.add_node(r.id, &r.info.failure_domain, &r.info.upgrade_domain);
-        if let Some(n) = map.nodes.get_mut(&r.id) {
-            n.live = !r.role.starts_with("unreachable");
-            n.addr = r.info.rpc_addr.clone();
-        }
+        crate::manager::add_node(&mut map, r.id, &r.info, !r.role.starts_with("unreachable"));
     }
     // The voters (an unreachable member counts as one: a drain then errs
     // on the side of refusing). Spares and learners hold no vote.

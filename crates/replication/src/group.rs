@@ -391,7 +391,7 @@ impl RoleWatch {
             // it is not one: a gateway to the primary it registered with.
             let spare = self.spare.lock().clone().filter(|s| {
                 !s.member
-                    && s.at.elapsed() < crate::manager::ALIVE
+                    && s.at.elapsed() < crate::status::ALIVE
                     && s.primary != me
                     && (m.current_leader.is_none() || m.membership_config.membership().get_node(&me).is_none())
             });

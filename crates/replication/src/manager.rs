@@ -35,17 +35,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use openraft::ChangeMembers;
-use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
 use parking_lot::Mutex;
 use tessera_cluster::{Action, ClusterMap, PartitionInfo, Replica, plan_repair};
 use tokio::sync::watch;
 
 use crate::group::Role;
+use crate::status::{ALIVE, answered, matched};
 use crate::types::{NodeId, NodeInfo, Raft};
 
-/// A member or spare heard from within this long counts as alive.
-pub(crate) const ALIVE: Duration = Duration::from_secs(2);
 /// A learner this close to the primary's last log index becomes a voter.
 const CAUGHT_UP: u64 = 64;
 /// How often the primary looks at the map, and spares register.
@@ -121,30 +119,20 @@ impl Manager {
         let m = self.raft.metrics().borrow_watched().clone();
         let membership = m.membership_config.membership().clone();
         let voters: Vec<NodeId> = membership.voter_ids().collect();
-        let answered = |id: &NodeId| {
-            *id == self.me
-                || m.heartbeat
-                    .as_ref()
-                    .is_some_and(|hb| hb.get(id).and_then(|t| t.as_ref()).is_some_and(|t| t.elapsed() < ALIVE))
-        };
-        let matched = |id: &NodeId| {
-            if *id == self.me {
-                return m.last_log_index.unwrap_or(0);
-            }
-            m.replication.as_ref().and_then(|r| r.get(id).and_then(|l| l.as_ref().map(|l| l.index))).unwrap_or(0)
-        };
         let mut map = ClusterMap::default();
         let mut replicas = Vec::new();
         for (id, info) in membership.nodes() {
-            add_node(&mut map, *id, info, answered(id));
-            let role = if *id == self.me {
+            let me = *id == self.me;
+            add_node(&mut map, *id, info, me || answered(&m, id));
+            let role = if me {
                 tessera_cluster::Role::Primary
             } else if voters.contains(id) {
                 tessera_cluster::Role::Secondary
             } else {
                 tessera_cluster::Role::Building
             };
-            replicas.push(Replica { node: *id, role, applied: matched(id) });
+            let applied = if me { m.last_log_index } else { matched(&m, id) };
+            replicas.push(Replica { node: *id, role, applied: applied.unwrap_or(0) });
         }
         for (id, info, alive) in self.roster.spares() {
             if !map.nodes.contains_key(&id) {
@@ -208,18 +196,13 @@ impl Manager {
                 return Err("this node stopped being the primary".into());
             }
             let m = self.raft.metrics().borrow_watched().clone();
-            let matched = m.replication.as_ref().and_then(|r| r.get(&node).and_then(|l| l.as_ref().map(|l| l.index)));
             let last = m.last_log_index.unwrap_or(0);
-            if matched.is_some_and(|i| i + CAUGHT_UP >= last) {
+            if matched(&m, &node).is_some_and(|i| i + CAUGHT_UP >= last) {
                 break;
             }
-            let answered = m
-                .heartbeat
-                .as_ref()
-                .is_some_and(|hb| hb.get(&node).and_then(|t| t.as_ref()).is_some_and(|t| t.elapsed() < ALIVE));
             // A snapshot being installed may keep the learner from
             // answering for a while; a learner silent far longer is gone.
-            if answered {
+            if answered(&m, &node) {
                 silent_since = None;
             } else if silent_since.get_or_insert_with(Instant::now).elapsed() > self.replace_after.max(BUILD_SILENCE) {
                 return Err(format!("node {node} stopped answering while its replica was built"));
@@ -236,7 +219,8 @@ impl Manager {
 /// build is given up.
 const BUILD_SILENCE: Duration = Duration::from_secs(30);
 
-fn add_node(map: &mut ClusterMap, id: NodeId, info: &NodeInfo, live: bool) {
+/// Adds a node to a cluster map with its domains, address and liveness.
+pub(crate) fn add_node(map: &mut ClusterMap, id: NodeId, info: &NodeInfo, live: bool) {
     map.add_node(id, &info.failure_domain, &info.upgrade_domain);
     if let Some(n) = map.nodes.get_mut(&id) {
         n.live = live;

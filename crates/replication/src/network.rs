@@ -342,8 +342,13 @@ impl RaftNetworkV2<C> for PeerLink {
         let partial = keep < rpc.entries.len();
         rpc.entries.truncate(keep);
         let last = rpc.entries.last().map(|e| e.log_id);
-        let ttl = option.hard_ttl().max(Duration::from_secs(1) + Duration::from_millis((bytes >> 14) as u64));
-        let ttl = if bytes > 256 << 10 { ttl } else { option.hard_ttl() };
+        let ttl = match bytes {
+            // About 16 MB/s, and a second to spare.
+            b if b > 256 << 10 => {
+                option.hard_ttl().max(Duration::from_secs(1) + Duration::from_millis((b >> 14) as u64))
+            }
+            _ => option.hard_ttl(),
+        };
         match self.call_within(Request::AppendEntries(rpc), ttl).await? {
             Reply::AppendEntries(AppendEntriesResponse::Success) if partial => {
                 Ok(AppendEntriesResponse::PartialSuccess(last))

@@ -9,10 +9,22 @@ use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{NodeId, NodeInfo, Raft};
+use crate::types::{C, NodeId, NodeInfo, Raft};
 
-/// A member answered the primary within this long: it counts as reachable.
-const REACHABLE: Duration = Duration::from_secs(2);
+/// A member that answered the primary, or a spare that registered, within
+/// this long counts as alive.
+pub(crate) const ALIVE: Duration = Duration::from_secs(2);
+
+/// On the leader: whether member `id` answered a heartbeat or a
+/// replication call within [`ALIVE`].
+pub(crate) fn answered(m: &openraft::RaftMetrics<C>, id: &NodeId) -> bool {
+    m.heartbeat.as_ref().is_some_and(|hb| hb.get(id).and_then(|t| t.as_ref()).is_some_and(|t| t.elapsed() < ALIVE))
+}
+
+/// On the leader: the last log index known to be on member `id`.
+pub(crate) fn matched(m: &openraft::RaftMetrics<C>, id: &NodeId) -> Option<u64> {
+    m.replication.as_ref().and_then(|r| r.get(id).and_then(|l| l.as_ref().map(|l| l.index)))
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeStatus {
@@ -44,24 +56,18 @@ impl StatusSource {
             .nodes()
             .map(|(id, info)| {
                 let is_primary = m.current_leader == Some(*id);
-                let matched = match &m.replication {
-                    Some(repl) => repl.get(id).and_then(|l| l.as_ref().map(|l| l.index)),
-                    None if *id == m.id => m.last_applied.as_ref().map(|l| l.index),
-                    None => None,
-                };
-                let answered = match &m.heartbeat {
-                    Some(hb) => hb.get(id).and_then(|t| t.as_ref()).is_some_and(|t| t.elapsed() < REACHABLE),
-                    None => false,
+                // Off the primary, a node knows only its own progress.
+                let (matched, up) = match &m.replication {
+                    Some(_) => (matched(&m, id), answered(&m, id)),
+                    None if *id == m.id => (m.last_applied.as_ref().map(|l| l.index), true),
+                    None => (None, false),
                 };
                 let votes = membership.voter_ids().any(|v| v == *id);
-                let role = if is_primary {
-                    "primary"
-                } else if !votes && (answered || (m.replication.is_none() && *id == m.id)) {
-                    "building"
-                } else if answered || (m.replication.is_none() && *id == m.id) {
-                    "secondary"
-                } else {
-                    "unreachable"
+                let role = match (is_primary, up, votes) {
+                    (true, _, _) => "primary",
+                    (false, true, false) => "building",
+                    (false, true, true) => "secondary",
+                    (false, false, _) => "unreachable",
                 };
                 NodeStatus {
                     id: *id,

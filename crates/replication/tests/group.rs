@@ -172,6 +172,14 @@ fn total(node: &TestNode) -> i64 {
         .sum()
 }
 
+/// Logs to the test's output (`RUST_LOG`, warnings by default).
+fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_test_writer()
+        .try_init();
+}
+
 /// (snapshot index, purged index) as this node's Raft reports them.
 fn snapshot_state(node: &TestNode) -> (Option<u64>, Option<u64>) {
     use openraft::async_runtime::WatchReceiver;
@@ -181,10 +189,7 @@ fn snapshot_state(node: &TestNode) -> (Option<u64>, Option<u64>) {
 
 #[test]
 fn snapshots_purge_the_log_restart_and_rebuild_a_replica() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_test_writer()
-        .try_init();
+    init_tracing();
     let root = tempfile::tempdir().unwrap();
     let (mut nodes, join) = cluster_with(root.path(), 100);
     let p = primary(&nodes);
@@ -263,10 +268,7 @@ fn count(node: &TestNode) -> usize {
 
 #[test]
 fn large_commits_travel_in_parts_across_snapshots_and_restarts() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_test_writer()
-        .try_init();
+    init_tracing();
     let root = tempfile::tempdir().unwrap();
     let (mut nodes, join) = cluster_with(root.path(), 20);
     let p = primary(&nodes);
@@ -323,10 +325,7 @@ fn voters(node: &TestNode) -> Vec<u64> {
 
 #[test]
 fn a_lost_replica_is_replaced_on_a_spare_and_a_returning_node_rebuilt() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_test_writer()
-        .try_init();
+    init_tracing();
     let root = tempfile::tempdir().unwrap();
     // Four nodes, three replicas: one node is a spare (a gateway only).
     let (mut nodes, join) = cluster_of(root.path(), 4, 40, Duration::from_secs(1));

@@ -57,6 +57,18 @@ async fn local_keys(port: u16) -> Result<BTreeSet<i64>, String> {
         .collect())
 }
 
+/// Waits until the node on `port` itself holds keys that `check` accepts.
+async fn wait_local_keys(port: u16, check: impl Fn(&BTreeSet<i64>) -> bool, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match local_keys(port).await {
+            Ok(got) if check(&got) => return,
+            other => assert!(Instant::now() < deadline, "{what}: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 #[test]
 fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
     let rpc: Vec<u16> = (0..4).map(|_| free_port()).collect();
@@ -111,15 +123,7 @@ fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
             }
         };
         // The new replica holds every acknowledged row itself.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let check = every(&acked, &maybe);
-            match local_keys(port(&nodes, spare)).await {
-                Ok(got) if check(&got) => break,
-                other => assert!(Instant::now() < deadline, "the rebuilt replica's rows: {other:?}"),
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        wait_local_keys(port(&nodes, spare), every(&acked, &maybe), "the rebuilt replica's rows").await;
 
         // It votes: losing a second original node leaves a quorum (the
         // survivor and the rebuilt replica), and writes go on.
@@ -141,15 +145,7 @@ fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
         for k in 81..=90 {
             insert(&alive, k, &mut acked, &mut maybe).await;
         }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let check = every(&acked, &maybe);
-            match local_keys(port(&nodes, first)).await {
-                Ok(got) if check(&got) => break,
-                other => assert!(Instant::now() < deadline, "the returned node's rows: {other:?}"),
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        wait_local_keys(port(&nodes, first), every(&acked, &maybe), "the returned node's rows").await;
 
         // A new node joins the formed cluster by naming one of its nodes:
         // it becomes a spare, and serves clients at once.

@@ -12,6 +12,12 @@
 //!   marker a reader meets belongs to a change in its future;
 //! * readers never see data that is not yet durable under synchronous commit.
 //!
+//! Writers are another matter: with an ordered log a read-committed writer
+//! builds on a commit that is logged but not yet durable (the slot's
+//! `logged` flag, see `Transaction::claim`) — a commit dependency that needs
+//! no tracking, because the log's order makes the dependent durable only
+//! after, and fail together with, the commit it built on.
+//!
 //! Finished timestamps are recorded in a ring; whoever finishes advances the
 //! watermark over the contiguous finished prefix with compare-and-swap.
 //!
@@ -141,6 +147,9 @@ struct Slot {
     /// The transaction this one is waiting for (read committed writers wait
     /// for a row's holder), or 0.
     waiting_for: AtomicU64,
+    /// The slot's transaction id once its commit record is in an ordered
+    /// log (its outcome can no longer be an abort of its own), else 0.
+    logged: AtomicU64,
 }
 
 pub const SLOT_BITS: u32 = 10;
@@ -175,6 +184,7 @@ impl TxnTable {
                 read_ts: AtomicU64::new(NO_READER),
                 commit_ts: AtomicU64::new(0),
                 waiting_for: AtomicU64::new(0),
+                logged: AtomicU64::new(0),
             })
             .collect();
         TxnTable {
@@ -245,6 +255,7 @@ impl TxnTable {
         slot.read_ts.store(NO_READER, SeqCst);
         slot.commit_ts.store(NOT_COMMITTING, SeqCst);
         slot.waiting_for.store(0, SeqCst);
+        slot.logged.store(0, SeqCst);
         let id = slot.id.swap(0, SeqCst);
         self.end_waiters.wake_where(|waited| waited == id);
     }
@@ -295,6 +306,20 @@ impl TxnTable {
             }
             return Some(c);
         }
+    }
+
+    /// Records that slot `i`'s transaction `id` has validated and put its
+    /// commit record in an ordered log: it will commit unless the log fails,
+    /// and then every later record fails with it. Writers may build on its
+    /// versions (see `Transaction::claim`).
+    pub fn set_logged(&self, i: usize, id: TxnId) {
+        self.slots[i].logged.store(id, SeqCst);
+    }
+
+    /// Whether transaction `id` is logged and not yet finished (ids are
+    /// never reused, so a reused slot cannot answer for it).
+    pub fn is_logged(&self, id: TxnId) -> bool {
+        self.slot_of(id).logged.load(SeqCst) == id
     }
 
     fn slot_of(&self, id: TxnId) -> &Slot {

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::*;
 
 use crossbeam_epoch::{self as epoch, Guard};
+use tessera_log::LogError;
 
 use crate::codec::Encoder;
 use crate::error::{ConflictReason, EngineError, Result};
@@ -89,8 +90,18 @@ impl Transaction {
 
         let guard = epoch::pin();
         let rows = self.touched_rows();
-        let net: Vec<NetWrite<'_>> =
-            rows.iter().filter_map(|&i| self.net_write(i, &self.ops[i].table, &self.ops[i].row, &guard)).collect();
+        let mut net: Vec<NetWrite<'_>> = Vec::with_capacity(rows.len());
+        for &i in &rows {
+            match self.net_write(i, &self.ops[i].table, &self.ops[i].row, &guard) {
+                Ok(Some(w)) => net.push(w),
+                Ok(None) => {}
+                Err(err) => {
+                    drop(net);
+                    drop(guard);
+                    return Err(CommitWork { txn: self, ts, rows, sizes: Vec::new() }.fail(err));
+                }
+            }
+        }
         let sizes: Vec<SizeChange> =
             net.iter().map(|w| SizeChange { op: w.op, new: w.image.map(|i| i.len()), old: w.old_len }).collect();
 
@@ -123,6 +134,12 @@ impl Transaction {
                 if work.txn.durability == Durability::Synchronous
                     || !engine.log.as_ref().is_some_and(|l| l.allows_lazy()) =>
             {
+                if engine.builds_on_logged {
+                    // From here on the commit can only fail with the log, and
+                    // then every later record fails too: writers may build on
+                    // our versions while the record travels to disk.
+                    engine.txns.set_logged(work.txn.slot, work.txn.id);
+                }
                 Ok(CommitStart::Pending(PendingCommit::after_log(work, ticket)))
             }
             _ => {
@@ -190,7 +207,7 @@ impl Transaction {
         table: &'g Arc<Table>,
         row: &'g Arc<Row>,
         guard: &'g Guard,
-    ) -> Option<NetWrite<'g>> {
+    ) -> std::result::Result<Option<NetWrite<'g>>, LogError> {
         let mut cur = row.head.load(Acquire, guard);
         let mut image = None;
         let mut top = true;
@@ -205,28 +222,62 @@ impl Transaction {
             cur = v.next.load(Acquire, guard);
         }
         let (prev_ts, old_len) = match unsafe { cur.as_ref() } {
-            Some(orig) if orig.end.load(Acquire) == self.me => (orig.begin.load(Acquire), Some(orig.data.len())),
+            Some(orig) if orig.end.load(Acquire) == self.me => (self.begin_ts_of(orig)?, Some(orig.data.len())),
             _ => (0, None),
         };
         if image.is_none() && prev_ts == 0 {
-            return None; // inserted and deleted again
+            return Ok(None); // inserted and deleted again
         }
-        Some(NetWrite { op, table, row, image, prev_ts, old_len })
+        Ok(Some(NetWrite { op, table, row, image, prev_ts, old_len }))
     }
 
+    /// The commit timestamp of `v`'s creator. `v` may come from a commit
+    /// that is logged but not yet stamped (we built on it), whose begin is
+    /// still its marker: its timestamp is in its transaction slot until it
+    /// stamps. A creator that ended without stamping failed with the log,
+    /// and a commit built on it fails too.
+    fn begin_ts_of(&self, v: &crate::mvcc::Version) -> std::result::Result<Timestamp, LogError> {
+        loop {
+            let begin = v.begin.load(Acquire);
+            if !crate::mvcc::is_marker(begin) {
+                return Ok(begin);
+            }
+            match self.engine.txns.commit_ts_of(crate::mvcc::marker_txn(begin)) {
+                Some(ts) if ts != crate::clock::NOT_COMMITTING => return Ok(ts),
+                Some(_) => std::hint::spin_loop(),
+                // Ended: either it stamped meanwhile (seen on the next look)
+                // or it failed and its marker stays.
+                None if crate::mvcc::is_marker(v.begin.load(Acquire)) => {
+                    return Err(LogError::Failed("a commit this transaction built on failed to reach the log".into()));
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// Replaces our markers by `ts`. Our versions are usually the newest,
+    /// but writers that built on them while the record was on its way to
+    /// disk may have put theirs on top (stamped or not, or being unlinked):
+    /// those are passed over down to ours. Below ours lies the version we
+    /// replaced (its `end` is ours) and then older history.
     pub(crate) fn stamp(&self, rows: &[usize], ts: Timestamp, guard: &Guard) {
         for &i in rows {
             let row = &self.ops[i].row;
             let mut cur = row.head.load(Acquire, guard);
+            let mut reached = false;
             while let Some(v) = unsafe { cur.as_ref() } {
-                let mine = v.begin.load(Acquire) == self.me;
+                let begin = v.begin.load(Acquire);
+                let mine = begin == self.me;
                 if v.end.load(Acquire) == self.me {
                     v.end.store(ts, Release);
                 }
-                if !mine {
+                if mine {
+                    v.begin.store(ts, Release);
+                    reached = true;
+                } else if reached || !(crate::mvcc::is_marker(begin) || begin > ts) {
+                    // Past our versions, or at history older than us.
                     break;
                 }
-                v.begin.store(ts, Release);
                 cur = v.next.load(Acquire, guard);
             }
         }

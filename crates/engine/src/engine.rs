@@ -47,6 +47,15 @@ pub trait CommitLog: Send + Sync {
     fn allows_lazy(&self) -> bool {
         true
     }
+    /// Whether the log is one ordered sequence in which a record is durable
+    /// only if every record appended before it is, and a failure fails every
+    /// later record too (a local log: one file, a prefix survives a crash,
+    /// the first error poisons it). Such a log lets a writer build on a
+    /// commit whose record is appended but not yet durable (Hekaton's commit
+    /// dependency): the later record can never outlive the earlier one.
+    fn ordered(&self) -> bool {
+        false
+    }
 }
 
 /// Makes the commit log of each stream of a node whose commits are
@@ -75,6 +84,9 @@ impl CommitLog for LocalCommitLog {
     }
     fn poll_durable(&self, ticket: u64, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), LogError>> {
         self.log.poll_durable(ticket, cx)
+    }
+    fn ordered(&self) -> bool {
+        true
     }
 }
 
@@ -166,6 +178,9 @@ pub struct EngineInner {
     /// Active transactions that have written (or tried to): the replica
     /// apply path waits for them, not for readers.
     pub(crate) writers: std::sync::atomic::AtomicUsize,
+    /// The log is ordered ([`CommitLog::ordered`]): read-committed writers
+    /// build on logged commits instead of waiting for their durability.
+    pub(crate) builds_on_logged: bool,
 }
 
 impl EngineInner {
@@ -176,7 +191,9 @@ impl EngineInner {
                 .clone()
                 .map(|log| Box::new(LocalCommitLog { log, stream: config.stream }) as Box<dyn CommitLog>),
         };
+        let builds_on_logged = log.as_ref().is_some_and(|l| l.ordered());
         EngineInner {
+            builds_on_logged,
             config,
             seq: Sequencer::new(0),
             txns: TxnTable::new(),

@@ -97,11 +97,20 @@ impl CommitWork {
     }
 
     /// The log failed: the engine turns read-only (unless a replicated log
-    /// reports its replica set failed) and the transaction's writes are undone.
+    /// reports its replica set failed) and the transaction's writes are
+    /// undone. A logged commit's writes stay: later writers may have built
+    /// on them (unlinking ours would cut theirs out of the chain), and they
+    /// are harmless as they are, since readers pass over the versions of a
+    /// transaction that is no longer running and keep seeing the versions it
+    /// claimed. An ordered log's failure is final (the engine is read-only
+    /// until a restart recovers the durable prefix).
     pub(crate) fn fail(mut self, err: LogError) -> EngineError {
         let engine = self.txn.engine.clone();
         engine.fail(&err);
-        self.txn.undo_from(0);
+        if !engine.txns.is_logged(self.txn.id) {
+            self.txn.undo_from(0);
+        }
+        self.txn.ops.clear();
         engine.seq.finish(self.ts);
         self.txn.end();
         EngineError::CommitFailed(err)

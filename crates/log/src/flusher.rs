@@ -7,6 +7,20 @@
 //! the fresh buffer and are served together by the next round, so the number
 //! of fsyncs tracks the disk's fsync latency, not the commit rate.
 //!
+//! **Preallocation.** An `fdatasync` that also has to make a new file size
+//! durable commits the file system's journal as well as the data, which
+//! roughly doubles its latency (measured on ext4: about 270 µs against 145 µs
+//! for an 8 KiB write). The flusher therefore keeps the active segment
+//! zero-filled [`PREALLOCATE_BYTES`] ahead of its write position: the zeros
+//! go out with the fsync of the round that crosses into them, one journal
+//! commit per step instead of one per group commit, and every other round
+//! only overwrites blocks the file already has (PostgreSQL pre-zeroes its WAL
+//! segments for the same reason). Zeros past the last record are trimmed
+//! when a segment is sealed or the log closes, and cut at recovery after a
+//! crash; a frame of zeros never validates, so they cannot pass for records.
+//! A failed zero-fill (a full disk) only turns preallocation off for the
+//! segment: the records themselves decide whether the log fails.
+//!
 //! The thread sleeps when there is nothing to do. It starts a round
 //! immediately when someone waits for durability or the log is closing, and
 //! otherwise (lazy commits only) once the oldest buffered record has waited
@@ -26,8 +40,14 @@ use crate::failure::Failure;
 use crate::log::{Shared, wake};
 use crate::segment::{SEGMENT_HEADER_LEN, SegmentMeta, create_segment, segment_file_name};
 
+/// How far ahead of the write position the active segment is zero-filled.
+pub(crate) const PREALLOCATE_BYTES: u64 = 1 << 20;
+
 pub(crate) fn spawn(shared: Arc<Shared>, file: File, meta: SegmentMeta) -> Result<JoinHandle<()>, LogError> {
-    let active = ActiveSegment { file, meta, unsynced: false };
+    // Recovery leaves the active segment exactly as long as its records.
+    let position =
+        file.metadata().map_err(|e| LogError::io(format!("reading size of {}", meta.path.display()), e))?.len();
+    let active = ActiveSegment { file, meta, unsynced: false, position, allocated: position, preallocate: true };
     std::thread::Builder::new()
         .name("tessera-log-flusher".into())
         .spawn(move || run(&shared, active))
@@ -45,6 +65,7 @@ fn run(shared: &Shared, mut active: ActiveSegment) {
         }
         if state.buffer.is_empty() {
             if state.closing {
+                MutexGuard::unlocked(&mut state, || active.trim_preallocated(shared));
                 return;
             }
             state.flusher_idle = true;
@@ -118,6 +139,12 @@ struct ActiveSegment {
     meta: SegmentMeta,
     /// Bytes have been written since the last fsync.
     unsynced: bool,
+    /// File offset of the cursor: one past the last record written.
+    position: u64,
+    /// The file's length: records up to `position`, zeros after it.
+    allocated: u64,
+    /// Cleared for the rest of the segment when a zero-fill fails.
+    preallocate: bool,
 }
 
 impl ActiveSegment {
@@ -137,7 +164,9 @@ impl ActiveSegment {
             self.write(shared, head)?;
             // Seal the old segment before the next one exists: recovery
             // treats damage in a non-last segment as corruption, so a
-            // non-last segment must never have an unsynced tail.
+            // non-last segment must never have an unsynced tail, nor a
+            // preallocated one.
+            self.cut_zeros()?;
             self.sync(shared)?;
             let ready = shared.advance_durable(&mut shared.state.lock(), roll_at);
             wake(ready);
@@ -157,7 +186,57 @@ impl ActiveSegment {
         shared
             .disk
             .write_all(&mut self.file, bytes)
-            .map_err(|e| LogError::io(format!("writing log segment {}", self.meta.path.display()), e))
+            .map_err(|e| LogError::io(format!("writing log segment {}", self.meta.path.display()), e))?;
+        self.position += bytes.len() as u64;
+        self.allocated = self.allocated.max(self.position);
+        self.preallocate_ahead(shared);
+        Ok(())
+    }
+
+    /// Zero-fills the segment up to [`PREALLOCATE_BYTES`] past the write
+    /// position once the position has crossed into the last half of the
+    /// zeroed space, never past the segment's size limit. Runs before the
+    /// round's fsync, which makes the new length durable with the records.
+    fn preallocate_ahead(&mut self, shared: &Shared) {
+        let limit = SEGMENT_HEADER_LEN + shared.segment_bytes;
+        if !self.preallocate || self.allocated >= limit || self.allocated - self.position > PREALLOCATE_BYTES / 2 {
+            return;
+        }
+        let target = (self.position + PREALLOCATE_BYTES).min(limit);
+        if target <= self.allocated {
+            return;
+        }
+        match shared.disk.write_zeros_at(&self.file, self.allocated, target - self.allocated) {
+            Ok(()) => self.allocated = target,
+            Err(error) => {
+                // Part of the zeros may be in the file; the length is
+                // whatever the file system says, and the trim at sealing
+                // cuts it back either way.
+                tracing::debug!(%error, file = %self.meta.path.display(), "could not preallocate log space");
+                self.preallocate = false;
+                self.allocated = self.file.metadata().map_or(self.position, |m| m.len().max(self.position));
+            }
+        }
+    }
+
+    /// Cuts the zeros past the last record (before the sealing fsync).
+    fn cut_zeros(&mut self) -> Result<(), LogError> {
+        if self.allocated > self.position {
+            self.file
+                .set_len(self.position)
+                .map_err(|e| LogError::io(format!("trimming log segment {}", self.meta.path.display()), e))?;
+            self.allocated = self.position;
+            self.unsynced = true;
+        }
+        Ok(())
+    }
+
+    /// On close: leaves the segment exactly as long as its records. Best
+    /// effort, as recovery would cut the zeros anyway.
+    fn trim_preallocated(&mut self, shared: &Shared) {
+        if let Err(error) = self.cut_zeros().and_then(|()| self.sync(shared)) {
+            tracing::warn!(%error, file = %self.meta.path.display(), "could not trim the log segment on close");
+        }
     }
 
     fn sync(&mut self, shared: &Shared) -> Result<(), LogError> {
@@ -180,6 +259,9 @@ impl ActiveSegment {
         shared.segments.lock().push(meta.clone());
         self.file = file;
         self.meta = meta;
+        self.position = SEGMENT_HEADER_LEN;
+        self.allocated = SEGMENT_HEADER_LEN;
+        self.preallocate = true;
         Ok(())
     }
 
@@ -194,6 +276,7 @@ impl ActiveSegment {
             return;
         }
         let keep = SEGMENT_HEADER_LEN + (durable - self.meta.start);
+        self.allocated = keep;
         let outcome = self.file.set_len(keep).and_then(|()| shared.disk.sync_data(&self.file));
         if let Err(error) = outcome {
             tracing::warn!(

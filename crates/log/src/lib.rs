@@ -36,7 +36,8 @@
 //! checksum, a stray intact frame at the wrong place does not validate. At a
 //! bad frame in the *last* segment, recovery searches the rest of the file
 //! for any frame that validates at its own position: if none exists, the bad
-//! bytes are a torn tail from a crash mid-write; they are truncated (durably),
+//! bytes are a torn tail from a crash mid-write (or the zeros the flusher
+//! preallocates ahead of its writes); they are truncated (durably),
 //! reported in [`RecoveryReport::cut_tail`], and appending resumes there. If
 //! one does exist, or the damage is in an earlier segment, or a header is
 //! bad, that is damage to data once written in full and open fails with
@@ -70,7 +71,7 @@ pub use fault::{FaultInjector, InjectedError};
 pub use frame::frame_len;
 pub use log::{Log, LogConfig, LogRecord, LogStats};
 pub use reader::LogReader;
-pub use recovery::{CutTail, RecoveryReport};
+pub use recovery::{CutTail, RecoveryReport, ZERO_FILLED};
 
 /// A byte position in the logical log stream (see the crate documentation).
 pub type Lsn = u64;

@@ -44,6 +44,9 @@ pub struct CutTail {
     pub reason: String,
 }
 
+/// [`CutTail::reason`] when everything past the last record was zeros.
+pub const ZERO_FILLED: &str = "zero-filled space past the last record";
+
 /// The recovered state handed to the running log.
 pub(crate) struct Recovered {
     pub segments: Vec<SegmentMeta>,
@@ -125,7 +128,17 @@ pub(crate) fn recover(dir: &Path, disk: &DiskIo) -> Result<Recovered, LogError> 
                     format!("{reason} (in a segment that is not the last one)"),
                 ));
             }
-            if let Some(valid_at) = find_valid_frame_after(&bytes, offset + 1, meta.start) {
+            let zeros = bytes[offset..].iter().all(|&b| b == 0);
+            if zeros {
+                // The flusher's preallocated space (or a file extended by a
+                // crash): the normal end of a log that was not closed.
+                cut_tail = Some(CutTail {
+                    file: meta.path.clone(),
+                    offset: offset as u64,
+                    discarded_bytes: (bytes.len() - offset) as u64,
+                    reason: ZERO_FILLED.into(),
+                });
+            } else if let Some(valid_at) = find_valid_frame_after(&bytes, offset + 1, meta.start) {
                 return Err(LogError::corrupt(
                     &meta.path,
                     offset as u64,
@@ -134,13 +147,14 @@ pub(crate) fn recover(dir: &Path, disk: &DiskIo) -> Result<Recovered, LogError> 
                          so this is damage inside the log, not a torn tail"
                     ),
                 ));
+            } else {
+                cut_tail = Some(CutTail {
+                    file: meta.path.clone(),
+                    offset: offset as u64,
+                    discarded_bytes: (bytes.len() - offset) as u64,
+                    reason,
+                });
             }
-            cut_tail = Some(CutTail {
-                file: meta.path.clone(),
-                offset: offset as u64,
-                discarded_bytes: (bytes.len() - offset) as u64,
-                reason,
-            });
         }
         end = meta.start + (scan.valid_end as u64 - SEGMENT_HEADER_LEN);
         expected_start = Some(end);
@@ -148,7 +162,9 @@ pub(crate) fn recover(dir: &Path, disk: &DiskIo) -> Result<Recovered, LogError> 
 
     let active_meta = &segments[last_index];
     let active_file = open_active_segment(disk, active_meta, end, cut_tail.as_ref())?;
-    if let Some(cut) = &cut_tail {
+    if let Some(cut) = cut_tail.as_ref().filter(|cut| cut.reason == ZERO_FILLED) {
+        tracing::debug!(file = %cut.file.display(), offset = cut.offset, "cut preallocated space off the log");
+    } else if let Some(cut) = &cut_tail {
         tracing::warn!(
             file = %cut.file.display(),
             offset = cut.offset,

@@ -109,6 +109,24 @@ impl DiskIo {
         file.write_all(bytes)
     }
 
+    /// Writes `len` zero bytes at `offset` without moving the file cursor:
+    /// the flusher's preallocation of segment space (see `flusher.rs`).
+    pub(crate) fn write_zeros_at(&self, file: &File, offset: u64, len: u64) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+        if let Some(faults) = &self.faults {
+            faults.check_write()?;
+        }
+        let mut at = offset;
+        let end = offset + len;
+        while at < end {
+            let n = (end - at).min(ZEROS.len() as u64) as usize;
+            file.write_all_at(&ZEROS[..n], at)?;
+            at += n as u64;
+        }
+        Ok(())
+    }
+
     /// fdatasync: the record bytes and the file size, not the timestamps.
     pub(crate) fn sync_data(&self, file: &File) -> io::Result<()> {
         if let Some(faults) = &self.faults {

@@ -64,7 +64,7 @@ pub struct Conn {
 /// entry holds its schema, so the pointer it is found by cannot be reused.
 #[derive(Default)]
 struct Descriptions {
-    entries: Vec<Description>,
+    entries: Vec<Arc<Description>>,
 }
 
 struct Description {
@@ -77,13 +77,13 @@ struct Description {
 impl Descriptions {
     const CAPACITY: usize = 32;
 
-    fn get(&mut self, schema: &SchemaRef, format: &Format) -> (Arc<Vec<FieldInfo>>, Vec<bool>, Vec<SqlType>) {
+    fn get(&mut self, schema: &SchemaRef, format: &Format) -> Arc<Description> {
         let n = schema.fields().len();
         let binary_at = |i: usize| format.format_for(i) == FieldFormat::Binary;
         if let Some(d) =
             self.entries.iter().find(|d| Arc::ptr_eq(&d.schema, schema) && (0..n).all(|i| d.binary[i] == binary_at(i)))
         {
-            return (d.fields.clone(), d.binary.clone(), d.types.clone());
+            return d.clone();
         }
         let fields = Arc::new(fields(schema, &|i| format.format_for(i)));
         let binary: Vec<bool> = (0..n).map(binary_at).collect();
@@ -91,13 +91,9 @@ impl Descriptions {
         if self.entries.len() == Self::CAPACITY {
             self.entries.remove(0);
         }
-        self.entries.push(Description {
-            schema: schema.clone(),
-            binary: binary.clone(),
-            fields: fields.clone(),
-            types: types.clone(),
-        });
-        (fields, binary, types)
+        let description = Arc::new(Description { schema: schema.clone(), binary, fields, types });
+        self.entries.push(description.clone());
+        description
     }
 }
 
@@ -200,12 +196,12 @@ fn rows_response(
     batches: &[datafusion::arrow::array::RecordBatch],
     format: &Format,
 ) -> PgWireResult<QueryResponse> {
-    let (fi, binary, types) = conn.descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(schema, format);
+    let d = conn.descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(schema, format);
     let mut rows = Vec::with_capacity(batches.iter().map(|b| b.num_rows()).sum());
     for b in batches {
-        encode_batch(b, &binary, &types, &mut rows).map_err(to_pg_error)?;
+        encode_batch(b, &d.binary, &d.types, &mut rows).map_err(to_pg_error)?;
     }
-    Ok(QueryResponse::new(fi, stream::iter(rows.into_iter().map(Ok))))
+    Ok(QueryResponse::new(d.fields.clone(), stream::iter(rows.into_iter().map(Ok))))
 }
 
 fn output_response(
@@ -482,9 +478,14 @@ impl QueryParser for Parser {
     }
 
     fn get_result_schema(&self, stmt: &Prepared, format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
+        // Drivers such as libpq describe the portal before every execution
+        // of a prepared statement: answer from the connection's cache.
         let format = format.cloned().unwrap_or(Format::UnifiedText);
         Ok(match &stmt.schema {
-            Some(s) => fields(s, &|i| format.format_for(i)),
+            Some(s) => {
+                let d = self.conn.descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(s, &format);
+                d.fields.as_ref().clone()
+            }
             None => vec![],
         })
     }

@@ -37,6 +37,8 @@ pub const FIRST_USER_OID: u32 = 16384;
 pub const ROWID: &str = "__rowid";
 /// How many sequence values one durable write reserves.
 const SEQUENCE_BATCH: i64 = 32;
+/// The same for the hidden row-id sequences of tables without a primary key.
+const ROWID_SEQUENCE_BATCH: i64 = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Identity {
@@ -860,27 +862,57 @@ impl Catalog {
     /// transactions (as in PostgreSQL); a durable reservation is written
     /// every few values so a restart never repeats one.
     pub fn nextval(&self, seq: &SequenceDef) -> Result<i64> {
+        Ok(self.nextval_many(seq, 1)?[0])
+    }
+
+    /// The next `n` values of a sequence (for a multi-row INSERT or a COPY),
+    /// reserved with one durable write instead of one per
+    /// [`SEQUENCE_BATCH`] values. If the sequence runs out inside the
+    /// range, the values up to its end are spent and the error is nextval's.
+    pub fn nextval_many(&self, seq: &SequenceDef, n: usize) -> Result<Vec<i64>> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
         let state =
             self.sequences.read().get(&seq.oid).cloned().ok_or_else(|| {
                 SqlError::new(code::UNDEFINED_TABLE, format!("sequence \"{}\" does not exist", seq.name))
             })?;
         let mut reserved = state.reserved.lock();
         let v = state.next.load(Ordering::Acquire);
-        if (seq.increment > 0 && v > seq.max) || (seq.increment < 0 && v < seq.min) {
+        let steps = i64::try_from(n - 1).unwrap_or(i64::MAX);
+        let last = v.checked_add(seq.increment.saturating_mul(steps));
+        let beyond = |x: i64| (seq.increment > 0 && x > seq.max) || (seq.increment < 0 && x < seq.min);
+        if !beyond(v) && last.is_none_or(beyond) {
+            // Runs out inside the range: take values one by one up to the
+            // end, as nextval per row would (the values are spent, as in
+            // PostgreSQL), and fail there.
+            drop(reserved);
+            for _ in 0..n {
+                self.nextval_many(seq, 1)?;
+            }
+            return Err(SqlError::internal("a sequence ran out without an error"));
+        }
+        if beyond(v) {
+            let (end, limit) = if seq.increment > 0 { ("maximum", seq.max) } else { ("minimum", seq.min) };
             return Err(SqlError::new(
-                code::OUT_OF_RANGE,
-                format!("nextval: reached maximum value of sequence \"{}\" ({})", seq.name, seq.max),
+                code::SEQUENCE_LIMIT,
+                format!("nextval: reached {end} value of sequence \"{}\" ({limit})", seq.name),
             ));
         }
-        let past = if seq.increment > 0 { v > *reserved } else { v < *reserved };
+        let last = last.expect("checked above");
+        let past = if seq.increment > 0 { last > *reserved } else { last < *reserved };
         if past {
-            let upto = v.saturating_add(seq.increment.saturating_mul(SEQUENCE_BATCH - 1));
+            // Hidden row-id sequences reserve more at a time: their gaps
+            // after a restart are invisible, their writes are not.
+            let batch = if seq.name.starts_with("__rowid_") { ROWID_SEQUENCE_BATCH } else { SEQUENCE_BATCH };
+            let ahead = last.saturating_add(seq.increment.saturating_mul(batch - 1));
+            let upto = if seq.increment > 0 { ahead.min(seq.max) } else { ahead.max(seq.min) };
             self.write_sequence_mark(seq.oid, upto)?;
             *reserved = upto;
         }
-        state.next.store(v.saturating_add(seq.increment), Ordering::Release);
+        state.next.store(last.saturating_add(seq.increment), Ordering::Release);
         state.called.store(true, Ordering::Release);
-        Ok(v)
+        Ok((0..n as i64).map(|i| v + i * seq.increment).collect())
     }
 
     /// Sets the sequence so that the next nextval returns `next`.

@@ -5,6 +5,7 @@
 //! applies the same checks as INSERT and writes the rows in the statement's
 //! transaction. Long loads log their progress.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::txn::Savepoint;
@@ -227,58 +228,88 @@ fn quote_field(v: &str, f: &Format) -> String {
     }
 }
 
-/// One parsed line: its number and fields (None = NULL).
-type Line = (usize, Vec<Option<String>>);
+/// One parsed line: its number and fields (None = NULL). Text-format fields
+/// borrow from the data unless they had escapes to undo.
+type Line<'a> = (usize, Vec<Option<Cow<'a, str>>>);
 
-fn parse_text(data: &str, f: &Format) -> Result<Vec<Line>> {
-    let mut lines = Vec::new();
-    for (n, raw) in data.split('\n').enumerate() {
-        let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        if raw == "\\." {
-            break;
-        }
-        if raw.is_empty() && n + 1 == data.split('\n').count() {
-            continue;
-        }
-        if n == 0 && f.header {
-            continue;
-        }
-        let mut fields = Vec::new();
-        for part in split_unescaped(raw, f.delimiter) {
-            if part == f.null {
-                fields.push(None);
-            } else {
-                fields.push(Some(unescape(&part)));
-            }
-        }
-        lines.push((n + 1, fields));
-    }
-    Ok(lines)
+/// The lines of text-format COPY data, parsed one at a time, so a large
+/// load never holds more than one batch of parsed lines.
+struct TextLines<'a> {
+    data: &'a str,
+    format: &'a Format,
+    /// Byte offset of the next line.
+    pos: usize,
+    /// Number of the next line (1-based).
+    number: usize,
 }
 
-/// Splits on the delimiter, keeping backslash escapes for `unescape`.
-fn split_unescaped(s: &str, delim: char) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            let cur = out.last_mut().unwrap();
-            cur.push(c);
-            if let Some(n) = chars.next() {
-                cur.push(n);
-            }
-        } else if c == delim {
-            out.push(String::new());
-        } else {
-            out.last_mut().unwrap().push(c);
-        }
+impl<'a> TextLines<'a> {
+    fn new(data: &'a str, format: &'a Format) -> Self {
+        TextLines { data, format, pos: 0, number: 1 }
     }
-    out
 }
 
-fn unescape(s: &str) -> String {
+impl<'a> Iterator for TextLines<'a> {
+    type Item = Line<'a>;
+
+    fn next(&mut self) -> Option<Line<'a>> {
+        loop {
+            // The data's final newline ends the last line; nothing follows it.
+            if self.pos >= self.data.len() {
+                return None;
+            }
+            let rest = &self.data[self.pos..];
+            let (raw, advance) = match rest.find('\n') {
+                Some(i) => (&rest[..i], i + 1),
+                None => (rest, rest.len()),
+            };
+            self.pos += advance;
+            let number = self.number;
+            self.number += 1;
+            let raw = raw.strip_suffix('\r').unwrap_or(raw);
+            if raw == "\\." {
+                self.pos = self.data.len();
+                return None;
+            }
+            if number == 1 && self.format.header {
+                continue;
+            }
+            let fields = split_unescaped(raw, self.format.delimiter)
+                .map(|part| if part == self.format.null { None } else { Some(unescape(part)) })
+                .collect();
+            return Some((number, fields));
+        }
+    }
+}
+
+#[cfg(test)]
+fn parse_text<'a>(data: &'a str, f: &'a Format) -> Result<Vec<Line<'a>>> {
+    Ok(TextLines::new(data, f).collect())
+}
+
+/// Splits on the delimiter; a backslash escapes the character after it
+/// (which `unescape` then decodes), so an escaped delimiter does not split.
+fn split_unescaped(s: &str, delim: char) -> impl Iterator<Item = &str> {
+    let mut rest = Some(s);
+    std::iter::from_fn(move || {
+        let s = rest?;
+        let mut chars = s.char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c == '\\' {
+                chars.next();
+            } else if c == delim {
+                rest = Some(&s[i + c.len_utf8()..]);
+                return Some(&s[..i]);
+            }
+        }
+        rest = None;
+        Some(s)
+    })
+}
+
+fn unescape(s: &str) -> Cow<'_, str> {
     if !s.contains('\\') {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
@@ -311,12 +342,12 @@ fn unescape(s: &str) -> String {
             None => {}
         }
     }
-    out
+    Cow::Owned(out)
 }
 
-fn parse_csv(data: &str, f: &Format) -> Result<Vec<Line>> {
+fn parse_csv(data: &str, f: &Format) -> Result<Vec<Line<'static>>> {
     let mut lines = Vec::new();
-    let mut fields: Vec<Option<String>> = Vec::new();
+    let mut fields: Vec<Option<Cow<'static, str>>> = Vec::new();
     let mut cur = String::new();
     let mut quoted_field = false;
     let mut in_quotes = false;
@@ -324,12 +355,12 @@ fn parse_csv(data: &str, f: &Format) -> Result<Vec<Line>> {
     let mut start_line = 1;
     let mut chars = data.chars().peekable();
     let mut any = false;
-    let finish_field = |cur: &mut String, quoted: &mut bool, fields: &mut Vec<Option<String>>| {
+    let finish_field = |cur: &mut String, quoted: &mut bool, fields: &mut Vec<Option<Cow<'static, str>>>| {
         let v = std::mem::take(cur);
         if !*quoted && v == f.null {
             fields.push(None);
         } else {
-            fields.push(Some(v));
+            fields.push(Some(Cow::Owned(v)));
         }
         *quoted = false;
     };
@@ -390,20 +421,49 @@ fn parse_csv(data: &str, f: &Format) -> Result<Vec<Line>> {
 const BATCH_ROWS: usize = 50_000;
 
 pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
-    let text = String::from_utf8(copy.data)
+    let CopyIn { def, columns, format, data, .. } = copy;
+    let text = String::from_utf8(data)
         .map_err(|e| SqlError::new(code::INVALID_TEXT, format!("COPY data is not valid UTF-8: {e}")))?;
-    let f = &copy.format;
-    let lines = if f.csv { parse_csv(&text, f)? } else { parse_text(&text, f)? };
-    drop(text);
-    let def = copy.def;
     let table = session.catalog().engine_table(&def)?;
-    let total = lines.len();
+    let load = Load { def: &def, table: &table, columns: &columns, started: std::time::Instant::now() };
     let mut done = 0usize;
-    let started = std::time::Instant::now();
-    for chunk in lines.chunks(BATCH_ROWS) {
+    if format.csv {
+        // Quoted CSV fields may span lines: parsed whole, loaded in batches.
+        let lines = parse_csv(&text, &format)?;
+        for chunk in lines.chunks(BATCH_ROWS) {
+            done += load.batch(session, chunk).await?;
+        }
+    } else {
+        let mut lines = TextLines::new(&text, &format);
+        let mut chunk = Vec::with_capacity(BATCH_ROWS.min(text.len() / 8 + 1));
+        loop {
+            chunk.extend(lines.by_ref().take(BATCH_ROWS));
+            if chunk.is_empty() {
+                break;
+            }
+            done += load.batch(session, &chunk).await?;
+            chunk.clear();
+        }
+    }
+    Ok(Output::Command(format!("COPY {done}")))
+}
+
+/// What every batch of one COPY FROM shares.
+struct Load<'a> {
+    def: &'a Arc<TableDef>,
+    table: &'a crate::partition::StoredTable,
+    /// Target columns (indexes into the table's columns).
+    columns: &'a [usize],
+    started: std::time::Instant,
+}
+
+impl Load<'_> {
+    /// Converts, checks and inserts one batch of lines; returns how many.
+    async fn batch(&self, session: &mut Session, chunk: &[Line<'_>]) -> Result<usize> {
+        let def = self.def;
         for (line, fields) in chunk {
-            if fields.len() != copy.columns.len() {
-                let what = if fields.len() > copy.columns.len() {
+            if fields.len() != self.columns.len() {
+                let what = if fields.len() > self.columns.len() {
                     "extra data after last expected column"
                 } else {
                     "missing data for column"
@@ -413,7 +473,7 @@ pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
         }
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(def.columns.len());
         for (ci, col) in def.columns.iter().enumerate() {
-            let Some(pos) = copy.columns.iter().position(|c| *c == ci) else {
+            let Some(pos) = self.columns.iter().position(|c| *c == ci) else {
                 arrays.push(new_null_array(&col.ty.arrow_type(), chunk.len()));
                 continue;
             };
@@ -428,36 +488,36 @@ pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
             })?);
         }
         // Columns left out of the list take their defaults.
-        let missing: Vec<usize> = (0..def.columns.len()).filter(|c| !copy.columns.contains(c)).collect();
+        let missing: Vec<usize> = (0..def.columns.len()).filter(|c| !self.columns.contains(c)).collect();
         for ci in missing {
             if def.columns[ci].default.is_some() {
                 let needed = vec![true; chunk.len()];
-                arrays[ci] = crate::dml::default_values_pub(session, &def, ci, chunk.len(), &needed).await?;
+                arrays[ci] = crate::dml::default_values_pub(session, def, ci, chunk.len(), &needed).await?;
             }
         }
         let batch = RecordBatch::try_new(def.arrow_schema(), arrays)?;
-        let batch = check_rows(session, &def, batch).await?;
-        let rowids = allocate_rowids(session, &def, chunk.len())?;
-        let rows = encode_rows(&def, &batch, rowids.as_deref())?;
+        let batch = check_rows(session, def, batch).await?;
+        let rowids = allocate_rowids(session, def, chunk.len())?;
+        let rows = encode_rows(def, &batch, rowids.as_deref())?;
         {
             let mut slot = session.txn.lock();
             let txn = slot.as_mut().expect("transaction");
             // A bulk load may span partitions (committed one by one).
             txn.allow_multi_partition_writes();
             for (k, row) in rows.into_iter().enumerate() {
-                txn.insert(&table, row).map_err(|e| {
+                txn.insert(self.table, row).map_err(|e| {
                     let mut err = SqlError::from(e);
                     err.message = format!("{} (COPY {}, line {})", err.message, def.name, chunk[k].0);
                     err
                 })?;
             }
         }
-        done += chunk.len();
-        if total > BATCH_ROWS {
-            tracing::info!(table = %def.name, rows = done, of = total, elapsed_ms = started.elapsed().as_millis() as u64, "COPY progress");
+        let last_line = chunk.last().map_or(0, |(n, _)| *n);
+        if last_line > BATCH_ROWS || chunk.len() == BATCH_ROWS {
+            tracing::info!(table = %def.name, through_line = last_line, elapsed_ms = self.started.elapsed().as_millis() as u64, "COPY progress");
         }
+        Ok(chunk.len())
     }
-    Ok(Output::Command(format!("COPY {done}")))
 }
 
 /// Converts text fields to a column; on failure returns the failing row.
@@ -534,6 +594,19 @@ mod tests {
         let f = Format { csv: false, delimiter: '\t', null: "\\N".into(), header: false, quote: '"', escape: '"' };
         let lines = parse_text("1\ta\\tb\n2\t\\N\n\\.\n", &f).unwrap();
         assert_eq!(lines, vec![(1, vec![Some("1".into()), Some("a\tb".into())]), (2, vec![Some("2".into()), None])]);
+        let owned = |fields: &[Option<&str>]| fields.iter().map(|f| f.map(|s| Cow::Owned(s.to_string()))).collect();
+        // An escaped delimiter does not split; CRLF, an empty line in the
+        // middle, a header, no final newline; "\." ends the data.
+        let h = Format { header: true, ..f.clone() };
+        let lines = parse_text("a\tb\r\nx\\\ty\t1\n\nlast\t\\N", &h).unwrap();
+        assert_eq!(
+            lines,
+            vec![(2, owned(&[Some("x\ty"), Some("1")])), (3, owned(&[Some("")])), (4, owned(&[Some("last"), None]))]
+        );
+        assert!(matches!(&lines[2].1[0], Some(Cow::Borrowed(_))), "plain fields borrow from the data");
+        let lines = parse_text("1\n\\.\n2\n", &f).unwrap();
+        assert_eq!(lines, vec![(1, owned(&[Some("1")]))]);
+        assert_eq!(parse_text("", &f).unwrap(), vec![]);
         let f = Format { csv: true, delimiter: ',', null: "".into(), header: true, quote: '"', escape: '"' };
         let lines = parse_csv("id,name\n1,\"x, \"\"y\"\"\"\n2,\n", &f).unwrap();
         assert_eq!(

@@ -331,7 +331,7 @@ pub(crate) fn allocate_rowids(session: &Session, def: &TableDef, n: usize) -> Re
         .catalog()
         .sequence(&def.db, &rowid_sequence(def))
         .ok_or_else(|| SqlError::internal("row id sequence missing"))?;
-    (0..n).map(|_| session.catalog().nextval(&seq)).collect::<Result<Vec<_>>>().map(Some)
+    session.catalog().nextval_many(&seq, n).map(Some)
 }
 
 pub fn rowid_sequence(def: &TableDef) -> String {
@@ -478,10 +478,10 @@ async fn default_values(session: &Session, def: &TableDef, ci: usize, n: usize, 
             .catalog()
             .sequence(&def.db, &seq)
             .ok_or_else(|| SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{seq}\" does not exist")))?;
-        let mut values = Vec::with_capacity(n);
-        for need in needed.iter().take(n) {
-            values.push(if *need { Some(session.catalog().nextval(&seq)?) } else { None });
-        }
+        let wanted = needed.iter().take(n).filter(|need| **need).count();
+        let mut drawn = session.catalog().nextval_many(&seq, wanted)?.into_iter();
+        let values: Vec<Option<i64>> =
+            needed.iter().take(n).map(|need| if *need { drawn.next() } else { None }).collect();
         let array: ArrayRef = Arc::new(datafusion::arrow::array::Int64Array::from(values));
         return cast_to(&array, col.ty, &col.name);
     }

@@ -41,6 +41,7 @@ pub mod code {
     pub const CHECK: &str = "23514";
     pub const DIVISION_BY_ZERO: &str = "22012";
     pub const OUT_OF_RANGE: &str = "22003";
+    pub const SEQUENCE_LIMIT: &str = "2200H";
     pub const INVALID_TEXT: &str = "22P02";
     pub const STRING_TOO_LONG: &str = "22001";
     pub const DATETIME_FORMAT: &str = "22007";

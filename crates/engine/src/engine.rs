@@ -578,6 +578,12 @@ impl Engine {
         Ok(rows)
     }
 
+    /// Whether some local transaction has written something: a replica's
+    /// [`Engine::apply_committed`] would then wait for it to end.
+    pub fn has_local_writers(&self) -> bool {
+        self.inner.writers.load(Relaxed) > 0
+    }
+
     /// Waits until no local transaction has written anything: a replica
     /// installs committed after-images only where no local write marker
     /// can be. Readers may go on (a secondary serving reads): an entry's

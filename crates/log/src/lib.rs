@@ -69,7 +69,7 @@ pub use checked_file::{CheckedFileReader, CheckedFileSummary, CheckedFileWriter}
 pub use error::{ENOSPC, LogError};
 pub use fault::{FaultInjector, InjectedError};
 pub use frame::frame_len;
-pub use log::{Log, LogConfig, LogRecord, LogStats};
+pub use log::{DurableCallback, Log, LogConfig, LogRecord, LogStats};
 pub use reader::LogReader;
 pub use recovery::{CutTail, RecoveryReport, ZERO_FILLED};
 

@@ -112,8 +112,9 @@ pub(crate) struct AppendState {
     pub recycled: Vec<u8>,
     pub records: u64,
     pub bytes: u64,
-    /// Tasks waiting (without a thread) for an LSN to become durable.
-    pub wakers: Vec<(Lsn, std::task::Waker)>,
+    /// Tasks and callbacks waiting (without a thread) for an LSN to become
+    /// durable, in the order they asked.
+    pub wakers: Vec<(Lsn, Waiting)>,
 }
 
 impl AppendState {
@@ -149,43 +150,84 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Publishes a new durable LSN and returns the wakers of the tasks it
-    /// satisfies, for the caller to wake once it has released the lock
-    /// (a waker may do real work, such as finishing a commit). Takes the
-    /// locked state as proof the lock is held: waiters check the durable LSN
-    /// under the lock, so a store outside it could slip between a waiter's
-    /// check and its sleep and leave it asleep forever.
-    #[must_use = "the returned wakers must be woken"]
-    pub(crate) fn advance_durable(&self, locked: &mut AppendState, lsn: Lsn) -> Vec<std::task::Waker> {
+    /// Publishes a new durable LSN and returns the waiters it satisfies,
+    /// for the caller to wake once it has released the lock (a waker may do
+    /// real work, such as finishing a commit). Takes the locked state as
+    /// proof the lock is held: waiters check the durable LSN under the lock,
+    /// so a store outside it could slip between a waiter's check and its
+    /// sleep and leave it asleep forever.
+    #[must_use = "the returned waiters must be woken"]
+    pub(crate) fn advance_durable(&self, locked: &mut AppendState, lsn: Lsn) -> Vec<Ready> {
         self.durable.store(lsn, Ordering::Release);
         self.durable_changed.notify_all();
         let mut ready = Vec::new();
         if !locked.wakers.is_empty() {
-            locked.wakers.retain(|(want, waker)| {
-                if *want <= lsn {
-                    ready.push(waker.clone());
-                    false
+            let mut kept = Vec::with_capacity(locked.wakers.len());
+            for (want, waiting) in locked.wakers.drain(..) {
+                if want <= lsn {
+                    ready.push(Ready::from(waiting, Ok(())));
                 } else {
-                    true
+                    kept.push((want, waiting));
                 }
-            });
+            }
+            locked.wakers = kept;
         }
         ready
     }
 
-    /// Returns every waiting task's waker (the log failed or closed: each
-    /// task finds out why when it polls again), to be woken after unlocking.
-    #[must_use = "the returned wakers must be woken"]
-    pub(crate) fn wake_all(&self, locked: &mut AppendState) -> Vec<std::task::Waker> {
+    /// Returns every waiter (the log failed or closed: a task finds out why
+    /// when it polls again, a callback is told), to be woken after unlocking.
+    #[must_use = "the returned waiters must be woken"]
+    pub(crate) fn wake_all(&self, locked: &mut AppendState) -> Vec<Ready> {
         self.durable_changed.notify_all();
-        locked.wakers.drain(..).map(|(_, w)| w).collect()
+        let failure = locked.failure.clone();
+        locked
+            .wakers
+            .drain(..)
+            .map(|(_, waiting)| {
+                let outcome = match &failure {
+                    Some(f) => Err(f.to_io_error()),
+                    None => Err(LogError::Closed),
+                };
+                Ready::from(waiting, outcome)
+            })
+            .collect()
     }
 }
 
-/// Wakes tasks (call without the state lock).
-pub(crate) fn wake(wakers: Vec<std::task::Waker>) {
-    for w in wakers {
-        w.wake();
+/// Called once, on the log's flusher thread (or at once by
+/// [`Log::on_durable`] itself), when an LSN is durable or cannot become so.
+/// It must be quick: the flusher's next round waits for it.
+pub type DurableCallback = Box<dyn FnOnce(Result<(), LogError>) + Send>;
+
+/// Something waiting for an LSN to become durable without a thread.
+pub(crate) enum Waiting {
+    Task(std::task::Waker),
+    Call(DurableCallback),
+}
+
+/// A satisfied (or failed) waiter, to be woken without the state lock.
+pub(crate) enum Ready {
+    Task(std::task::Waker),
+    Call(DurableCallback, Result<(), LogError>),
+}
+
+impl Ready {
+    fn from(waiting: Waiting, outcome: Result<(), LogError>) -> Ready {
+        match waiting {
+            Waiting::Task(w) => Ready::Task(w),
+            Waiting::Call(f) => Ready::Call(f, outcome),
+        }
+    }
+}
+
+/// Wakes tasks and runs callbacks (call without the state lock).
+pub(crate) fn wake(ready: Vec<Ready>) {
+    for r in ready {
+        match r {
+            Ready::Task(w) => w.wake(),
+            Ready::Call(f, outcome) => f(outcome),
+        }
     }
 }
 
@@ -352,10 +394,43 @@ impl Log {
             state.requested = lsn;
             shared.flusher_wakeup.notify_one();
         }
-        if !state.wakers.iter().any(|(l, w)| *l == lsn && w.will_wake(cx.waker())) {
-            state.wakers.push((lsn, cx.waker().clone()));
+        if !state.wakers.iter().any(|(l, w)| *l == lsn && matches!(w, Waiting::Task(w) if w.will_wake(cx.waker()))) {
+            state.wakers.push((lsn, Waiting::Task(cx.waker().clone())));
         }
         Poll::Pending
+    }
+
+    /// Calls `callback` once everything below `lsn` is durable — on the
+    /// flusher's thread right after its fsync, or at once when it already
+    /// is — or with the error when it cannot become so (the log failed or
+    /// closed). Unlike [`Log::wait_durable`] nothing blocks, and unlike
+    /// [`Log::poll_durable`] no task is woken to learn the outcome: for a
+    /// caller that only passes it on. Callbacks for different LSNs may run
+    /// in any order.
+    pub fn on_durable(&self, lsn: Lsn, callback: DurableCallback) {
+        let shared = &*self.shared;
+        if shared.durable.load(Ordering::Acquire) >= lsn {
+            return callback(Ok(()));
+        }
+        let mut state = shared.state.lock();
+        let outcome = if shared.durable.load(Ordering::Acquire) >= lsn {
+            Ok(())
+        } else if let Some(failure) = &state.failure {
+            Err(failure.to_io_error())
+        } else if lsn > state.end {
+            Err(LogError::OutOfRange { lsn, start: self.start_lsn(), end: state.end })
+        } else if state.flusher_gone {
+            Err(LogError::Closed)
+        } else {
+            if lsn > state.requested {
+                state.requested = lsn;
+                shared.flusher_wakeup.notify_one();
+            }
+            state.wakers.push((lsn, Waiting::Call(callback)));
+            return;
+        };
+        drop(state);
+        callback(outcome);
     }
 
     /// Makes everything appended so far durable; returns the durable end LSN.

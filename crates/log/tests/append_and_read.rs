@@ -293,3 +293,36 @@ fn poll_durable_wakes_tasks_without_a_thread_each() {
     log.close().unwrap();
     assert!(block_on_durable(&log, lsn).is_ok(), "close flushes what was appended");
 }
+
+#[test]
+fn on_durable_calls_back_once_each_record_is_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, _) = open(LogConfig::new(dir.path()));
+    let log = Arc::new(log);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut expected = Vec::new();
+    for i in 0..200u64 {
+        let lsn = log.append(0, &payload(i)).unwrap();
+        expected.push(lsn);
+        let (tx, check) = (tx.clone(), log.clone());
+        log.on_durable(
+            lsn,
+            Box::new(move |outcome| {
+                // Told only once the record is on disk.
+                assert!(check.durable_lsn() >= lsn);
+                tx.send((lsn, outcome.is_ok())).unwrap();
+            }),
+        );
+    }
+    let mut told: Vec<_> = (0..200).map(|_| rx.recv_timeout(Duration::from_secs(30)).unwrap()).collect();
+    told.sort();
+    assert_eq!(told, expected.iter().map(|l| (*l, true)).collect::<Vec<_>>());
+    assert!(rx.try_recv().is_err(), "each callback runs once");
+    // Already durable: called at once, on this thread. Past the end: an error.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx2 = tx.clone();
+    log.on_durable(expected[0], Box::new(move |o| tx.send(o.is_ok()).unwrap()));
+    assert_eq!(rx.try_recv(), Ok(true));
+    log.on_durable(log.end_lsn() + 100, Box::new(move |o| tx2.send(o.is_ok()).unwrap()));
+    assert_eq!(rx.try_recv(), Ok(false));
+}

@@ -151,3 +151,27 @@ fn open_fails_cleanly_when_the_first_segment_cannot_be_created() {
     append_range(&log, 0..3);
     log.flush().unwrap();
 }
+
+#[test]
+fn on_durable_callbacks_learn_of_a_failed_fsync() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, faults) = config_with_faults(dir.path());
+    let (log, _) = open(config);
+    append_range(&log, 0..5);
+    log.flush().unwrap();
+    faults.fail_syncs(ErrorKind::Other);
+    let (tx, rx) = std::sync::mpsc::channel();
+    for (_, end) in append_range(&log, 5..10) {
+        let tx = tx.clone();
+        log.on_durable(end, Box::new(move |outcome| tx.send(outcome.map_err(|e| e.to_string())).unwrap()));
+    }
+    for _ in 0..5 {
+        let outcome = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+        let error = outcome.expect_err("the fsync failed");
+        assert!(error.starts_with("syncing log segment"), "{error}");
+    }
+    // After the failure a new callback is told at once.
+    let tx2 = tx.clone();
+    log.on_durable(log.end_lsn(), Box::new(move |o| tx2.send(o.map_err(|e| e.to_string())).unwrap()));
+    assert!(rx.try_recv().unwrap().is_err());
+}

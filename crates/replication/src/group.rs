@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
 use openraft::{Config, ReadPolicy, ServerState, SnapshotPolicy};
@@ -272,33 +273,53 @@ impl Drop for Group {
     }
 }
 
-/// Feeds proposals to Raft. Each write is awaited on its own task, so many
-/// are in flight at once (Raft batches them into its log and messages).
+/// Feeds proposals to Raft: whatever commits are queued when the loop
+/// comes round go to Raft as one batch (one message to its core, one
+/// append to the log), and a task per batch waits for their outcomes, so
+/// many batches are in flight at once.
 async fn submit_loop(raft: Raft, proposals: Arc<Proposals>, mut submitted: mpsc::UnboundedReceiver<Command>) {
-    while let Some(cmd) = submitted.recv().await {
-        let raft = raft.clone();
-        let proposals = proposals.clone();
-        tokio::spawn(async move {
-            let (ticket, whole) = (cmd.ticket, cmd.part.is_none());
-            match raft.client_write(cmd).await {
-                // Applying the entry decided the ticket already. (One part
-                // of a split record decides nothing: the record commits
-                // when all its parts have been applied.)
-                Ok(_) => {
-                    if whole {
-                        proposals.tickets.decide(ticket, Outcome::Committed);
-                    }
-                }
-                Err(e) => {
-                    proposals.tickets.decide(
-                        ticket,
-                        Outcome::Unknown(format!("the primary changed while the commit waited for its quorum ({e})")),
-                    );
-                }
+    let mut batch = Vec::new();
+    while submitted.recv_many(&mut batch, SUBMIT_BATCH).await > 0 {
+        let commands = std::mem::take(&mut batch);
+        // (ticket, whole): one part of a split record decides nothing — the
+        // record commits when all its parts have been applied.
+        let tickets: Vec<(u64, bool)> = commands.iter().map(|c| (c.ticket, c.part.is_none())).collect();
+        let unknown = |proposals: &Proposals, tickets: &[(u64, bool)], e: &dyn std::fmt::Display| {
+            for (ticket, _) in tickets {
+                proposals.tickets.decide(
+                    *ticket,
+                    Outcome::Unknown(format!("the primary changed while the commit waited for its quorum ({e})")),
+                );
             }
-        });
+        };
+        match raft.client_write_many(commands).await {
+            Ok(mut results) => {
+                let proposals = proposals.clone();
+                tokio::spawn(async move {
+                    let mut decided = 0;
+                    while let Some(result) = results.next().await {
+                        let (ticket, whole) = tickets[decided];
+                        decided += 1;
+                        match result {
+                            // Applying the entry decided the ticket already.
+                            Ok(Ok(_)) if whole => {
+                                proposals.tickets.decide(ticket, Outcome::Committed);
+                            }
+                            Ok(Ok(_)) => {}
+                            Ok(Err(e)) => unknown(&proposals, &[(ticket, whole)], &e),
+                            Err(e) => unknown(&proposals, &tickets[decided - 1..], &e),
+                        }
+                    }
+                    // The stream ends early only after an error (decided above).
+                });
+            }
+            Err(e) => unknown(&proposals, &tickets, &e),
+        }
     }
 }
+
+/// At most this many queued commits go to Raft in one batch.
+const SUBMIT_BATCH: usize = 256;
 
 /// Forms the group the first time: asks every `--join` address who it is,
 /// and once all have answered, the node with the lowest id proposes the

@@ -4,9 +4,10 @@
 //! data directory): checksummed, segmented, group-committed frames. Every
 //! change is a frame — an entry, a truncation of the uncommitted suffix, a
 //! purge of the applied prefix, a vote, the commit index — and opening the
-//! store replays the frames into memory. Appends return at once; a flusher
-//! thread reports each batch to Raft when the log's group fsync has made it
-//! durable, which is when Raft may count this node's copy toward a quorum.
+//! store replays the frames into memory. Appends return at once; the log's
+//! flusher thread reports each batch to Raft right after the group fsync
+//! that made it durable (`Log::on_durable`), which is when Raft may count
+//! this node's copy toward a quorum.
 //! A vote is durable before `save_vote` returns, as Raft requires.
 //!
 //! Memory holds an index (log index → id and LSN of its frame) and a cache
@@ -103,7 +104,6 @@ impl State {
 struct Shared {
     log: Arc<Log>,
     state: Mutex<State>,
-    flusher: std::sync::mpsc::Sender<(Lsn, IOFlushed<C>)>,
     /// The highest commit timestamp of any entry ever appended: a new
     /// primary starts its engines' clocks above it.
     max_ts: AtomicU64,
@@ -154,20 +154,7 @@ impl LogStore {
                 Frame::Committed(c) => state.committed = c,
             }
         }
-        let (tx, rx) = std::sync::mpsc::channel::<(Lsn, IOFlushed<C>)>();
-        let flush_log = log.clone();
-        std::thread::Builder::new()
-            .name("tessera-raft-flush".into())
-            .spawn(move || {
-                // In order: durability is a prefix of the log.
-                for (lsn, callback) in rx {
-                    callback.io_completed(flush_log.wait_durable(lsn).map_err(io_err));
-                }
-            })
-            .map_err(|e| ReplicationError::Internal(format!("starting the Raft log flusher: {e}")))?;
-        Ok(LogStore {
-            shared: Arc::new(Shared { log, state: Mutex::new(state), flusher: tx, max_ts: AtomicU64::new(max_ts) }),
-        })
+        Ok(LogStore { shared: Arc::new(Shared { log, state: Mutex::new(state), max_ts: AtomicU64::new(max_ts) }) })
     }
 
     pub fn max_ts(&self) -> u64 {
@@ -322,9 +309,8 @@ impl RaftLogStorage<C> for LogStore {
         }
         self.shared.max_ts.fetch_max(max_ts, Ordering::SeqCst);
         match last {
-            Some(lsn) => {
-                self.shared.flusher.send((lsn, callback)).map_err(|_| io_err("the Raft log flusher stopped"))?
-            }
+            // Reported from the log's flusher thread right after its fsync.
+            Some(lsn) => self.shared.log.on_durable(lsn, Box::new(move |r| callback.io_completed(r.map_err(io_err)))),
             None => callback.io_completed(Ok(())),
         }
         Ok(())

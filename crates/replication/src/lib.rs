@@ -38,7 +38,9 @@
 //!   primary's.
 //! - `rpc`: authenticated (cluster secret, HMAC challenge–response both ways),
 //!   multiplexed request/response over TCP; `network` carries Raft's
-//!   messages over it.
+//!   messages over it, and `append_stream` pipelines replication: several
+//!   AppendEntries in flight per secondary, which appends each as it comes
+//!   and answers each, in order, once it is durable.
 //! - `group`: starts all of it and derives this node's [`Role`] — primary
 //!   (serve clients), secondary (forward clients to the primary),
 //!   unavailable (no primary, or no quorum: refuse, with the reason).
@@ -63,6 +65,7 @@
 //! a secondary is, for reads served there.
 
 pub mod admin;
+pub mod append_stream;
 pub mod commit_log;
 pub mod error;
 pub mod freshness;

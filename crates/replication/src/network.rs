@@ -7,12 +7,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use futures::stream::{BoxStream, Stream, StreamExt};
 use openraft::async_runtime::WatchReceiver;
 use openraft::errors::{RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest, TransferLeaderResponse,
-    VoteRequest, VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, StreamAppendResult, TransferLeaderRequest,
+    TransferLeaderResponse, VoteRequest, VoteResponse,
 };
 use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 use parking_lot::Mutex;
@@ -22,9 +24,6 @@ use crate::error::{ReplicationError, Result};
 use crate::rpc::{ClusterSecret, Handler, RpcClient};
 use crate::snapshot::{SnapshotFiles, SnapshotStore};
 use crate::types::{C, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
-
-/// Bytes of log entries per AppendEntries call (see `append_entries`).
-const APPEND_BYTES: usize = 4 << 20;
 
 /// Bytes of a snapshot file per message.
 const SNAPSHOT_CHUNK: usize = 1 << 20;
@@ -40,6 +39,11 @@ pub(crate) enum Request {
         info: NodeInfo,
     },
     AppendEntries(AppendEntriesRequest<C>),
+    /// One request of a pipelined replication session (`append_stream`).
+    AppendStream {
+        session: u64,
+        rpc: AppendEntriesRequest<C>,
+    },
     Vote(VoteRequest<C>),
     TransferLeader(TransferLeaderRequest<C>),
     /// The cluster map as this node's Raft sees it.
@@ -77,6 +81,7 @@ pub(crate) enum Reply {
         by_primary: bool,
     },
     AppendEntries(AppendEntriesResponse<C>),
+    StreamAppended(StreamAppendResult<C>),
     Vote(VoteResponse<C>),
     TransferLeader(TransferLeaderResponse<C>),
     Status(Vec<crate::status::NodeStatus>),
@@ -86,7 +91,7 @@ pub(crate) enum Reply {
     Failed(String),
 }
 
-fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     postcard::to_allocvec(v).expect("replication messages always encode")
 }
 
@@ -100,7 +105,16 @@ pub(crate) fn handler(
     freshness: Arc<crate::freshness::Freshness>,
     roster: Arc<crate::manager::Roster>,
 ) -> Handler {
-    Arc::new(move |_from, body| {
+    let sessions = Arc::new(crate::append_stream::Sessions::default());
+    Arc::new(move |from, body| {
+        let request = postcard::from_bytes::<Request>(&body);
+        // A pipelined session's requests are queued now, in arrival order.
+        if let Ok(Request::AppendStream { session, rpc }) = request {
+            let answer = sessions.enqueue(&raft, &freshness, from, session, rpc);
+            return Box::pin(async move {
+                encode(&answer.await.unwrap_or_else(|_| Reply::Failed("the append session ended".into())))
+            });
+        }
         let raft = raft.clone();
         let roster = roster.clone();
         let freshness = freshness.clone();
@@ -108,7 +122,7 @@ pub(crate) fn handler(
         let peers = peers.clone();
         let snapshots = snapshots.clone();
         Box::pin(async move {
-            let reply = match postcard::from_bytes::<Request>(&body) {
+            let reply = match request {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
                 Ok(Request::Hello) => {
                     let formed = raft.metrics().borrow_watched().membership_config.membership().voter_ids().count() > 0;
@@ -138,6 +152,7 @@ pub(crate) fn handler(
                     }
                     reply.map_or_else(|e| Reply::Failed(e.to_string()), Reply::AppendEntries)
                 }
+                Ok(Request::AppendStream { .. }) => unreachable!("queued above"),
                 Ok(Request::Vote(rpc)) => {
                     raft.vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
                 }
@@ -318,44 +333,34 @@ impl RaftNetworkV2<C> for PeerLink {
     type SnapshotData = SnapshotData;
 
     /// Sends at most `APPEND_BYTES` of entries per call (at least one
-    /// entry), answering a partial success for the rest: a follower then
-    /// appends a bounded batch at a time, and a heartbeat waits at most
-    /// for that. A large batch gets time in proportion to its size.
+    /// entry), answering a partial success for the rest (heartbeats, and
+    /// a probe of where a replica's log matches, come this way).
     async fn append_entries(
         &mut self,
         mut rpc: AppendEntriesRequest<C>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<C>, RPCError<C>> {
-        let mut bytes = 0;
-        let mut keep = rpc.entries.len();
-        for (i, e) in rpc.entries.iter().enumerate() {
-            let size = match &e.payload {
-                openraft::EntryPayload::Normal(cmd) => cmd.record.len() + 64,
-                _ => 64,
-            };
-            if i > 0 && bytes + size > APPEND_BYTES {
-                keep = i;
-                break;
-            }
-            bytes += size;
-        }
-        let partial = keep < rpc.entries.len();
-        rpc.entries.truncate(keep);
-        let last = rpc.entries.last().map(|e| e.log_id);
-        let ttl = match bytes {
-            // About 16 MB/s, and a second to spare.
-            b if b > 256 << 10 => {
-                option.hard_ttl().max(Duration::from_secs(1) + Duration::from_millis((b >> 14) as u64))
-            }
-            _ => option.hard_ttl(),
-        };
+        let (cut, ttl) = crate::append_stream::fit(&mut rpc, option.hard_ttl());
         match self.call_within(Request::AppendEntries(rpc), ttl).await? {
-            Reply::AppendEntries(AppendEntriesResponse::Success) if partial => {
-                Ok(AppendEntriesResponse::PartialSuccess(last))
+            Reply::AppendEntries(AppendEntriesResponse::Success) if cut.is_some() => {
+                Ok(AppendEntriesResponse::PartialSuccess(cut.flatten()))
             }
             Reply::AppendEntries(r) => Ok(r),
             _ => Err(unexpected("append entries").into()),
         }
+    }
+
+    /// Replication proper: several requests in flight (`append_stream`).
+    fn stream_append<'s, S>(
+        &'s mut self,
+        input: S,
+        option: RPCOption,
+    ) -> BoxFuture<'s, Result<BoxStream<'s, Result<StreamAppendResult<C>, RPCError<C>>>, RPCError<C>>>
+    where
+        S: Stream<Item = AppendEntriesRequest<C>> + OptionalSend + Unpin + 'static,
+    {
+        let answers = crate::append_stream::pipeline(self.client.clone(), self.target, input, &option);
+        Box::pin(async move { Ok(answers.boxed()) })
     }
 
     async fn vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {

@@ -122,7 +122,11 @@ async fn receive<T: for<'de> Deserialize<'de>>(wire: &mut Wire) -> Result<T> {
     }
 }
 
-/// What a server does with a request from an authenticated peer.
+/// What a server does with a request from an authenticated peer. It is
+/// called for each request of a connection in the order they arrived, and
+/// its futures then run concurrently: work done before returning the
+/// future (such as queueing the request for an ordered consumer) keeps the
+/// peer's order.
 pub type Handler = Arc<dyn Fn(u64, Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> + Send + Sync>;
 
 /// Accepts peers on `listener` until the task is dropped.
@@ -172,14 +176,39 @@ async fn serve_peer(wire: Wire, node: u64, handler: Handler) {
     });
     while let Some(Ok(frame)) = stream.next().await {
         let Some(request) = Envelope::decode(&frame) else { break };
-        let handler = handler.clone();
+        // The handler is called here, in the order the requests arrived
+        // (what it does before its future first awaits happens in that
+        // order: see `Handler`); the futures run concurrently.
+        let reply = handler(node, request.body);
         let tx = tx.clone();
         tokio::spawn(async move {
-            let body = handler(node, request.body).await;
+            let body = reply.await;
             let _ = tx.send(Envelope { id: request.id, body });
         });
     }
     writer.abort();
+}
+
+/// A request sent, its reply still to come.
+pub struct PendingReply {
+    conn: Arc<Connection>,
+    id: u64,
+    rx: oneshot::Receiver<Vec<u8>>,
+    addr: String,
+}
+
+impl PendingReply {
+    /// Waits at most `timeout` for the reply.
+    pub async fn wait(self, timeout: Duration) -> Result<Vec<u8>> {
+        match tokio::time::timeout(timeout, self.rx).await {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(_)) => Err(ReplicationError::Unreachable(format!("connection to {} closed", self.addr))),
+            Err(_) => {
+                self.conn.waiting.lock().remove(&self.id);
+                Err(ReplicationError::Timeout(format!("{} did not answer within {timeout:?}", self.addr)))
+            }
+        }
+    }
 }
 
 /// One authenticated connection to a peer, shared by concurrent calls.
@@ -207,8 +236,10 @@ impl RpcClient {
         &self.addr
     }
 
-    /// Sends one request and waits (at most `timeout`) for its reply.
-    pub async fn call(&self, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>> {
+    /// Sends one request; the reply is awaited with [`PendingReply::wait`].
+    /// Requests sent one after another by one task reach the peer's
+    /// handler in that order (one connection, one writer).
+    pub async fn send(&self, body: Vec<u8>) -> Result<PendingReply> {
         let conn = self.connection().await?;
         let id = conn.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
@@ -218,6 +249,12 @@ impl RpcClient {
             self.forget(&conn).await;
             return Err(ReplicationError::Unreachable(format!("connection to {} closed", self.addr)));
         }
+        Ok(PendingReply { conn, id, rx, addr: self.addr.clone() })
+    }
+
+    /// Sends one request and waits (at most `timeout`) for its reply.
+    pub async fn call(&self, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>> {
+        let PendingReply { conn, id, rx, .. } = self.send(body).await?;
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => Ok(reply),
             Ok(Err(_)) => {

@@ -90,7 +90,7 @@ fn new_session() -> u64 {
 type Answer = Result<StreamAppendResult<C>, RPCError<C>>;
 
 struct InFlight {
-    reply: Pin<Box<dyn Future<Output = crate::error::Result<Vec<u8>>> + Send>>,
+    reply: Pin<Box<dyn Future<Output = crate::error::Result<bytes::Bytes>> + Send>>,
 }
 
 /// The primary's side of one session.
@@ -127,7 +127,7 @@ where
         Ok(())
     }
 
-    fn answer(&self, reply: crate::error::Result<Vec<u8>>) -> Answer {
+    fn answer(&self, reply: crate::error::Result<bytes::Bytes>) -> Answer {
         let reply = reply.map_err(|e| self.unreachable(e))?;
         match postcard::from_bytes::<Reply>(&reply) {
             Ok(Reply::StreamAppended(result)) => Ok(result),

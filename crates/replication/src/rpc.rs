@@ -28,7 +28,7 @@ use ring::rand::{SecureRandom, SystemRandom};
 use serde::{Deserialize, Serialize};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::bytes::Bytes;
+use tokio_util::bytes::{Buf, Bytes, BytesMut};
 use tokio_util::codec::{Framed, LengthDelimitedCodec};
 
 use crate::error::{ReplicationError, Result};
@@ -90,9 +90,11 @@ impl Envelope {
         Bytes::from(frame)
     }
 
-    fn decode(frame: &[u8]) -> Option<Envelope> {
+    /// A received frame's id and body (the body shares the frame's bytes).
+    fn decode(mut frame: BytesMut) -> Option<(u64, Bytes)> {
         let id = u64::from_le_bytes(frame.get(..8)?.try_into().ok()?);
-        Some(Envelope { id, body: frame[8..].to_vec() })
+        frame.advance(8);
+        Some((id, frame.freeze()))
     }
 }
 
@@ -127,7 +129,7 @@ async fn receive<T: for<'de> Deserialize<'de>>(wire: &mut Wire) -> Result<T> {
 /// its futures then run concurrently: work done before returning the
 /// future (such as queueing the request for an ordered consumer) keeps the
 /// peer's order.
-pub type Handler = Arc<dyn Fn(u64, Vec<u8>) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> + Send + Sync>;
+pub type Handler = Arc<dyn Fn(u64, Bytes) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> + Send + Sync>;
 
 /// Accepts peers on `listener` until the task is dropped.
 pub async fn serve(listener: TcpListener, secret: ClusterSecret, handler: Handler) {
@@ -175,15 +177,15 @@ async fn serve_peer(wire: Wire, node: u64, handler: Handler) {
         }
     });
     while let Some(Ok(frame)) = stream.next().await {
-        let Some(request) = Envelope::decode(&frame) else { break };
+        let Some((id, body)) = Envelope::decode(frame) else { break };
         // The handler is called here, in the order the requests arrived
         // (what it does before its future first awaits happens in that
         // order: see `Handler`); the futures run concurrently.
-        let reply = handler(node, request.body);
+        let reply = handler(node, body);
         let tx = tx.clone();
         tokio::spawn(async move {
             let body = reply.await;
-            let _ = tx.send(Envelope { id: request.id, body });
+            let _ = tx.send(Envelope { id, body });
         });
     }
     writer.abort();
@@ -193,13 +195,13 @@ async fn serve_peer(wire: Wire, node: u64, handler: Handler) {
 pub struct PendingReply {
     conn: Arc<Connection>,
     id: u64,
-    rx: oneshot::Receiver<Vec<u8>>,
+    rx: oneshot::Receiver<Bytes>,
     addr: String,
 }
 
 impl PendingReply {
     /// Waits at most `timeout` for the reply.
-    pub async fn wait(self, timeout: Duration) -> Result<Vec<u8>> {
+    pub async fn wait(self, timeout: Duration) -> Result<Bytes> {
         match tokio::time::timeout(timeout, self.rx).await {
             Ok(Ok(reply)) => Ok(reply),
             Ok(Err(_)) => Err(ReplicationError::Unreachable(format!("connection to {} closed", self.addr))),
@@ -214,7 +216,7 @@ impl PendingReply {
 /// One authenticated connection to a peer, shared by concurrent calls.
 struct Connection {
     out: mpsc::UnboundedSender<Envelope>,
-    waiting: Arc<Mutex<HashMap<u64, oneshot::Sender<Vec<u8>>>>>,
+    waiting: Arc<Mutex<HashMap<u64, oneshot::Sender<Bytes>>>>,
     next: AtomicU64,
     closed: Arc<AtomicBool>,
 }
@@ -253,7 +255,7 @@ impl RpcClient {
     }
 
     /// Sends one request and waits (at most `timeout`) for its reply.
-    pub async fn call(&self, body: Vec<u8>, timeout: Duration) -> Result<Vec<u8>> {
+    pub async fn call(&self, body: Vec<u8>, timeout: Duration) -> Result<Bytes> {
         let PendingReply { conn, id, rx, .. } = self.send(body).await?;
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => Ok(reply),
@@ -319,7 +321,7 @@ impl RpcClient {
 fn spawn_connection(wire: Wire) -> Connection {
     let (mut sink, mut stream) = StreamExt::split::<Bytes>(wire);
     let (out, mut rx) = mpsc::unbounded_channel::<Envelope>();
-    let waiting: Arc<Mutex<HashMap<u64, oneshot::Sender<Vec<u8>>>>> = Arc::default();
+    let waiting: Arc<Mutex<HashMap<u64, oneshot::Sender<Bytes>>>> = Arc::default();
     let closed = Arc::new(AtomicBool::new(false));
     let writer_closed = closed.clone();
     tokio::spawn(async move {
@@ -334,9 +336,9 @@ fn spawn_connection(wire: Wire) -> Connection {
     let reader_closed = closed.clone();
     tokio::spawn(async move {
         while let Some(Ok(frame)) = stream.next().await {
-            let Some(reply) = Envelope::decode(&frame) else { break };
-            if let Some(tx) = reader_waiting.lock().remove(&reply.id) {
-                let _ = tx.send(reply.body);
+            let Some((id, body)) = Envelope::decode(frame) else { break };
+            if let Some(tx) = reader_waiting.lock().remove(&id) {
+                let _ = tx.send(body);
             }
         }
         reader_closed.store(true, Ordering::Release);
@@ -369,13 +371,42 @@ mod tests {
         let addr = echo_server(b"s3cret").await;
         let client = RpcClient::new(addr, 7, ClusterSecret::new(b"s3cret"));
         let reply = client.call(b"hi".to_vec(), Duration::from_secs(5)).await.unwrap();
-        assert_eq!(reply, b"from 7: hi");
+        assert_eq!(&reply[..], b"from 7: hi");
         // Concurrent calls share the connection.
         let calls = (0..20).map(|i| client.call(vec![b'0' + i], Duration::from_secs(5)));
         let replies = futures::future::join_all(calls).await;
         for (i, r) in replies.into_iter().enumerate() {
-            assert_eq!(r.unwrap(), [b"from 7: ".as_slice(), &[b'0' + i as u8]].concat());
+            assert_eq!(r.unwrap().to_vec(), [b"from 7: ".as_slice(), &[b'0' + i as u8]].concat());
         }
+    }
+
+    /// Pipelined replication rests on this: requests sent one after
+    /// another reach the handler in that order, though their replies may
+    /// come in any order.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_handler_sees_a_connections_requests_in_order() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let seen: Arc<Mutex<Vec<u8>>> = Arc::default();
+        let order = seen.clone();
+        let handler: Handler = Arc::new(move |_, body| {
+            order.lock().push(body[0]);
+            Box::pin(async move {
+                // Later requests answer sooner.
+                tokio::time::sleep(Duration::from_millis(200 - body[0] as u64)).await;
+                body.to_vec()
+            })
+        });
+        tokio::spawn(serve(listener, ClusterSecret::new(b"k"), handler));
+        let client = RpcClient::new(addr, 1, ClusterSecret::new(b"k"));
+        let mut pending = Vec::new();
+        for i in 0..100u8 {
+            pending.push(client.send(vec![i]).await.unwrap());
+        }
+        for (i, p) in pending.into_iter().enumerate() {
+            assert_eq!(&p.wait(Duration::from_secs(5)).await.unwrap()[..], &[i as u8]);
+        }
+        assert_eq!(*seen.lock(), (0..100).collect::<Vec<u8>>());
     }
 
     #[tokio::test]

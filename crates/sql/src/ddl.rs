@@ -308,33 +308,49 @@ fn apply_sequence_options(
 ) -> Result<()> {
     use datafusion::sql::sqlparser::ast::SequenceOptions as O;
     let mut start_given = false;
+    // None: the default for the direction (also NO MINVALUE / NO MAXVALUE).
+    let (mut min, mut max) = (None, None);
     for o in options {
         match o {
             O::IncrementBy(e, _) => seq.increment = const_i64(e)?,
-            O::MinValue(Some(e)) => seq.min = const_i64(e)?,
-            O::MaxValue(Some(e)) => seq.max = const_i64(e)?,
+            O::MinValue(e) => min = e.as_ref().map(const_i64).transpose()?,
+            O::MaxValue(e) => max = e.as_ref().map(const_i64).transpose()?,
             O::StartWith(e, _) => {
                 seq.start = const_i64(e)?;
                 start_given = true;
             }
-            _ => {}
+            // Refused rather than ignored: a sequence here stops at its end.
+            O::Cycle(false) => return Err(SqlError::unsupported("CYCLE on a sequence")),
+            // CACHE: every session draws from the one counter already.
+            O::Cycle(true) | O::Cache(_) => {}
         }
     }
     if seq.increment == 0 {
         return Err(SqlError::new(code::INVALID_PARAMETER_VALUE, "INCREMENT must not be zero"));
     }
-    if seq.increment < 0 {
-        if seq.min == 1 {
-            seq.min = i64::MIN;
-        }
-        if seq.max == i64::MAX {
-            seq.max = -1;
-        }
-        if !start_given {
-            seq.start = seq.max;
-        }
-    } else if !start_given {
-        seq.start = seq.min;
+    let (default_min, default_max) = if seq.increment > 0 { (1, i64::MAX) } else { (i64::MIN, -1) };
+    seq.min = min.unwrap_or(default_min);
+    seq.max = max.unwrap_or(default_max);
+    if seq.min >= seq.max {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER_VALUE,
+            format!("MINVALUE ({}) must be less than MAXVALUE ({})", seq.min, seq.max),
+        ));
+    }
+    if !start_given {
+        seq.start = if seq.increment > 0 { seq.min } else { seq.max };
+    }
+    if seq.start < seq.min {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER_VALUE,
+            format!("START value ({}) cannot be less than MINVALUE ({})", seq.start, seq.min),
+        ));
+    }
+    if seq.start > seq.max {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER_VALUE,
+            format!("START value ({}) cannot be greater than MAXVALUE ({})", seq.start, seq.max),
+        ));
     }
     Ok(())
 }

@@ -20,6 +20,12 @@ use crate::error::{Result, SqlError, code};
 use crate::session::{Output, Session};
 use crate::types::SqlType;
 
+/// Tables with at least this many rows are copied by several threads when
+/// a new primary key rebuilds them.
+const PARALLEL_COPY_ROWS: usize = 100_000;
+/// At most this many threads copy one table.
+const MAX_COPY_THREADS: usize = 4;
+
 fn cmd(tag: &str) -> Result<Option<Output>> {
     Ok(Some(Output::Command(tag.to_string())))
 }
@@ -382,30 +388,57 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
         let old_table = engine.table(&def.engine_name).ok_or_else(|| {
             SqlError::internal(format!("engine table {} of \"{}\" is missing", def.engine_name, def.name))
         })?;
-        let mut txn = engine.begin(Isolation::Snapshot)?;
         let mut rows = Vec::new();
-        txn.scan(&old_table, PRIMARY, &KeyRange::all(), |r| {
+        engine.begin(Isolation::Snapshot)?.scan(&old_table, PRIMARY, &KeyRange::all(), |r| {
             rows.push(r.to_vec());
             true
         })?;
-        for r in rows {
-            let t = Tuple::parse(&r).map_err(|e| SqlError::internal(e.to_string()))?;
-            if pk_fields.iter().any(|f| t.field(*f as usize).is_none()) {
-                return Err(SqlError::new(
-                    code::NOT_NULL,
-                    format!("column of relation \"{}\" contains null values", def.name),
-                ));
-            }
-            txn.insert(&new_table, r).map_err(|e| match e {
-                EngineError::UniqueViolation { .. } => {
-                    SqlError::new(code::UNIQUE, format!("could not create unique index \"{pk_name}\""))
-                        .with_detail("The table contains duplicated values.")
+        // Nobody else writes the new table, so the copy may run as several
+        // transactions at once, each over a contiguous run of the rows (its
+        // own stretch of the ordered index). A conflict or deadlock between
+        // them can only come from two equal keys; if any part fails the
+        // new table is dropped below.
+        let insert_part = |part: &[Vec<u8>]| -> Result<()> {
+            let mut txn = engine.begin(Isolation::Snapshot)?;
+            for r in part {
+                let t = Tuple::parse(r).map_err(|e| SqlError::internal(e.to_string()))?;
+                if pk_fields.iter().any(|f| t.field(*f as usize).is_none()) {
+                    return Err(SqlError::new(
+                        code::NOT_NULL,
+                        format!("column of relation \"{}\" contains null values", def.name),
+                    ));
                 }
-                other => other.into(),
-            })?;
+                txn.insert(&new_table, r.clone()).map_err(|e| match e {
+                    EngineError::UniqueViolation { .. } | EngineError::Conflict { .. } | EngineError::Deadlock => {
+                        SqlError::new(code::UNIQUE, format!("could not create unique index \"{pk_name}\""))
+                            .with_detail("The table contains duplicated values.")
+                    }
+                    other => other.into(),
+                })?;
+            }
+            txn.commit()?;
+            Ok(())
+        };
+        let threads = if rows.len() < PARALLEL_COPY_ROWS {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_COPY_THREADS)
+        };
+        if threads == 1 {
+            return insert_part(&rows);
         }
-        txn.commit()?;
-        Ok(())
+        std::thread::scope(|s| {
+            let parts: Vec<_> = rows.chunks(rows.len().div_ceil(threads)).map(|p| s.spawn(|| insert_part(p))).collect();
+            let results: Vec<Result<()>> = parts
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(SqlError::internal("a table copy thread panicked"))))
+                .collect();
+            // The most telling error: a duplicate or NULL key over whatever
+            // the other parts ran into.
+            let mut errors: Vec<SqlError> = results.into_iter().filter_map(|r| r.err()).collect();
+            errors.sort_by_key(|e| e.code != code::UNIQUE && e.code != code::NOT_NULL);
+            errors.into_iter().next().map_or(Ok(()), Err)
+        })
     };
     let copied = tokio::task::block_in_place(|| engines.iter().try_for_each(copy));
     if let Err(e) = copied {

@@ -398,17 +398,17 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
         // own stretch of the ordered index). A conflict or deadlock between
         // them can only come from two equal keys; if any part fails the
         // new table is dropped below.
-        let insert_part = |part: &[Vec<u8>]| -> Result<()> {
+        let insert_part = |part: Vec<Vec<u8>>| -> Result<()> {
             let mut txn = engine.begin(Isolation::Snapshot)?;
             for r in part {
-                let t = Tuple::parse(r).map_err(|e| SqlError::internal(e.to_string()))?;
+                let t = Tuple::parse(&r).map_err(|e| SqlError::internal(e.to_string()))?;
                 if pk_fields.iter().any(|f| t.field(*f as usize).is_none()) {
                     return Err(SqlError::new(
                         code::NOT_NULL,
                         format!("column of relation \"{}\" contains null values", def.name),
                     ));
                 }
-                txn.insert(&new_table, r.clone()).map_err(|e| match e {
+                txn.insert(&new_table, r).map_err(|e| match e {
                     EngineError::UniqueViolation { .. } | EngineError::Conflict { .. } | EngineError::Deadlock => {
                         SqlError::new(code::UNIQUE, format!("could not create unique index \"{pk_name}\""))
                             .with_detail("The table contains duplicated values.")
@@ -425,10 +425,17 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
             std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_COPY_THREADS)
         };
         if threads == 1 {
-            return insert_part(&rows);
+            return insert_part(rows);
         }
+        let size = rows.len().div_ceil(threads);
+        let mut parts = Vec::with_capacity(threads);
+        while rows.len() > size {
+            parts.push(rows.split_off(rows.len() - size));
+        }
+        parts.push(rows);
+        let insert_part = &insert_part;
         std::thread::scope(|s| {
-            let parts: Vec<_> = rows.chunks(rows.len().div_ceil(threads)).map(|p| s.spawn(|| insert_part(p))).collect();
+            let parts: Vec<_> = parts.into_iter().map(|p| s.spawn(move || insert_part(p))).collect();
             let results: Vec<Result<()>> = parts
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| Err(SqlError::internal("a table copy thread panicked"))))

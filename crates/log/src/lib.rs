@@ -26,7 +26,9 @@
 //! waiter it satisfied. Committers arriving during that fsync pile up in the
 //! fresh buffer and share the next one, so fsyncs scale with disk latency,
 //! not with the commit rate. **Durability modes** live above this crate: a
-//! synchronous commit is `append` + [`Log::wait_durable`]; a lazy commit only
+//! synchronous commit is `append` + [`Log::wait_durable`] (or, without a
+//! thread, [`Log::poll_durable`] from a task, or [`Log::on_durable`], a
+//! callback the flusher runs after its fsync); a lazy commit only
 //! appends, and the flusher guarantees it is fsynced within
 //! `lazy_flush_interval` (it flushes when the oldest pending record is half
 //! that old), like SQL Server's delayed durability.

@@ -26,7 +26,8 @@ pub(crate) async fn commits(c: &tokio_postgres::Client, sql: &str) -> bool {
         Ok(()) => true,
         Err(e) => {
             let code = e.as_db_error().map(|d| d.code().code().to_string());
-            assert!(matches!(code.as_deref(), Some("40001" | "40P01")), "{e}");
+            let message = e.as_db_error().map(|d| d.message().to_string());
+            assert!(matches!(code.as_deref(), Some("40001" | "40P01")), "{sql}: {code:?} {message:?} ({e})");
             c.batch_execute("ROLLBACK").await.unwrap();
             false
         }

@@ -174,6 +174,10 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
                     m.push(rm);
                 }
                 mask = Some(m);
+            } else {
+                // Result names do not matter here, but DataFusion wants them
+                // unique (`INSERT … SELECT g, g`).
+                crate::naming::alias_projection(&mut q);
             }
             let plan = session.plan_query(Statement::Query(q), params).await?;
             let (_, batches) = session.run_plan(plan).await?;

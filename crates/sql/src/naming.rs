@@ -8,55 +8,161 @@
 
 use std::collections::HashSet;
 
-use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr};
+use datafusion::sql::sqlparser::ast::{Expr, Ident, Query, SelectItem, SetExpr, VisitMut};
 
-/// Assigns aliases to the top-level projection of `query`; returns the
-/// display name of every result column when they can be known from the AST
-/// (not when the projection has a wildcard).
-pub fn alias_projection(query: &mut Query) -> Option<Vec<String>> {
+/// The PostgreSQL names of a query's result columns, to give its fields
+/// after planning (DataFusion's may differ, and must be unique).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResultNames {
+    /// Every result column's name, in order (no wildcard in the projection).
+    Positional(Vec<String>),
+    /// The projection has a wildcard, whose columns keep their names; the
+    /// listed fields (by the alias given them here) are renamed.
+    Aliased(Vec<(String, String)>),
+}
+
+/// A name for a projection item that no column of the query can have, so
+/// that it never collides with a column a wildcard brings in.
+fn internal_alias(k: usize) -> String {
+    format!("?tessera column {k}?")
+}
+
+/// Assigns aliases to the top-level projection of `query` so that
+/// DataFusion sees unique names, and returns the names PostgreSQL shows
+/// (None for a query that is not a plain SELECT).
+///
+/// - An unaliased expression is aliased with PostgreSQL's name for it
+///   (`count`, `?column?`), made unique.
+/// - A column or alias that repeats an earlier result column's name
+///   (`SELECT a, a`, `SELECT 1 AS x, 2 AS x`) gets an internal alias.
+/// - Beside a wildcard, whose columns are not known here, every plain
+///   column and explicit alias gets an internal alias (`SELECT *, a`);
+///   ORDER BY items naming such an alias follow it.
+pub fn alias_projection(query: &mut Query) -> Option<ResultNames> {
     let select = match query.body.as_mut() {
         SetExpr::Select(s) => s,
         _ => return None,
     };
-    let mut display = Vec::new();
+    let wildcard =
+        select.projection.iter().any(|i| matches!(i, SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..)));
     let mut used: HashSet<String> = HashSet::new();
-    let mut wildcard = false;
     for item in &select.projection {
         match item {
             SelectItem::ExprWithAlias { alias, .. } => {
-                used.insert(alias.value.to_lowercase());
+                used.insert(ident(alias));
             }
             SelectItem::UnnamedExpr(e) => {
                 if let Some(n) = column_name(e) {
-                    used.insert(n.to_lowercase());
+                    used.insert(n);
                 }
             }
-            _ => wildcard = true,
-        }
-    }
-    for item in select.projection.iter_mut() {
-        match item {
-            SelectItem::UnnamedExpr(e) => {
-                let name = pg_name(e);
-                if column_name(e).is_some() {
-                    display.push(name);
-                    continue;
-                }
-                let mut unique = name.clone();
-                let mut k = 1;
-                while !used.insert(unique.to_lowercase()) {
-                    unique = format!("{name}_{k}");
-                    k += 1;
-                }
-                display.push(name);
-                let expr = std::mem::replace(e, Expr::value(datafusion::sql::sqlparser::ast::Value::Null));
-                *item = SelectItem::ExprWithAlias { expr, alias: Ident::with_quote('"', unique) };
-            }
-            SelectItem::ExprWithAlias { alias, .. } => display.push(alias.value.clone()),
             _ => {}
         }
     }
-    if wildcard { None } else { Some(display) }
+    let mut display = Vec::new();
+    let mut renamed: Vec<(String, String)> = Vec::new();
+    // Explicit aliases replaced by internal ones, for ORDER BY.
+    let mut moved_aliases: Vec<(String, String)> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for (k, item) in select.projection.iter_mut().enumerate() {
+        match item {
+            SelectItem::UnnamedExpr(e) => {
+                let name = pg_name(e);
+                if let Some(column) = column_name(e) {
+                    display.push(name.clone());
+                    if wildcard || !seen.insert(column) {
+                        let internal = internal_alias(k);
+                        renamed.push((internal.clone(), name));
+                        let expr = std::mem::replace(e, Expr::value(datafusion::sql::sqlparser::ast::Value::Null));
+                        *item = SelectItem::ExprWithAlias { expr, alias: Ident::with_quote('"', internal) };
+                    }
+                    continue;
+                }
+                let mut unique = name.clone();
+                let mut n = 1;
+                while !used.insert(unique.to_lowercase()) {
+                    unique = format!("{name}_{n}");
+                    n += 1;
+                }
+                seen.insert(unique.to_lowercase());
+                display.push(name.clone());
+                renamed.push((unique.clone(), name));
+                let expr = std::mem::replace(e, Expr::value(datafusion::sql::sqlparser::ast::Value::Null));
+                *item = SelectItem::ExprWithAlias { expr, alias: Ident::with_quote('"', unique) };
+            }
+            SelectItem::ExprWithAlias { alias, .. } => {
+                display.push(alias.value.clone());
+                if wildcard || !seen.insert(ident(alias)) {
+                    let internal = internal_alias(k);
+                    renamed.push((internal.clone(), alias.value.clone()));
+                    moved_aliases.push((ident(alias), internal.clone()));
+                    *alias = Ident::with_quote('"', internal);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Beside a wildcard every explicit alias is internal: `ORDER BY x`
+    // follows the first result column of that name. (Without a wildcard
+    // the first column of a name keeps it.)
+    if wildcard
+        && let Some(order_by) = query.order_by.as_mut()
+        && let datafusion::sql::sqlparser::ast::OrderByKind::Expressions(items) = &mut order_by.kind
+    {
+        for item in items.iter_mut() {
+            if let Expr::Identifier(i) = &item.expr
+                && let Some((_, internal)) = moved_aliases.iter().find(|(name, _)| *name == ident(i))
+            {
+                item.expr = Expr::Identifier(Ident::with_quote('"', internal.clone()));
+            }
+        }
+    }
+    if wildcard { Some(ResultNames::Aliased(renamed)) } else { Some(ResultNames::Positional(display)) }
+}
+
+/// Names the single column of a set-returning function in FROM as
+/// PostgreSQL does: after the table alias (`generate_series(1, 3) AS g`
+/// has a column `g`), or after the function without one (a column
+/// `generate_series`). DataFusion would call it `value`.
+pub fn name_function_columns(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
+    use datafusion::sql::sqlparser::ast::{TableAlias, TableAliasColumnDef, TableFactor, VisitorMut};
+    struct Namer;
+    impl VisitorMut for Namer {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> std::ops::ControlFlow<()> {
+            let (function, alias) = match factor {
+                TableFactor::Table { name, args: Some(_), alias, .. } => {
+                    let f = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+                    if f != "generate_series" {
+                        return std::ops::ControlFlow::Continue(());
+                    }
+                    (f, alias)
+                }
+                TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality: false, .. }
+                    if array_exprs.len() == 1 =>
+                {
+                    ("unnest".to_string(), alias)
+                }
+                _ => return std::ops::ControlFlow::Continue(()),
+            };
+            match alias {
+                Some(a) if a.columns.is_empty() => {
+                    a.columns = vec![TableAliasColumnDef { name: a.name.clone(), data_type: None }];
+                }
+                Some(_) => {}
+                None => {
+                    *alias = Some(TableAlias {
+                        explicit: true,
+                        name: Ident::new(function.clone()),
+                        columns: vec![TableAliasColumnDef::from_name(function)],
+                        at: None,
+                    });
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Namer);
 }
 
 fn column_name(e: &Expr) -> Option<String> {
@@ -128,17 +234,77 @@ mod tests {
     use crate::session::parse_sql;
     use datafusion::sql::sqlparser::ast::Statement;
 
-    fn names(sql: &str) -> Option<Vec<String>> {
+    fn rewrite(sql: &str) -> (Option<ResultNames>, String) {
         let Statement::Query(mut q) = parse_sql(sql).unwrap().pop().unwrap() else { panic!() };
-        alias_projection(&mut q)
+        let names = alias_projection(&mut q);
+        (names, q.to_string())
+    }
+
+    fn names(sql: &str) -> Vec<String> {
+        match rewrite(sql).0 {
+            Some(ResultNames::Positional(n)) => n,
+            other => panic!("{sql}: {other:?}"),
+        }
     }
 
     #[test]
     fn names_like_postgres() {
         assert_eq!(
-            names("SELECT count(*), count(a), a, t.b, 1 + 1, 'x'::text, a::int").unwrap(),
+            names("SELECT count(*), count(a), a, t.b, 1 + 1, 'x'::text, a::int"),
             vec!["count", "count", "a", "b", "?column?", "text", "a"]
         );
-        assert_eq!(names("SELECT * FROM t"), None);
+        assert_eq!(rewrite("SELECT * FROM t").0, Some(ResultNames::Aliased(vec![])));
+        assert_eq!(rewrite("VALUES (1)").0, None);
+    }
+
+    #[test]
+    fn repeated_names_get_internal_aliases() {
+        let (names, sql) = rewrite("SELECT a, a, t.a, 1 AS x, 2 AS x FROM t ORDER BY x");
+        assert_eq!(
+            names,
+            Some(ResultNames::Positional(vec!["a".into(), "a".into(), "a".into(), "x".into(), "x".into()]))
+        );
+        assert_eq!(
+            sql,
+            "SELECT a, a AS \"?tessera column 1?\", t.a AS \"?tessera column 2?\", 1 AS x, \
+             2 AS \"?tessera column 4?\" FROM t ORDER BY x"
+        );
+    }
+
+    #[test]
+    fn beside_a_wildcard_columns_and_aliases_are_internal() {
+        let (names, sql) = rewrite("SELECT *, a, b + 1 AS c FROM t ORDER BY c");
+        assert_eq!(
+            names,
+            Some(ResultNames::Aliased(vec![
+                ("?tessera column 1?".into(), "a".into()),
+                ("?tessera column 2?".into(), "c".into())
+            ]))
+        );
+        assert_eq!(
+            sql,
+            "SELECT *, a AS \"?tessera column 1?\", b + 1 AS \"?tessera column 2?\" FROM t \
+             ORDER BY \"?tessera column 2?\""
+        );
+    }
+
+    #[test]
+    fn set_returning_functions_name_their_column() {
+        let named = |sql: &str| {
+            let mut stmt = parse_sql(sql).unwrap().pop().unwrap();
+            name_function_columns(&mut stmt);
+            stmt.to_string()
+        };
+        assert_eq!(named("SELECT g FROM generate_series(1, 3) g"), "SELECT g FROM generate_series(1, 3) g (g)");
+        assert_eq!(
+            named("SELECT * FROM generate_series(1, 3)"),
+            "SELECT * FROM generate_series(1, 3) AS generate_series (generate_series)"
+        );
+        assert_eq!(
+            named("SELECT x FROM generate_series(1, 3) AS g(x)"),
+            "SELECT x FROM generate_series(1, 3) AS g (x)"
+        );
+        assert_eq!(named("SELECT u FROM unnest(ARRAY[1, 2]) AS u"), "SELECT u FROM UNNEST(ARRAY[1, 2]) AS u (u)");
+        assert_eq!(named("SELECT * FROM t"), "SELECT * FROM t");
     }
 }

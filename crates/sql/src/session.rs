@@ -490,7 +490,7 @@ impl Session {
                 let mut q = q;
                 let names = crate::naming::alias_projection(&mut q);
                 let plan = self.plan_query(Statement::Query(q), params).await?;
-                Ok(rename(self.collect(plan).await?, names.as_deref()))
+                Ok(rename(self.collect(plan).await?, names.as_ref()))
             }
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 if self.read_only() {
@@ -511,6 +511,7 @@ impl Session {
     /// Plans a query statement with DataFusion and binds parameters.
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
         crate::functions::rewrite_casts(&mut stmt);
+        crate::naming::name_function_columns(&mut stmt);
         let state = self.ctx.state();
         let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await.map_err(|e| {
             let mut e = SqlError::from(e);
@@ -858,6 +859,7 @@ impl Session {
                 let names = crate::naming::alias_projection(&mut q);
                 let mut stmt = Statement::Query(q);
                 crate::functions::rewrite_casts(&mut stmt);
+                crate::naming::name_function_columns(&mut stmt);
                 let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;
                 add(&plan, &mut params);
                 let s: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
@@ -919,27 +921,40 @@ impl Session {
 }
 
 /// Gives result fields their PostgreSQL names (which may repeat).
-pub(crate) fn rename(out: Output, names: Option<&[String]>) -> Output {
+pub(crate) fn rename(out: Output, names: Option<&crate::naming::ResultNames>) -> Output {
     let Some(names) = names else { return out };
     match out {
-        Output::Rows { schema, batches, tag } if schema.fields().len() == names.len() => {
-            let schema = rename_schema(&schema, names);
+        Output::Rows { schema, batches, tag } => {
+            let renamed = rename_schema(&schema, names);
+            if Arc::ptr_eq(&renamed, &schema) {
+                return Output::Rows { schema, batches, tag };
+            }
             let batches = batches
                 .into_iter()
-                .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()).unwrap_or(b))
+                .map(|b| RecordBatch::try_new(renamed.clone(), b.columns().to_vec()).unwrap_or(b))
                 .collect();
-            Output::Rows { schema, batches, tag }
+            Output::Rows { schema: renamed, batches, tag }
         }
         other => other,
     }
 }
 
-pub(crate) fn rename_schema(schema: &SchemaRef, names: &[String]) -> SchemaRef {
-    if schema.fields().len() != names.len() {
-        return schema.clone();
-    }
-    let fields: Vec<datafusion::arrow::datatypes::Field> =
-        schema.fields().iter().zip(names).map(|(f, n)| f.as_ref().clone().with_name(n)).collect();
+pub(crate) fn rename_schema(schema: &SchemaRef, names: &crate::naming::ResultNames) -> SchemaRef {
+    use crate::naming::ResultNames;
+    let fields: Vec<datafusion::arrow::datatypes::Field> = match names {
+        ResultNames::Positional(names) if schema.fields().len() == names.len() => {
+            schema.fields().iter().zip(names).map(|(f, n)| f.as_ref().clone().with_name(n)).collect()
+        }
+        ResultNames::Aliased(renamed) if !renamed.is_empty() => schema
+            .fields()
+            .iter()
+            .map(|f| match renamed.iter().find(|(alias, _)| alias == f.name()) {
+                Some((_, name)) => f.as_ref().clone().with_name(name),
+                None => f.as_ref().clone(),
+            })
+            .collect(),
+        _ => return schema.clone(),
+    };
     Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 

@@ -630,3 +630,67 @@ fn execute_reports_row_counts() {
         );
     });
 }
+
+#[test]
+fn result_columns_are_named_as_postgres_names_them() {
+    let server = Server::start();
+    block_on(LIMIT, async {
+        let client = connect(&server).await;
+        client.batch_execute("CREATE TABLE named (id int PRIMARY KEY, v int)").await.unwrap();
+        client.batch_execute("INSERT INTO named SELECT g, g * 10 FROM generate_series(1, 2) g").await.unwrap();
+        // INSERT … SELECT with the same expression twice.
+        let n = client.execute("INSERT INTO named SELECT g, g FROM generate_series(3, 5) AS g", &[]).await.unwrap();
+        assert_eq!(n, 3);
+        let cases: [(&str, &[&str], Vec<Vec<i64>>); 8] = [
+            ("SELECT 1 AS a, 2 AS a", &["a", "a"], vec![vec![1, 2]]),
+            ("SELECT id, id, named.id FROM named WHERE id = 2", &["id", "id", "id"], vec![vec![2, 2, 2]]),
+            (
+                "SELECT *, id FROM named WHERE id < 3 ORDER BY id",
+                &["id", "v", "id"],
+                vec![vec![1, 10, 1], vec![2, 20, 2]],
+            ),
+            (
+                "SELECT *, v + 1 AS w FROM named WHERE id < 3 ORDER BY w DESC",
+                &["id", "v", "w"],
+                vec![vec![2, 20, 21], vec![1, 10, 11]],
+            ),
+            ("SELECT v AS id, id FROM named WHERE id = 4", &["id", "id"], vec![vec![4, 4]]),
+            ("SELECT g FROM generate_series(1, 3) g ORDER BY g", &["g"], vec![vec![1], vec![2], vec![3]]),
+            ("SELECT * FROM generate_series(7, 8)", &["generate_series"], vec![vec![7], vec![8]]),
+            ("SELECT u FROM unnest(ARRAY[5, 6]) AS u ORDER BY u", &["u"], vec![vec![5], vec![6]]),
+        ];
+        for (sql, names, rows) in cases {
+            // Extended protocol: the statement's description and its rows.
+            let stmt = client.prepare(sql).await.unwrap_or_else(|e| panic!("{sql}: {}", describe(&e)));
+            let got: Vec<&str> = stmt.columns().iter().map(|c| c.name()).collect();
+            assert_eq!(got, names, "{sql}");
+            let result = client.query(&stmt, &[]).await.unwrap();
+            let values: Vec<Vec<i64>> = result
+                .iter()
+                .map(|r| {
+                    (0..r.len())
+                        .map(|i| match r.columns()[i].type_() {
+                            &Type::INT4 => r.get::<_, i32>(i) as i64,
+                            _ => r.get::<_, i64>(i),
+                        })
+                        .collect()
+                })
+                .collect();
+            assert_eq!(values, rows, "{sql}");
+            // Simple protocol: the row description it sends.
+            let messages = client.simple_query(sql).await.unwrap();
+            let described = messages.iter().find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::RowDescription(cols) => {
+                    Some(cols.iter().map(|c| c.name().to_string()).collect::<Vec<_>>())
+                }
+                _ => None,
+            });
+            assert_eq!(
+                described.as_deref(),
+                Some(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>()[..]),
+                "{sql}"
+            );
+        }
+        client.batch_execute("DROP TABLE named").await.unwrap();
+    });
+}

@@ -579,7 +579,7 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
         let setup = "CREATE DATABASE shop; ";
         assert_eq!(run_anywhere(&ports, "tessera", setup, Duration::from_secs(30)).await, Outcome::Done);
         let sql = "CREATE TABLE items (id int PRIMARY KEY, name text); \
-                   INSERT INTO items SELECT value, 'item ' || value FROM generate_series(1, 500)";
+                   INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 500) g";
         assert_eq!(run_anywhere(&ports, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
 
         // The secondary serves the session itself: it sees the rows once

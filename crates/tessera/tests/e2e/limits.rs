@@ -27,7 +27,7 @@ async fn statement_timeout_cancels_a_long_query_and_the_session_goes_on() {
         let c = connect(port).await.unwrap();
         c.batch_execute(
             "CREATE TABLE big (a int PRIMARY KEY, b int); \
-             INSERT INTO big SELECT value, value % 10 FROM generate_series(1, 100000)",
+             INSERT INTO big SELECT g, g % 10 FROM generate_series(1, 100000) g",
         )
         .await
         .unwrap();
@@ -140,7 +140,7 @@ async fn cancel_request_ends_the_running_statement() {
         let c = connect(port).await.unwrap();
         c.batch_execute(
             "CREATE TABLE big (a int PRIMARY KEY, b int); \
-             INSERT INTO big SELECT value, value % 10 FROM generate_series(1, 100000)",
+             INSERT INTO big SELECT g, g % 10 FROM generate_series(1, 100000) g",
         )
         .await
         .unwrap();

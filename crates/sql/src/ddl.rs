@@ -389,9 +389,9 @@ pub(crate) fn engine_spec(def: &TableDef, engine_name: &str) -> Result<TableSpec
     Ok(spec)
 }
 
-async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
-    if ct.query.is_some() {
-        return Err(SqlError::unsupported("CREATE TABLE … AS"));
+pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
+    if let Some(query) = &ct.query {
+        return crate::create_as::create_table_as(session, ct, query).await;
     }
     let name = object_name(&ct.name);
     let _g = session.catalog().ddl_lock();

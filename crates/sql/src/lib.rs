@@ -44,6 +44,7 @@ pub mod catalog;
 pub mod cluster_view;
 pub mod context;
 pub mod copy;
+pub mod create_as;
 pub mod ddl;
 pub mod dml;
 pub mod dml_params;

@@ -365,7 +365,7 @@ impl Session {
         result
     }
 
-    async fn execute_in_txn(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+    pub(crate) async fn execute_in_txn(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
         // Statements that do not touch a transaction.
         if let Some(out) = crate::settings::try_execute(self, &stmt)? {
             return Ok(out);

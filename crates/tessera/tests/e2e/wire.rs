@@ -631,6 +631,9 @@ fn execute_reports_row_counts() {
     });
 }
 
+/// A query, the names of its result columns, and its rows.
+type NamedCase = (&'static str, &'static [&'static str], Vec<Vec<i64>>);
+
 #[test]
 fn result_columns_are_named_as_postgres_names_them() {
     let server = Server::start();
@@ -641,7 +644,7 @@ fn result_columns_are_named_as_postgres_names_them() {
         // INSERT … SELECT with the same expression twice.
         let n = client.execute("INSERT INTO named SELECT g, g FROM generate_series(3, 5) AS g", &[]).await.unwrap();
         assert_eq!(n, 3);
-        let cases: [(&str, &[&str], Vec<Vec<i64>>); 8] = [
+        let cases: [NamedCase; 8] = [
             ("SELECT 1 AS a, 2 AS a", &["a", "a"], vec![vec![1, 2]]),
             ("SELECT id, id, named.id FROM named WHERE id = 2", &["id", "id", "id"], vec![vec![2, 2, 2]]),
             (

@@ -9,7 +9,11 @@
 //! * transaction control, SET/SHOW — handled by the session itself;
 //! * DDL (`ddl`) — changes the engine and the catalog (`catalog`), which is
 //!   stored as documents in an engine table and so is durable like data;
-//! * queries — planned and executed by DataFusion over [`provider::EngineTable`],
+//!   CREATE TABLE … AS (`create_as`) is a CREATE TABLE shaped by the
+//!   query's result followed by an INSERT of its rows;
+//! * queries — named as PostgreSQL names result columns (`naming`: repeated
+//!   names allowed, set-returning functions' columns after their alias),
+//!   planned and executed by DataFusion over [`provider::EngineTable`],
 //!   a `TableProvider` that reads through the session's engine transaction
 //!   and picks a point lookup, an index range or a full scan from the
 //!   pushed-down filters;

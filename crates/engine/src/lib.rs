@@ -27,15 +27,18 @@
 //! cache misses, not the instructions, are what a lookup pays for.
 //!
 //! **Transactions** ([`txn`], `commit.rs`). Writers claim a row's newest
-//! version by compare-and-swap (first writer wins; the loser gets a retryable
-//! [`EngineError::Conflict`], which SQL maps to SQLSTATE 40001). At commit, a
+//! version by compare-and-swap (first writer wins). At commit, a
 //! timestamp comes from one atomic counter; repeatable read re-checks that
 //! every version read is still current, serializable also repeats its scans
 //! to catch phantoms; snapshot isolation validates nothing; read committed
-//! takes a new snapshot per statement, and its writers are the one place
-//! where anything waits: like PostgreSQL, a read-committed write to a row
-//! another transaction holds waits for it (with deadlock detection over the
-//! waits-for chain and a lock timeout) and then works on the newest version. The after-images then go to the
+//! takes a new snapshot per statement. Writers are the one place where
+//! anything waits: like PostgreSQL, a write to a row another transaction
+//! holds waits for it (with deadlock detection over the waits-for chain and
+//! a lock timeout); then read committed works on the newest version, while
+//! the snapshot levels go on if the holder aborted and get a retryable
+//! [`EngineError::Conflict`] (SQLSTATE 40001) if it committed. (Hekaton fails
+//! the second writer at once; on a hot row that lets writers abort each
+//! other over and over, none committing.) The after-images then go to the
 //! [`CommitLog`]; once durable (or at once, for lazy durability) the
 //! transaction's markers are replaced by its timestamp, and the *visible
 //! watermark* (`clock.rs`) moves past it when all earlier timestamps are

@@ -2,9 +2,10 @@
 //!
 //! A transaction reads at its snapshot (`read_ts`) without taking any lock.
 //! A write claims the row's newest version by compare-and-swapping its own
-//! marker into that version's `end` (first writer wins: a second writer sees
-//! the marker, or a commit newer than its snapshot, and gets a retryable
-//! conflict), then links a new version carrying its marker in `begin`.
+//! marker into that version's `end` (first writer wins: a second writer that
+//! sees the marker waits for the holder, and one that sees a commit newer
+//! than its snapshot gets a retryable conflict, except under read
+//! committed), then links a new version carrying its marker in `begin`.
 //! Everything a transaction did is kept in `ops`, which serves as undo log
 //! (abort, rollback to savepoint) and write set (commit, see `commit.rs`).
 //! Repeatable read and serializable also keep the versions they read, and
@@ -377,6 +378,16 @@ impl Transaction {
                     }
                     continue;
                 }
+                if !rc && begin != self.me && (is_marker(begin) || (is_marker(end) && end != self.me)) {
+                    // The other levels wait for a holder at work too, then
+                    // look again (see `await_holder`).
+                    let marker = if is_marker(begin) { begin } else { end };
+                    if let Err(e) = self.await_holder(marker) {
+                        self.free_unpublished(new);
+                        return Err(e);
+                    }
+                    continue;
+                }
                 let dead_to_me = if begin == self.me {
                     end == self.me
                 } else if is_marker(begin) {
@@ -462,7 +473,8 @@ impl Transaction {
             }
             if is_marker(begin) && begin != self.me {
                 if !latest {
-                    return conflict();
+                    self.await_holder(begin)?;
+                    continue;
                 }
                 if !self.may_build_on(begin) {
                     self.wait_for(marker_txn(begin))?;
@@ -482,7 +494,8 @@ impl Transaction {
             if end != INFINITY {
                 if is_marker(end) {
                     if !latest {
-                        return conflict();
+                        self.await_holder(end)?;
+                        continue;
                     }
                     if !self.may_build_on(end) {
                         self.wait_for(marker_txn(end))?;
@@ -507,6 +520,24 @@ impl Transaction {
                 return Ok(Some((row, head)));
             }
         }
+    }
+
+    /// Snapshot semantics meeting another writer's marker on the row to be
+    /// written: like PostgreSQL at repeatable read and serializable, wait for
+    /// a holder still at work and let the caller look again, so the writer
+    /// fails only if the holder commits (its version is then newer than the
+    /// snapshot) and goes on if it aborts. Failing at once instead lets
+    /// writers of a hot row abort each other over and over while none of
+    /// them commits. A holder whose commit is logged will commit: that is a
+    /// conflict now.
+    fn await_holder(&self, marker: u64) -> Result<()> {
+        let holder = marker_txn(marker);
+        if self.engine.txns.is_logged(holder) {
+            return Err(EngineError::conflict(ConflictReason::WriteWrite));
+        }
+        self.wait_for(holder)?;
+        // A failed log leaves a logged commit's markers in place.
+        self.engine.check_writable()
     }
 
     /// Whether a read-committed writer that meets `holder`'s marker may go

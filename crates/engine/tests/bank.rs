@@ -65,12 +65,19 @@ struct Counters {
     ww: AtomicU64,
     read_validation: AtomicU64,
     phantom: AtomicU64,
+    /// Writers at every level wait for a row's holder, so two transfers
+    /// between the same accounts in opposite directions can deadlock; the
+    /// youngest gives up, retryably.
+    deadlocks: AtomicU64,
     audits: AtomicU64,
 }
 
 impl Counters {
     fn conflicts(&self) -> u64 {
-        self.ww.load(Relaxed) + self.read_validation.load(Relaxed) + self.phantom.load(Relaxed)
+        self.ww.load(Relaxed)
+            + self.read_validation.load(Relaxed)
+            + self.phantom.load(Relaxed)
+            + self.deadlocks.load(Relaxed)
     }
 }
 
@@ -132,6 +139,10 @@ fn worker(e: &Engine, t: &Arc<Table>, isolation: Isolation, seed: u64, stop: &At
                     .fetch_add(1, Relaxed);
                     std::thread::yield_now();
                 }
+                Err(EngineError::Deadlock) => {
+                    c.deadlocks.fetch_add(1, Relaxed);
+                    std::thread::yield_now();
+                }
                 Err(e) => panic!("transfer failed with a non-retryable error: {e}"),
             }
         }
@@ -184,13 +195,14 @@ fn run_bank(e: &Engine, t: &Arc<Table>, isolation: Isolation, mut during: impl F
         }
     });
     println!(
-        "{isolation:?}: {} transfers committed, {} conflicts (write-write {}, read validation {}, phantom {}), \
+        "{isolation:?}: {} transfers committed, {} conflicts (write-write {}, read validation {}, phantom {}, deadlock {}), \
          {} refused for insufficient funds, {} audits, in {:?}",
         counters.commits.load(Relaxed),
         counters.conflicts(),
         counters.ww.load(Relaxed),
         counters.read_validation.load(Relaxed),
         counters.phantom.load(Relaxed),
+        counters.deadlocks.load(Relaxed),
         counters.insufficient.load(Relaxed),
         counters.audits.load(Relaxed),
         began.elapsed(),

@@ -18,7 +18,13 @@
 //! connection, a timeout), and Raft starts another. The secondary keeps one
 //! session per primary node: a request of a new session replaces the old
 //! one, whose unanswered requests fail (the primary's session has ended by
-//! then, or ends on that failure).
+//! then, or ends on that failure). A session that ended or was replaced
+//! stays retired: a late request of it is refused, never started afresh,
+//! because a fresh stream into Raft could overtake the old stream's last
+//! requests (a request whose predecessor Raft has not seen yet is a
+//! conflict, and the primary, having seen the predecessor acknowledged
+//! first, would take it for a secondary that lost acknowledged entries).
+//! Heartbeats never come as sessions (`PeerLink`).
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -216,10 +222,32 @@ struct Session {
     queue: mpsc::UnboundedSender<Queued>,
 }
 
+/// Sessions retired per primary node that are remembered (a late request
+/// of an older one is one a primary sent long ago; it finds no session and
+/// fails on its own time-out).
+const RETIRED_KEPT: usize = 64;
+
+/// One primary node's sessions on this secondary.
+#[derive(Default)]
+struct PeerSessions {
+    current: Option<Session>,
+    /// Ended or replaced, newest last.
+    retired: VecDeque<u64>,
+}
+
+impl PeerSessions {
+    fn retire(&mut self, id: u64) {
+        if self.retired.len() == RETIRED_KEPT {
+            self.retired.pop_front();
+        }
+        self.retired.push_back(id);
+    }
+}
+
 /// The secondary's side: one session per primary node.
 #[derive(Default)]
 pub(crate) struct Sessions {
-    by_peer: Mutex<HashMap<NodeId, Session>>,
+    by_peer: Mutex<HashMap<NodeId, PeerSessions>>,
 }
 
 impl Sessions {
@@ -235,21 +263,26 @@ impl Sessions {
     ) -> oneshot::Receiver<Reply> {
         let (tx, rx) = oneshot::channel();
         let mut by_peer = self.by_peer.lock();
-        let mut queued = (rpc, tx);
-        if let Some(s) = by_peer.get(&from)
+        let peer = by_peer.entry(from).or_default();
+        let queued = (rpc, tx);
+        if let Some(s) = &peer.current
             && s.id == session
         {
-            match s.queue.send(queued) {
-                Ok(()) => return rx,
-                // The session's stream ended (an error answered): a
-                // request that follows starts it again.
-                Err(mpsc::error::SendError(q)) => queued = q,
-            }
+            // A send fails only while the session's stream is ending (an
+            // error was answered): then this request fails with it.
+            let _ = s.queue.send(queued);
+            return rx;
+        }
+        if peer.retired.contains(&session) {
+            // Dropping the request's answer fails it.
+            return rx;
         }
         let (queue, requests) = mpsc::unbounded_channel();
         queue.send(queued).expect("the receiver is here");
         // Replacing a session drops its queue: its stream ends.
-        by_peer.insert(from, Session { id: session, queue });
+        if let Some(old) = peer.current.replace(Session { id: session, queue }) {
+            peer.retire(old.id);
+        }
         tokio::spawn(serve_session(raft.clone(), freshness.clone(), requests, (self.clone(), from, session)));
         rx
     }
@@ -297,12 +330,15 @@ async fn serve_session(
         let _ = to.send(reply);
     }
     // The stream ended (an error was answered, or the session was
-    // replaced): forget it, which closes its queue. Requests still waiting
+    // replaced): retire it, which closes its queue. Requests still waiting
     // get no answer — their senders drop — and the primary's session ends
-    // on that; a later request of the same session starts a new stream.
+    // on that; a later request of the same session is refused.
     let mut by_peer = sessions.by_peer.lock();
-    if by_peer.get(&from).is_some_and(|s| s.id == session) {
-        by_peer.remove(&from);
+    if let Some(peer) = by_peer.get_mut(&from)
+        && peer.current.as_ref().is_some_and(|s| s.id == session)
+    {
+        peer.current = None;
+        peer.retire(session);
     }
 }
 

@@ -290,7 +290,7 @@ impl RaftNetworkFactory<C> for Peers {
     type Network = PeerLink;
 
     async fn new_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
-        PeerLink { target, client: self.client(&node.rpc_addr) }
+        PeerLink { target, client: self.client(&node.rpc_addr), heartbeat: false }
     }
 
     /// Heartbeats get a connection of their own, so that they are never
@@ -298,7 +298,7 @@ impl RaftNetworkFactory<C> for Peers {
     /// late heartbeat looks like a lost quorum).
     async fn new_heartbeat_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
         let client = Arc::new(RpcClient::new(self.route(&node.rpc_addr), self.me, self.secret.clone()));
-        PeerLink { target, client }
+        PeerLink { target, client, heartbeat: true }
     }
 }
 
@@ -306,6 +306,14 @@ impl RaftNetworkFactory<C> for Peers {
 pub struct PeerLink {
     target: NodeId,
     client: Arc<RpcClient>,
+    /// The link heartbeats go over. openraft sends a heartbeat as a stream
+    /// of one request; here it travels as a plain AppendEntries call, never
+    /// as a replication session: a session of its own would replace the
+    /// replication session on the secondary (one per primary node), and a
+    /// request of the replaced session could then overtake an earlier one
+    /// still on its way into Raft, which the primary would take for a
+    /// secondary losing entries it had acknowledged.
+    heartbeat: bool,
 }
 
 impl PeerLink {
@@ -359,6 +367,9 @@ impl RaftNetworkV2<C> for PeerLink {
     where
         S: Stream<Item = AppendEntriesRequest<C>> + OptionalSend + Unpin + 'static,
     {
+        if self.heartbeat {
+            return openraft::network::stream_append_sequential(self, input, option);
+        }
         let answers = crate::append_stream::pipeline(self.client.clone(), self.target, input, &option);
         Box::pin(async move { Ok(answers.boxed()) })
     }

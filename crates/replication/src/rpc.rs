@@ -289,6 +289,15 @@ impl RpcClient {
             Ok(Err(e)) => return Err(ReplicationError::Unreachable(format!("{}: {e}", self.addr))),
             Err(_) => return Err(ReplicationError::Unreachable(format!("{}: connect timed out", self.addr))),
         };
+        if socket.local_addr().ok() == socket.peer_addr().ok() {
+            // TCP's simultaneous open connected a socket to itself: the peer
+            // is down and the kernel picked its port as ours. Holding on would
+            // keep the peer from binding its port when it comes back.
+            return Err(ReplicationError::Unreachable(format!(
+                "{}: connection refused (connected to itself)",
+                self.addr
+            )));
+        }
         let mut wire = framed(socket);
         tokio::time::timeout(HANDSHAKE_TIMEOUT, self.handshake(&mut wire))
             .await

@@ -234,6 +234,10 @@ async fn forward(mut client: TcpStream, addr: &str) {
         Ok(Err(e)) => return refuse(client, "57P03", format!("cannot reach the primary at {addr}: {e}")).await,
         Err(_) => return refuse(client, "57P03", format!("cannot reach the primary at {addr}: timed out")).await,
     };
+    if primary.local_addr().ok() == primary.peer_addr().ok() {
+        // Connected to itself (TCP simultaneous open): the primary is down.
+        return refuse(client, "57P03", format!("cannot reach the primary at {addr}: connection refused")).await;
+    }
     let _ = primary.set_nodelay(true);
     let mut primary = primary;
     let _ = tokio::io::copy_bidirectional(&mut client, &mut primary).await;

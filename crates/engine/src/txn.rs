@@ -445,8 +445,9 @@ impl Transaction {
     /// update or delete. Returns None when no row is there to change.
     ///
     /// `latest == false` (snapshot semantics): the version must be the one
-    /// our snapshot sees; anything newer, or held by another writer, is a
-    /// write-write conflict. `latest == true` (read committed): wait for a
+    /// our snapshot sees; anything newer is a write-write conflict, and a
+    /// row held by another writer is waited for first (`await_holder`).
+    /// `latest == true` (read committed): wait for a
     /// writer that holds the row, then claim the newest committed version
     /// even if it is newer than the statement's snapshot, as PostgreSQL does
     /// before it re-evaluates an UPDATE.

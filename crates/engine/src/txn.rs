@@ -369,20 +369,13 @@ impl Transaction {
                     continue;
                 }
                 let rc = self.isolation == Isolation::ReadCommitted;
-                if rc && begin != self.me && (is_marker(begin) || (is_marker(end) && end != self.me)) {
-                    // Read committed waits for the holder, then looks again.
-                    let holder = marker_txn(if is_marker(begin) { begin } else { end });
-                    if let Err(e) = self.wait_for(holder) {
-                        self.free_unpublished(new);
-                        return Err(e);
-                    }
-                    continue;
-                }
-                if !rc && begin != self.me && (is_marker(begin) || (is_marker(end) && end != self.me)) {
-                    // The other levels wait for a holder at work too, then
-                    // look again (see `await_holder`).
+                if begin != self.me && (is_marker(begin) || (is_marker(end) && end != self.me)) {
+                    // Wait for the holder, then look again: read committed
+                    // whatever the holder's state, the other levels as
+                    // `await_holder` says.
                     let marker = if is_marker(begin) { begin } else { end };
-                    if let Err(e) = self.await_holder(marker) {
+                    let waited = if rc { self.wait_for(marker_txn(marker)) } else { self.await_holder(marker) };
+                    if let Err(e) = waited {
                         self.free_unpublished(new);
                         return Err(e);
                     }

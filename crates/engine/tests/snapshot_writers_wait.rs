@@ -41,20 +41,25 @@ fn setup() -> (Engine, Arc<Table>) {
     (e, t)
 }
 
-/// Runs `write` in `waiter` on another thread while `holder` holds the row;
-/// checks the waiter is blocked, ends the holder with `end`, and returns
-/// what the waiter's write came to (the waiter committed if it succeeded).
+/// A waiter begins, then a holder that does `hold`; the waiter's `write`
+/// runs on another thread while the holder holds the row. Checks the waiter
+/// is blocked, ends the holder with `end`, and returns what the waiter's
+/// write came to (the waiter committed if it succeeded).
 fn race(
     e: &Engine,
-    mut holder: Transaction,
-    mut waiter: Transaction,
-    write: impl FnOnce(&mut Transaction) -> Result<(), EngineError> + Send,
+    t: &Arc<Table>,
+    level: Isolation,
+    hold: impl FnOnce(&mut Transaction, &Arc<Table>) -> Result<(), EngineError>,
+    write: impl FnOnce(&mut Transaction, &Arc<Table>) -> Result<(), EngineError> + Send,
     end: impl FnOnce(Transaction),
 ) -> Result<(), EngineError> {
+    let mut waiter = e.begin(level).unwrap();
+    let mut holder = e.begin(level).unwrap();
+    hold(&mut holder, t).unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|s| {
         s.spawn(move || {
-            let r = write(&mut waiter).and_then(|()| waiter.commit().map(drop));
+            let r = write(&mut waiter, t).and_then(|()| waiter.commit().map(drop));
             tx.send(r).unwrap();
         });
         assert!(
@@ -62,28 +67,27 @@ fn race(
             "the second writer went on while the first held the row"
         );
         // The holder is untouched by the wait.
-        holder.get(&e.table("t").unwrap(), &key(2)).unwrap();
+        holder.get(t, &key(2)).unwrap();
         end(holder);
         rx.recv_timeout(Duration::from_secs(10)).expect("the waiter never finished")
     })
+}
+
+fn commit(txn: Transaction) {
+    txn.commit().unwrap();
 }
 
 #[test]
 fn an_update_waits_and_fails_when_the_holder_commits() {
     for level in SNAPSHOT_LEVELS {
         let (e, t) = setup();
-        let waiter = e.begin(level).unwrap();
-        let mut holder = e.begin(level).unwrap();
-        holder.update(&t, row(1, 111)).unwrap();
-        let t2 = t.clone();
         let r = race(
             &e,
-            holder,
-            waiter,
-            move |w| w.update(&t2, row(1, 122)).map(drop),
-            |h| {
-                h.commit().unwrap();
-            },
+            &t,
+            level,
+            |h, t| h.update(t, row(1, 111)).map(drop),
+            |w, t| w.update(t, row(1, 122)).map(drop),
+            commit,
         );
         assert!(matches!(r, Err(EngineError::Conflict { reason: ConflictReason::WriteWrite })), "{level:?}: {r:?}");
         assert_eq!(value(&e, &t, 1), Some(111), "{level:?}");
@@ -94,16 +98,13 @@ fn an_update_waits_and_fails_when_the_holder_commits() {
 fn an_update_waits_and_goes_on_when_the_holder_aborts() {
     for level in SNAPSHOT_LEVELS {
         let (e, t) = setup();
-        let waiter = e.begin(level).unwrap();
-        let mut holder = e.begin(level).unwrap();
-        holder.update(&t, row(1, 111)).unwrap();
-        let t2 = t.clone();
         let r = race(
             &e,
-            holder,
-            waiter,
-            move |w| w.update_with(&t2, &key(1), |_| Some(row(1, 122))).map(drop),
-            |h| h.abort(),
+            &t,
+            level,
+            |h, t| h.update(t, row(1, 111)).map(drop),
+            |w, t| w.update_with(t, &key(1), |_| Some(row(1, 122))).map(drop),
+            Transaction::abort,
         );
         assert!(r.is_ok(), "{level:?}: {r:?}");
         assert_eq!(value(&e, &t, 1), Some(122), "{level:?}");
@@ -114,11 +115,14 @@ fn an_update_waits_and_goes_on_when_the_holder_aborts() {
 fn a_delete_waits_for_an_update_that_aborts() {
     for level in SNAPSHOT_LEVELS {
         let (e, t) = setup();
-        let waiter = e.begin(level).unwrap();
-        let mut holder = e.begin(level).unwrap();
-        holder.update(&t, row(2, 222)).unwrap();
-        let t2 = t.clone();
-        let r = race(&e, holder, waiter, move |w| w.delete(&t2, &key(2)).map(drop), |h| h.abort());
+        let r = race(
+            &e,
+            &t,
+            level,
+            |h, t| h.update(t, row(2, 222)).map(drop),
+            |w, t| w.delete(t, &key(2)).map(drop),
+            Transaction::abort,
+        );
         assert!(r.is_ok(), "{level:?}: {r:?}");
         assert_eq!(value(&e, &t, 2), None, "{level:?}");
     }
@@ -129,28 +133,12 @@ fn an_insert_of_a_key_being_inserted_waits_for_the_first_inserter() {
     for level in SNAPSHOT_LEVELS {
         // The first inserter aborts: the key is free.
         let (e, t) = setup();
-        let waiter = e.begin(level).unwrap();
-        let mut holder = e.begin(level).unwrap();
-        holder.insert(&t, row(3, 1)).unwrap();
-        let t2 = t.clone();
-        let r = race(&e, holder, waiter, move |w| w.insert(&t2, row(3, 2)), |h| h.abort());
+        let r = race(&e, &t, level, |h, t| h.insert(t, row(3, 1)), |w, t| w.insert(t, row(3, 2)), Transaction::abort);
         assert!(r.is_ok(), "{level:?}: {r:?}");
         assert_eq!(value(&e, &t, 3), Some(2), "{level:?}");
         // The first inserter commits after the waiter's snapshot: a
         // serialization failure, not a unique violation.
-        let waiter = e.begin(level).unwrap();
-        let mut holder = e.begin(level).unwrap();
-        holder.insert(&t, row(4, 1)).unwrap();
-        let t2 = t.clone();
-        let r = race(
-            &e,
-            holder,
-            waiter,
-            move |w| w.insert(&t2, row(4, 2)),
-            |h| {
-                h.commit().unwrap();
-            },
-        );
+        let r = race(&e, &t, level, |h, t| h.insert(t, row(4, 1)), |w, t| w.insert(t, row(4, 2)), commit);
         assert!(matches!(r, Err(EngineError::Conflict { .. })), "{level:?}: {r:?}");
         assert_eq!(value(&e, &t, 4), Some(1), "{level:?}");
     }

@@ -23,6 +23,8 @@ use futures::{FutureExt, StreamExt};
 use pgwire::api::{ClientInfo, ErrorHandler, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::messages::PgWireFrontendMessage;
 use pgwire::tokio::server::{negotiate_tls, process_error, process_message};
+
+use crate::lane::{Lane, Offer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
@@ -103,10 +105,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Corked<S> {
 }
 
 /// Serves one TCP connection until the client leaves or a fatal error.
-pub async fn serve_connection<H: PgWireServerHandlers>(
+pub async fn serve_connection(
     tcp: TcpStream,
     tls: Option<pgwire::tokio::TlsAcceptor>,
-    handlers: H,
+    handlers: crate::Handlers,
 ) -> io::Result<()> {
     let startup_timeout = tokio::time::sleep(STARTUP_TIMEOUT);
     tokio::pin!(startup_timeout);
@@ -124,10 +126,11 @@ pub async fn serve_connection<H: PgWireServerHandlers>(
 
     let startup_handler = handlers.startup_handler();
     let simple_query_handler = handlers.simple_query_handler();
-    let extended_query_handler = handlers.extended_query_handler();
+    let extended_query_handler = handlers.extended.clone();
     let copy_handler = handlers.copy_handler();
     let cancel_handler = handlers.cancel_handler();
     let error_handler = handlers.error_handler();
+    let mut lane = Lane::new(handlers.conn.clone());
     loop {
         let starting = matches!(
             socket.state(),
@@ -155,17 +158,23 @@ pub async fn serve_connection<H: PgWireServerHandlers>(
             _ => msg.is_extended_query(),
         };
         let is_cancel_request = matches!(msg, PgWireFrontendMessage::CancelRequest(_));
-        if let Err(mut e) = process_message(
-            msg,
-            &mut socket,
-            startup_handler.clone(),
-            simple_query_handler.clone(),
-            extended_query_handler.clone(),
-            copy_handler.clone(),
-            cancel_handler.clone(),
-        )
-        .await
-        {
+        let result = match lane.offer(msg, &mut socket).await {
+            Ok(Offer::Taken) => Ok(()),
+            Ok(Offer::Declined(msg)) => {
+                process_message(
+                    msg,
+                    &mut socket,
+                    startup_handler.clone(),
+                    simple_query_handler.clone(),
+                    extended_query_handler.clone(),
+                    copy_handler.clone(),
+                    cancel_handler.clone(),
+                )
+                .await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(mut e) = result {
             error_handler.on_error(&socket, &mut e);
             let fatal = e.is_fatal();
             process_error(&mut socket, e, is_extended_query).await?;

@@ -25,6 +25,7 @@ use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, METADATA_DATABASE, METADATA_USER, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::{CopyData, CopyDone};
+use pgwire::messages::data::{FieldDescription, RowDescription};
 use pgwire::messages::startup::PasswordMessageFamily;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use tessera_sql::error::{SqlError, code};
@@ -67,11 +68,13 @@ struct Descriptions {
     entries: Vec<Arc<Description>>,
 }
 
-struct Description {
+pub(crate) struct Description {
     schema: SchemaRef,
-    binary: Vec<bool>,
+    pub(crate) binary: Vec<bool>,
     fields: Arc<Vec<FieldInfo>>,
-    types: Vec<SqlType>,
+    pub(crate) types: Vec<SqlType>,
+    /// The RowDescription message, encoded (Describe of a portal answers it).
+    pub(crate) row_description: bytes::Bytes,
 }
 
 impl Descriptions {
@@ -91,13 +94,24 @@ impl Descriptions {
         if self.entries.len() == Self::CAPACITY {
             self.entries.remove(0);
         }
-        let description = Arc::new(Description { schema: schema.clone(), binary, fields, types });
+        let mut encoded = bytes::BytesMut::new();
+        let message = RowDescription::new(fields.iter().map(FieldDescription::from).collect());
+        // Encoding into memory cannot fail; an empty description would only
+        // make the client report a protocol error.
+        let _ = PgWireBackendMessage::RowDescription(message).encode(&mut encoded);
+        let row_description = encoded.freeze();
+        let description = Arc::new(Description { schema: schema.clone(), binary, fields, types, row_description });
         self.entries.push(description.clone());
         description
     }
 }
 
 impl Conn {
+    /// The row description of `schema` in `format`, from the cache.
+    pub(crate) fn description(&self, schema: &SchemaRef, format: &Format) -> Arc<Description> {
+        self.descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(schema, format)
+    }
+
     pub fn new(sql: Arc<SqlEngine>) -> Conn {
         Conn {
             sql,
@@ -109,14 +123,14 @@ impl Conn {
         }
     }
 
-    fn activity(&self) -> Busy<'_> {
+    pub(crate) fn activity(&self) -> Busy<'_> {
         self.busy.store(true, std::sync::atomic::Ordering::Release);
         Busy(self)
     }
 }
 
 /// Marks the connection busy while a statement runs.
-struct Busy<'a>(&'a Conn);
+pub(crate) struct Busy<'a>(&'a Conn);
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
@@ -126,7 +140,10 @@ impl Drop for Busy<'_> {
 }
 
 impl Conn {
-    async fn session<C: ClientInfo>(&self, client: &C) -> PgWireResult<tokio::sync::MutexGuard<'_, Option<Session>>> {
+    pub(crate) async fn session<C: ClientInfo>(
+        &self,
+        client: &C,
+    ) -> PgWireResult<tokio::sync::MutexGuard<'_, Option<Session>>> {
         let mut guard = self.session.lock().await;
         if guard.is_none() {
             let meta = client.metadata();
@@ -325,7 +342,11 @@ impl SimpleQueryHandler for Conn {
 }
 
 /// Runs a statement under the session's `statement_timeout`.
-async fn run_with_timeout(session: &mut Session, stmt: Statement, params: &[ScalarValue]) -> Result<Output, SqlError> {
+pub(crate) async fn run_with_timeout(
+    session: &mut Session,
+    stmt: Statement,
+    params: &[ScalarValue],
+) -> Result<Output, SqlError> {
     let ms = session.info.settings.lock().hot().statement_timeout_ms;
     if ms == 0 {
         return session.execute(stmt, params).await;
@@ -398,7 +419,7 @@ impl CopyHandler for Conn {
     }
 }
 
-fn set_status<C: ClientInfo>(client: &mut C, s: TxnStatus) {
+pub(crate) fn set_status<C: ClientInfo>(client: &mut C, s: TxnStatus) {
     use pgwire::messages::response::TransactionStatus;
     client.set_transaction_status(match s {
         TxnStatus::Idle => TransactionStatus::Idle,
@@ -419,6 +440,48 @@ pub struct Prepared {
     pub schema: Option<SchemaRef>,
     /// The statement bound for the fast path, when it is a fast-path statement.
     pub fast: Option<Arc<tessera_sql::fast::FastPlan>>,
+}
+
+/// The values of a Bind message's parameters, typed as the statement wants.
+pub(crate) fn decode_params(
+    prepared: &Prepared,
+    raw: &[Option<bytes::Bytes>],
+    format: &Format,
+) -> PgWireResult<Vec<ScalarValue>> {
+    if raw.len() < prepared.param_oids.len() {
+        let message = format!(
+            "bind message supplies {} parameters, but prepared statement requires {}",
+            raw.len(),
+            prepared.param_oids.len()
+        );
+        return Err(to_pg_error(SqlError::new(code::PROTOCOL_VIOLATION, message)));
+    }
+    let mut params = Vec::with_capacity(raw.len());
+    for (i, raw) in raw.iter().enumerate() {
+        let ty = prepared.param_oids.get(i).cloned().unwrap_or(Type::TEXT);
+        let want = prepared.param_types.get(i).cloned().flatten();
+        let v = decode_param(i, raw.as_deref(), format.is_binary(i), &ty, want.as_ref()).map_err(to_pg_error)?;
+        params.push(v);
+    }
+    Ok(params)
+}
+
+/// Runs a bound prepared statement: on the fast path when it has a plan
+/// there (and the plan does not decline), else on the general path.
+pub(crate) async fn run_prepared(
+    session: &mut Session,
+    prepared: &Prepared,
+    stmt: &Statement,
+    params: &[ScalarValue],
+) -> Result<Output, SqlError> {
+    let fast = match prepared.fast.as_ref() {
+        Some(plan) => session.execute_prepared_fast(stmt, plan, params).await,
+        None => None,
+    };
+    match fast {
+        Some(r) => r,
+        None => Box::pin(run_with_timeout(session, stmt.clone(), params)).await,
+    }
 }
 
 pub struct Parser {
@@ -514,26 +577,21 @@ impl ExtendedQueryHandler for Extended {
     {
         let prepared = &portal.statement.statement;
         let Some(stmt) = prepared.stmt.as_ref() else { return Ok(Response::EmptyQuery) };
-        let mut params = Vec::with_capacity(portal.parameters.len());
-        for (i, raw) in portal.parameters.iter().enumerate() {
-            let ty = prepared.param_oids.get(i).cloned().unwrap_or(Type::TEXT);
-            let want = prepared.param_types.get(i).cloned().flatten();
-            let v = decode_param(i, raw.as_deref(), portal.parameter_format.is_binary(i), &ty, want.as_ref())
-                .map_err(to_pg_error)?;
-            params.push(v);
-        }
         let _busy = self.conn.activity();
         let mut guard = self.conn.session(client).await?;
         let session = guard.as_mut().expect("session");
+        let params = match decode_params(prepared, &portal.parameters, &portal.parameter_format) {
+            Ok(params) => params,
+            Err(e) => {
+                // Like any error, a parameter that does not decode fails the
+                // transaction block it was sent in.
+                session.abort_statement();
+                set_status(client, session.status());
+                return Err(e);
+            }
+        };
         let before = session.status();
-        let fast = match prepared.fast.as_ref() {
-            Some(plan) => session.execute_prepared_fast(stmt, plan, &params).await,
-            None => None,
-        };
-        let result = match fast {
-            Some(r) => r,
-            None => Box::pin(run_with_timeout(session, stmt.clone(), &params)).await,
-        };
+        let result = run_prepared(session, prepared, stmt, &params).await;
         let after = session.status();
         set_status(client, after);
         match result {

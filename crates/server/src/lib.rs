@@ -21,6 +21,7 @@
 mod connection;
 mod gateway;
 mod handler;
+mod lane;
 mod values;
 
 use std::net::SocketAddr;
@@ -76,9 +77,9 @@ pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<pgw
 }
 
 struct Handlers {
-    conn: Arc<Conn>,
+    pub(crate) conn: Arc<Conn>,
     manager: Arc<ConnectionManager>,
-    extended: Arc<Extended>,
+    pub(crate) extended: Arc<Extended>,
     startup: Arc<Startup>,
 }
 
@@ -99,6 +100,25 @@ impl PgWireServerHandlers for Handlers {
     // drops that connection's running statement future.
     fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
         Arc::new(pgwire::api::cancel::DefaultCancelHandler::new(self.manager.clone()))
+    }
+    fn error_handler(&self) -> Arc<impl pgwire::api::ErrorHandler> {
+        Arc::new(PostgresCodes)
+    }
+}
+
+/// Gives pgwire's own protocol errors the SQLSTATEs and messages PostgreSQL
+/// uses for them.
+struct PostgresCodes;
+
+impl pgwire::api::ErrorHandler for PostgresCodes {
+    fn on_error<C: pgwire::api::ClientInfo>(&self, _client: &C, error: &mut pgwire::error::PgWireError) {
+        use pgwire::error::{ErrorInfo, PgWireError};
+        let (code, message) = match error {
+            PgWireError::PortalNotFound(name) => ("34000", format!("portal \"{name}\" does not exist")),
+            PgWireError::StatementNotFound(name) => ("26000", format!("prepared statement \"{name}\" does not exist")),
+            _ => return,
+        };
+        *error = PgWireError::UserError(Box::new(ErrorInfo::new("ERROR".into(), code.into(), message)));
     }
 }
 

@@ -48,24 +48,59 @@ pub fn encode_batch(
     let mut text = String::new();
     for r in 0..batch.num_rows() {
         let mut buf = BytesMut::with_capacity(64);
-        for (ci, col) in batch.columns().iter().enumerate() {
-            if col.is_null(r) || col.data_type() == &DataType::Null {
-                buf.put_i32(-1);
-                continue;
-            }
-            let start = buf.len();
-            buf.put_i32(0);
-            if binary.get(ci).copied().unwrap_or(false) {
-                write_binary(&mut buf, col, r, types.get(ci).copied())?;
-            } else {
-                text.clear();
-                write_cell(&mut text, col, r);
-                buf.put_slice(text.as_bytes());
-            }
-            let len = (buf.len() - start - 4) as i32;
-            buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
-        }
+        write_cells(batch, r, binary, types, &mut text, &mut buf)?;
         out.push(DataRow::new(buf, batch.num_columns() as i16));
+    }
+    Ok(())
+}
+
+/// Writes the rows of a batch as complete DataRow messages (type byte,
+/// length, column count, cells): what pgwire's `DataRow` encodes to, without
+/// a message object per row.
+pub fn write_data_rows(
+    batch: &RecordBatch,
+    binary: &[bool],
+    types: &[SqlType],
+    out: &mut BytesMut,
+) -> Result<(), SqlError> {
+    let mut text = String::new();
+    for r in 0..batch.num_rows() {
+        out.put_u8(b'D');
+        let start = out.len();
+        out.put_i32(0);
+        out.put_i16(batch.num_columns() as i16);
+        write_cells(batch, r, binary, types, &mut text, out)?;
+        let len = (out.len() - start) as i32;
+        out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    }
+    Ok(())
+}
+
+/// The cells of row `r`, each as its length (-1 for NULL) and its bytes.
+fn write_cells(
+    batch: &RecordBatch,
+    r: usize,
+    binary: &[bool],
+    types: &[SqlType],
+    text: &mut String,
+    buf: &mut BytesMut,
+) -> Result<(), SqlError> {
+    for (ci, col) in batch.columns().iter().enumerate() {
+        if col.is_null(r) || col.data_type() == &DataType::Null {
+            buf.put_i32(-1);
+            continue;
+        }
+        let start = buf.len();
+        buf.put_i32(0);
+        if binary.get(ci).copied().unwrap_or(false) {
+            write_binary(buf, col, r, types.get(ci).copied())?;
+        } else {
+            text.clear();
+            write_cell(text, col, r);
+            buf.put_slice(text.as_bytes());
+        }
+        let len = (buf.len() - start - 4) as i32;
+        buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
     }
     Ok(())
 }

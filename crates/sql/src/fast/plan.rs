@@ -45,6 +45,13 @@ pub struct FastPlan {
     pub returning: Option<Projection>,
 }
 
+impl FastPlan {
+    /// A SELECT: it reads and never waits for another transaction.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self.kind, Kind::Select { .. })
+    }
+}
+
 #[derive(Debug)]
 pub enum Kind {
     Select {

@@ -9,6 +9,7 @@ mod limits;
 mod netfault;
 mod partitions;
 mod pgbench;
+mod prepared_reads;
 mod psql;
 mod psycopg;
 mod robustness;

@@ -12,7 +12,11 @@
 //! for input, one write per round trip as in PostgreSQL, rather than one
 //! per message. Prepared statements carry their fast-path plan
 //! (`tessera_sql::fast`), and simple-protocol queries try the fast path
-//! before they are parsed for the general path.
+//! before they are parsed for the general path. The most common extended
+//! sequence of all, Bind/Describe/Execute/Sync of a prepared fast-path
+//! SELECT, is answered by the connection's `lane` without pgwire's portal
+//! objects; everything else, and every sequence the lane is not sure of,
+//! goes through pgwire as before (the lane hands its portal over first).
 //!
 //! Limits: a connection cap (excess connections get SQLSTATE 53300 and are
 //! closed) and pgwire's message size limit; a malformed message ends only

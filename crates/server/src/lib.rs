@@ -17,6 +17,8 @@
 //! SELECT, is answered by the connection's `lane` without pgwire's portal
 //! objects; everything else, and every sequence the lane is not sure of,
 //! goes through pgwire as before (the lane hands its portal over first).
+//! Sessions run pinned to per-core runtimes of one worker each
+//! (`runtimes`), not on the node's work-stealing runtime.
 //!
 //! Limits: a connection cap (excess connections get SQLSTATE 53300 and are
 //! closed) and pgwire's message size limit; a malformed message ends only
@@ -26,6 +28,7 @@ mod connection;
 mod gateway;
 mod handler;
 mod lane;
+mod runtimes;
 mod values;
 
 use std::net::SocketAddr;
@@ -43,6 +46,7 @@ use handler::{Conn, Extended, Parser, Startup, server_params};
 
 pub use gateway::{OpenSql, serve_cluster};
 pub use handler::AuthMode;
+pub use runtimes::ConnectionRuntimes;
 
 pub struct ServerConfig {
     pub max_connections: usize,
@@ -50,11 +54,14 @@ pub struct ServerConfig {
     /// PEM certificate chain and private key: clients may then use TLS
     /// (`sslmode=require`).
     pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// The runtimes client sessions are pinned to; `None` runs them on the
+    /// listener's own runtime.
+    pub session_runtimes: Option<Arc<ConnectionRuntimes>>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { max_connections: 100, auth: AuthMode::Auto, tls: None }
+        ServerConfig { max_connections: 100, auth: AuthMode::Auto, tls: None, session_runtimes: None }
     }
 }
 
@@ -181,7 +188,13 @@ impl Listener {
         let std_socket = socket.into_std()?;
         let watch = std_socket.try_clone()?;
         let closer = std_socket.try_clone()?;
-        let socket = tokio::net::TcpStream::from_std(std_socket)?;
+        let (runtime, seat) = match &self.config.session_runtimes {
+            Some(runtimes) => {
+                let (handle, seat) = runtimes.seat();
+                (handle, Some(seat))
+            }
+            None => (tokio::runtime::Handle::current(), None),
+        };
         let conn = Arc::new(Conn::new(sql.clone()));
         let params = self.params.clone();
         let manager = self.manager.clone();
@@ -204,13 +217,21 @@ impl Listener {
             manager,
         };
         let plaintext = self.tls.is_none();
-        let watchdog = tokio::spawn(idle_watchdog(conn.clone(), watch, plaintext));
+        let watchdog = runtime.spawn(idle_watchdog(conn.clone(), watch, plaintext));
         let tls = self.tls.clone();
-        tokio::spawn(async move {
+        runtime.spawn(async move {
             // Runs even if the connection task panics (pgwire panics on some
             // malformed messages): frees the slot and closes the watchdog's
             // handle on the socket, so the client sees the connection end.
-            let _cleanup = ConnectionEnd { _slot: slot, watchdog: watchdog.abort_handle() };
+            let _cleanup = ConnectionEnd { _slot: slot, _seat: seat, watchdog: watchdog.abort_handle() };
+            // Registered with the poller of the runtime it runs on.
+            let socket = match tokio::net::TcpStream::from_std(std_socket) {
+                Ok(socket) => socket,
+                Err(e) => {
+                    tracing::warn!(%peer, "cannot serve a connection: {e}");
+                    return;
+                }
+            };
             let work = connection::serve_connection(socket, tls, handlers);
             let result = match stop {
                 None => work.await,
@@ -287,6 +308,7 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
 
 struct ConnectionEnd {
     _slot: Slot,
+    _seat: Option<runtimes::Seat>,
     watchdog: tokio::task::AbortHandle,
 }
 

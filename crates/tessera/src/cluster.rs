@@ -226,6 +226,7 @@ pub fn start(
         sql.catalog.set_cluster(Arc::new(View(status.clone())));
         Ok(sql)
     });
+    let session_runtimes = server_config.session_runtimes.clone();
     let server =
         runtime.spawn(tessera_server::serve_cluster(listener, group.role(), open, open_secondary, server_config));
     if let Some(signal) = signals.forever().next() {
@@ -234,6 +235,10 @@ pub fn start(
     }
     server.abort();
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    // Sessions end (rolling back what they left open) before the node closes.
+    if let Some(sessions) = &session_runtimes {
+        sessions.shutdown(std::time::Duration::from_secs(5));
+    }
     group.shutdown()?;
     println!("tessera: stopped cleanly");
     Ok(())

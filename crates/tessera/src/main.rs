@@ -69,6 +69,11 @@ enum Command {
         /// PEM private key for TLS (with --tls-cert).
         #[arg(long, requires = "tls_cert")]
         tls_key: Option<PathBuf>,
+        /// Threads that run client sessions, each a runtime of its own that
+        /// its sessions stay on (default: one per core; 0 runs sessions on
+        /// the node's shared runtime).
+        #[arg(long)]
+        session_threads: Option<usize>,
         #[command(flatten)]
         cluster: cluster::ClusterArgs,
     },
@@ -131,14 +136,37 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Start { data_dir, lazy_commit, port, listen, max_connections, auth, tls_cert, tls_key, cluster } => {
+        Command::Start {
+            data_dir,
+            lazy_commit,
+            port,
+            listen,
+            max_connections,
+            auth,
+            tls_cert,
+            tls_key,
+            session_threads,
+            cluster,
+        } => {
             let auth = match auth.as_str() {
                 "trust" => tessera_server::AuthMode::Trust,
                 "scram" => tessera_server::AuthMode::Scram,
                 _ => tessera_server::AuthMode::Auto,
             };
             let tls = tls_cert.zip(tls_key);
-            let server = tessera_server::ServerConfig { max_connections, auth, tls };
+            let session_runtimes = match session_threads {
+                Some(0) => None,
+                Some(n) => Some(tessera_server::ConnectionRuntimes::new(n)),
+                None => Some(tessera_server::ConnectionRuntimes::per_core()),
+            };
+            let session_runtimes = match session_runtimes.transpose() {
+                Ok(r) => r.map(std::sync::Arc::new),
+                Err(e) => {
+                    eprintln!("tessera: cannot start the session threads: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let server = tessera_server::ServerConfig { max_connections, auth, tls, session_runtimes };
             let result = if cluster.node_id.is_some() {
                 cluster::start(cluster, data_dir, &listen, port, server)
             } else {
@@ -198,6 +226,7 @@ fn start(
     let listener =
         runtime.block_on(tokio::net::TcpListener::bind(&addr)).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     println!("tessera: listening on {}", listener.local_addr()?);
+    let session_runtimes = server_config.session_runtimes.clone();
     let server = runtime.spawn(tessera_server::serve(listener, sql, server_config));
     if let Some(signal) = signals.forever().next() {
         let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
@@ -205,6 +234,10 @@ fn start(
     }
     server.abort();
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    // Sessions end (rolling back what they left open) before the node closes.
+    if let Some(sessions) = &session_runtimes {
+        sessions.shutdown(std::time::Duration::from_secs(5));
+    }
     node.close()?;
     println!("tessera: stopped cleanly");
     Ok(())

@@ -13,6 +13,7 @@ mod prepared_reads;
 mod psql;
 mod psycopg;
 mod robustness;
+mod session_threads;
 mod slt;
 mod spares;
 mod wire;

@@ -23,11 +23,11 @@ use futures::{FutureExt, StreamExt};
 use pgwire::api::{ClientInfo, ErrorHandler, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::messages::PgWireFrontendMessage;
 use pgwire::tokio::server::{negotiate_tls, process_error, process_message};
-
-use crate::lane::{Lane, Offer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
+
+use crate::lane::{Lane, Offer};
 
 /// Output is sent at the latest once this much has gathered (large results
 /// and COPY TO stream in chunks of this size).

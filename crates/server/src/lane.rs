@@ -32,8 +32,10 @@ use pgwire::api::stmt::StoredStatement;
 use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, PgWireConnectionState};
 use pgwire::error::{PgWireError, PgWireResult};
-use pgwire::messages::PgWireFrontendMessage;
-use pgwire::messages::extendedquery::Bind;
+use pgwire::messages::data::NoData;
+use pgwire::messages::extendedquery::{Bind, BindComplete};
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery};
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::PgWireMessageServerCodec;
 use tessera_sql::Output;
 use tessera_sql::error::SqlError;
@@ -67,6 +69,8 @@ pub struct Lane {
 struct LanePortal {
     statement: Arc<StoredStatement<Prepared>>,
     bind: Bind,
+    parameter_format: Format,
+    result_format: Format,
     executed: bool,
 }
 
@@ -154,8 +158,10 @@ impl Lane {
             socket.portal_store().rm_portal(DEFAULT_NAME);
             self.store_has_unnamed = false;
         }
-        self.portal = Some(LanePortal { statement, bind, executed: false });
-        put_message(socket, b'2', &[]);
+        let parameter_format = format_of(&bind.parameter_format_codes);
+        let result_format = format_of(&bind.result_column_format_codes);
+        self.portal = Some(LanePortal { statement, bind, parameter_format, result_format, executed: false });
+        put(socket, PgWireBackendMessage::BindComplete(BindComplete::new()));
     }
 
     /// Describes the lane's portal: its row description, from the cache.
@@ -166,11 +172,10 @@ impl Lane {
         let Some(p) = self.portal.as_ref() else { return false };
         match &p.statement.statement.schema {
             Some(schema) => {
-                let format = format_of(&p.bind.result_column_format_codes);
-                let d = self.conn.description(schema, &format);
+                let d = self.conn.description(schema, &p.result_format);
                 socket.write_buffer_mut().put_slice(&d.row_description);
             }
-            None => put_message(socket, b'n', &[]),
+            None => put(socket, PgWireBackendMessage::NoData(NoData::new())),
         }
         true
     }
@@ -184,13 +189,13 @@ impl Lane {
         p.executed = true;
         let prepared = &p.statement.statement;
         let Some(stmt) = prepared.stmt.as_ref() else {
-            put_message(socket, b'I', &[]);
+            put(socket, PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()));
             return Ok(());
         };
         let _busy = self.conn.activity();
         let mut guard = self.conn.session(socket).await?;
         let session = guard.as_mut().expect("session");
-        let params = match decode_params(prepared, &p.bind.parameters, &format_of(&p.bind.parameter_format_codes)) {
+        let params = match decode_params(prepared, &p.bind.parameters, &p.parameter_format) {
             Ok(params) => params,
             Err(e) => {
                 session.abort_statement();
@@ -203,16 +208,15 @@ impl Lane {
         drop(guard);
         match result.map_err(to_pg_error)? {
             Output::Rows { schema, batches, tag } => {
-                let format = format_of(&p.bind.result_column_format_codes);
-                let d = self.conn.description(&schema, &format);
+                let d = self.conn.description(&schema, &p.result_format);
                 let out = socket.write_buffer_mut();
                 for b in &batches {
                     write_data_rows(b, &d.binary, &d.types, out).map_err(to_pg_error)?;
                 }
-                put_tag(socket, &tag);
+                put(socket, PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)));
             }
-            Output::Command(tag) => put_tag(socket, &tag),
-            Output::Empty => put_message(socket, b'I', &[]),
+            Output::Command(tag) => put(socket, PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))),
+            Output::Empty => put(socket, PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())),
             Output::CopyIn(_) | Output::CopyOut { .. } => {
                 return Err(to_pg_error(SqlError::internal("a prepared read answered with COPY")));
             }
@@ -226,13 +230,8 @@ impl Lane {
         S: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static,
     {
         self.portal = None;
-        use pgwire::messages::response::TransactionStatus;
-        let byte = match socket.transaction_status() {
-            TransactionStatus::Idle => b'I',
-            TransactionStatus::Transaction => b'T',
-            TransactionStatus::Error => b'E',
-        };
-        put_message(socket, b'Z', &[byte]);
+        let status = socket.transaction_status();
+        put(socket, PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status)));
         // Into the corked socket, which sends it when the loop next reads.
         socket.flush().await.map_err(PgWireError::from)
     }
@@ -262,19 +261,9 @@ fn format_of(codes: &[i16]) -> Format {
     }
 }
 
-/// Appends a backend message with a fixed body to the socket's write buffer.
-fn put_message<S>(socket: &mut Socket<S>, kind: u8, body: &[u8]) {
-    let out = socket.write_buffer_mut();
-    out.put_u8(kind);
-    out.put_i32(4 + body.len() as i32);
-    out.put_slice(body);
-}
-
-/// CommandComplete with `tag` ("SELECT 1").
-fn put_tag<S>(socket: &mut Socket<S>, tag: &str) {
-    let out = socket.write_buffer_mut();
-    out.put_u8(b'C');
-    out.put_i32(4 + tag.len() as i32 + 1);
-    out.put_slice(tag.as_bytes());
-    out.put_u8(0);
+/// Appends a backend message to the socket's write buffer (sent at the
+/// next flush), without going through the sink.
+fn put<S>(socket: &mut Socket<S>, message: PgWireBackendMessage) {
+    // Encoding into memory cannot fail.
+    let _ = message.encode(socket.write_buffer_mut());
 }

@@ -20,9 +20,11 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
+use pgwire::api::DefaultClient;
 use pgwire::api::{ClientInfo, ErrorHandler, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::messages::PgWireFrontendMessage;
-use pgwire::tokio::server::{negotiate_tls, process_error, process_message};
+use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec, negotiate_tls, process_error, process_message};
+use pgwire::tokio::tokio_rustls::server::TlsStream;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
@@ -110,14 +112,38 @@ pub async fn serve_connection(
     tls: Option<pgwire::tokio::TlsAcceptor>,
     handlers: crate::Handlers,
 ) -> io::Result<()> {
-    let startup_timeout = tokio::time::sleep(STARTUP_TIMEOUT);
-    tokio::pin!(startup_timeout);
+    let startup_deadline = tokio::time::Instant::now() + STARTUP_TIMEOUT;
     let negotiated = tokio::select! {
-        _ = &mut startup_timeout => return Ok(()),
+        _ = tokio::time::sleep_until(startup_deadline) => return Ok(()),
         socket = negotiate_tls(tcp, tls) => socket?,
     };
     // A direct TLS handshake without TLS configured.
     let Some(socket) = negotiated else { return Ok(()) };
+    serve_negotiated(socket, handlers, startup_deadline).await
+}
+
+/// Serves a connection whose TLS the gateway accepted itself, and whose
+/// startup message (`startup`, whole, length included) it read to choose
+/// where the session runs: the message is put back in front of the rest.
+pub async fn serve_greeted(tls: TlsStream<TcpStream>, startup: Vec<u8>, handlers: crate::Handlers) -> io::Result<()> {
+    let startup_deadline = tokio::time::Instant::now() + STARTUP_TIMEOUT;
+    let peer = tls.get_ref().0.peer_addr()?;
+    let codec = PgWireMessageServerCodec::new(DefaultClient::new(peer, true));
+    let mut parts = FramedParts::new(MaybeTls::Tls(Box::new(tls)), codec);
+    parts.read_buf = bytes::BytesMut::from(&startup[..]);
+    let mut socket = Framed::from_parts(parts);
+    socket.set_state(PgWireConnectionState::AwaitingStartup);
+    serve_negotiated(socket, handlers, startup_deadline).await
+}
+
+/// The message loop, from the startup message on.
+async fn serve_negotiated(
+    socket: Framed<MaybeTls, PgWireMessageServerCodec<crate::handler::Prepared>>,
+    handlers: crate::Handlers,
+    startup_deadline: tokio::time::Instant,
+) -> io::Result<()> {
+    let startup_timeout = tokio::time::sleep_until(startup_deadline);
+    tokio::pin!(startup_timeout);
     let old = socket.into_parts();
     let mut parts = FramedParts::new(Corked::new(old.io), old.codec);
     parts.read_buf = old.read_buf;

@@ -1,16 +1,19 @@
 //! Every node of a cluster is a gateway: it accepts PostgreSQL connections
 //! whatever its role, and
 //! - on the primary, serves them with its SQL engine;
-//! - on a secondary, forwards them, byte for byte, to the primary's
-//!   PostgreSQL listener (the client's TLS negotiation, authentication and
-//!   session all happen there) — unless the client's startup options ask
-//!   for `tessera.read_from=secondary`: then the secondary serves the
-//!   session itself, read-only, with a SQL engine over its replicated
-//!   engines, as long as it is within the session's `tessera.max_staleness`
-//!   of the primary (the startup message is peeked at, not consumed, so a
-//!   forwarded connection is untouched; a TLS request is always forwarded).
-//!   Such a session outlives changes of the node's role: each statement
-//!   checks the node's staleness (zero while it is the primary itself);
+//! - on a secondary, forwards them to the primary's PostgreSQL listener
+//!   (authentication and the session happen there) — unless the client's
+//!   startup options ask for `tessera.read_from=secondary`: then the
+//!   secondary serves the session itself, read-only, with a SQL engine over
+//!   its replicated engines, as long as it is within the session's
+//!   `tessera.max_staleness` of the primary. A plaintext startup message
+//!   is peeked at, not consumed, so a forwarded connection is relayed byte
+//!   for byte. With TLS the options travel encrypted, so a node with a
+//!   certificate accepts the client's TLS itself, reads the startup
+//!   message, and then serves the session or relays it to the primary
+//!   (in plaintext inside the cluster, as replication travels). A reading
+//!   session outlives changes of the node's role: each statement checks
+//!   the node's staleness (zero while it is the primary itself);
 //! - with no primary (an election, or a lost quorum), refuses them with
 //!   SQLSTATE 57P03 and the reason.
 //!
@@ -24,6 +27,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::RwLock;
+use pgwire::tokio::TlsAcceptor;
+use pgwire::tokio::tokio_rustls::server::TlsStream;
 use tessera_replication::Role;
 use tessera_sql::SqlEngine;
 use tokio::net::{TcpListener, TcpStream};
@@ -85,21 +90,42 @@ pub async fn serve_cluster(
             }
             Target::Forward(addr) => {
                 let (shared, open_secondary) = (shared.clone(), open_secondary.clone());
-                let plaintext_only = shared.plaintext_only();
                 tokio::spawn(async move {
-                    let mut socket = socket;
-                    if !wants_secondary(&mut socket, plaintext_only).await {
+                    let greeting = greet(socket, shared.tls.as_ref()).await;
+                    let secondary = match &greeting {
+                        Greeting::Plain(_, secondary) | Greeting::Tls(_, _, secondary) => *secondary,
+                        Greeting::Gone => return,
+                    };
+                    if !secondary {
                         let _slot = slot;
-                        return forward(socket, &addr).await;
+                        return match greeting {
+                            Greeting::Plain(socket, _) => forward(socket, &addr).await,
+                            Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr).await,
+                            Greeting::Gone => {}
+                        };
                     }
-                    match tokio::task::spawn_blocking(move || open_secondary()).await {
-                        Ok(Ok(sql)) => {
-                            if let Err(e) = shared.spawn_session(socket, peer, slot, sql, None) {
-                                tracing::warn!(%peer, "cannot serve a connection: {e}");
-                            }
+                    let sql = match tokio::task::spawn_blocking(move || open_secondary()).await {
+                        Ok(Ok(sql)) => Ok(sql),
+                        Ok(Err(e)) => Err(format!("cannot read on this secondary: {e}")),
+                        Err(e) => Err(format!("cannot read on this secondary: {e}")),
+                    };
+                    let served = match (greeting, sql) {
+                        (Greeting::Plain(socket, _), Ok(sql)) => shared.spawn_session(socket, peer, slot, sql, None),
+                        (Greeting::Tls(stream, startup, _), Ok(sql)) => {
+                            shared.spawn_greeted_session(stream, startup, peer, slot, sql)
                         }
-                        Ok(Err(e)) => refuse(socket, "57P03", format!("cannot read on this secondary: {e}")).await,
-                        Err(e) => refuse(socket, "57P03", format!("cannot read on this secondary: {e}")).await,
+                        (Greeting::Plain(socket, _), Err(why)) => {
+                            refuse(socket, "57P03", why).await;
+                            Ok(())
+                        }
+                        (Greeting::Tls(stream, _, _), Err(why)) => {
+                            refuse_greeted(stream, "57P03", &why).await;
+                            Ok(())
+                        }
+                        (Greeting::Gone, _) => Ok(()),
+                    };
+                    if let Err(e) = served {
+                        tracing::warn!(%peer, "cannot serve a connection: {e}");
                     }
                 });
             }
@@ -158,14 +184,32 @@ async fn follow_roles(mut roles: watch::Receiver<Role>, open: OpenSql, serving: 
     }
 }
 
-/// Whether the client's startup message asks to read on this secondary
+/// What the gateway learned from a connection's first messages.
+enum Greeting {
+    /// A plaintext connection, and whether its startup message asks to read
+    /// on this secondary. Nothing was consumed but a declined SSL or GSS
+    /// encryption request: the startup message is still there for the
+    /// session or the relay. A connection that starts otherwise (a direct
+    /// TLS handshake, a malformed or slow start) is one that does not ask.
+    Plain(TcpStream, bool),
+    /// A TLS connection, accepted here (the options travel encrypted), with
+    /// its startup message read from it (whole, length included), and
+    /// whether that asks to read on this secondary.
+    Tls(TlsStream<TcpStream>, Vec<u8>, bool),
+    /// The client left, or its TLS handshake failed.
+    Gone,
+}
+
+/// The longest startup message the gateway reads (PostgreSQL's limit).
+const MAX_STARTUP: usize = 10_000;
+
+/// Finds out whether the client asks to read on this secondary
 /// (`options=-c tessera.read_from=secondary`, or the same as its own
-/// startup parameter). Peeks without consuming: the bytes stay for the
-/// session or the relay. An SSL or GSS encryption request comes first from
-/// most clients: on a node without TLS it is declined here ('N', as the
-/// primary would) and the startup message that follows is looked at; with
-/// TLS the options travel encrypted, so the connection is forwarded.
-async fn wants_secondary(socket: &mut TcpStream, plaintext_only: bool) -> bool {
+/// startup parameter). A plaintext startup message is peeked at, not
+/// consumed. An SSL request (most clients send one first) is declined
+/// ('N', as the primary would) on a node without TLS; on a node with TLS
+/// it is accepted here, so that the options can be read.
+async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     const SSL_REQUEST: u32 = 80877103;
     const GSSENC_REQUEST: u32 = 80877104;
@@ -174,37 +218,71 @@ async fn wants_secondary(socket: &mut TcpStream, plaintext_only: bool) -> bool {
     loop {
         let n = match tokio::time::timeout_at(deadline, socket.peek(&mut buf)).await {
             Ok(Ok(n)) => n,
-            _ => return false,
+            _ => return Greeting::Plain(socket, false),
         };
         if n == 0 {
-            return false;
+            return Greeting::Gone;
         }
         if n >= 4 {
             let len = u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize;
             if len < 8 || len > buf.len() {
-                return false;
+                return Greeting::Plain(socket, false);
             }
             if n >= len {
                 let code = u32::from_be_bytes(buf[4..8].try_into().expect("4 bytes"));
                 if len == 8 && (code == SSL_REQUEST || code == GSSENC_REQUEST) {
-                    if !plaintext_only {
-                        return false;
-                    }
                     let mut request = [0u8; 8];
-                    if socket.read_exact(&mut request).await.is_err() || socket.write_all(b"N").await.is_err() {
-                        return false;
+                    if socket.read_exact(&mut request).await.is_err() {
+                        return Greeting::Gone;
                     }
-                    continue;
+                    match tls {
+                        Some(tls) if code == SSL_REQUEST => {
+                            if socket.write_all(b"S").await.is_err() {
+                                return Greeting::Gone;
+                            }
+                            return greet_tls(socket, tls, deadline).await;
+                        }
+                        _ => {
+                            if socket.write_all(b"N").await.is_err() {
+                                return Greeting::Gone;
+                            }
+                            continue;
+                        }
+                    }
                 }
-                return startup_asks_secondary(&buf[8..len]);
+                let secondary = startup_asks_secondary(&buf[8..len]);
+                return Greeting::Plain(socket, secondary);
             }
         }
         // The rest of the message is on its way.
         tokio::time::sleep(Duration::from_millis(2)).await;
         if tokio::time::Instant::now() >= deadline {
-            return false;
+            return Greeting::Plain(socket, false);
         }
     }
+}
+
+/// Accepts TLS on a connection whose SSL request was answered 'S', and
+/// reads the startup message from it.
+async fn greet_tls(socket: TcpStream, tls: &TlsAcceptor, deadline: tokio::time::Instant) -> Greeting {
+    use tokio::io::AsyncReadExt;
+    let read = async {
+        let mut stream = tls.accept(socket).await.ok()?;
+        let mut len = [0u8; 4];
+        stream.read_exact(&mut len).await.ok()?;
+        let len = u32::from_be_bytes(len) as usize;
+        if !(8..=MAX_STARTUP).contains(&len) {
+            return None;
+        }
+        let mut startup = vec![0u8; len];
+        startup[..4].copy_from_slice(&(len as u32).to_be_bytes());
+        stream.read_exact(&mut startup[4..]).await.ok()?;
+        let secondary = startup_asks_secondary(&startup[8..]);
+        Some(Greeting::Tls(stream, startup, secondary))
+    };
+    // A malformed startup message is answered by the session or the
+    // primary, which would refuse it the same way; here it only ends.
+    tokio::time::timeout_at(deadline, read).await.ok().flatten().unwrap_or(Greeting::Gone)
 }
 
 /// `params`: a startup message's name/value pairs (NUL-terminated strings).
@@ -227,20 +305,53 @@ fn startup_asks_secondary(params: &[u8]) -> bool {
     false
 }
 
-/// Relays a client to the primary's PostgreSQL listener.
-async fn forward(mut client: TcpStream, addr: &str) {
+/// Connects to the primary's PostgreSQL listener.
+async fn connect_primary(addr: &str) -> Result<TcpStream, String> {
     let primary = match tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(addr)).await {
         Ok(Ok(s)) => s,
-        Ok(Err(e)) => return refuse(client, "57P03", format!("cannot reach the primary at {addr}: {e}")).await,
-        Err(_) => return refuse(client, "57P03", format!("cannot reach the primary at {addr}: timed out")).await,
+        Ok(Err(e)) => return Err(format!("cannot reach the primary at {addr}: {e}")),
+        Err(_) => return Err(format!("cannot reach the primary at {addr}: timed out")),
     };
     if primary.local_addr().ok() == primary.peer_addr().ok() {
         // Connected to itself (TCP simultaneous open): the primary is down.
-        return refuse(client, "57P03", format!("cannot reach the primary at {addr}: connection refused")).await;
+        return Err(format!("cannot reach the primary at {addr}: connection refused"));
     }
     let _ = primary.set_nodelay(true);
-    let mut primary = primary;
+    Ok(primary)
+}
+
+/// Relays a client to the primary's PostgreSQL listener, byte for byte
+/// (the client's TLS negotiation, if any, happens there).
+async fn forward(mut client: TcpStream, addr: &str) {
+    let mut primary = match connect_primary(addr).await {
+        Ok(primary) => primary,
+        Err(why) => return refuse(client, "57P03", why).await,
+    };
     let _ = tokio::io::copy_bidirectional(&mut client, &mut primary).await;
+}
+
+/// Relays a client whose TLS this node accepted to the primary: the
+/// startup message first, then everything both ways. Inside the cluster
+/// the session travels in plaintext, as replication does; authentication
+/// is the primary's, unchanged (SCRAM passes through; channel binding,
+/// which ties it to the client's TLS, is not offered there).
+async fn relay_greeted(mut client: TlsStream<TcpStream>, startup: Vec<u8>, addr: &str) {
+    use tokio::io::AsyncWriteExt;
+    let mut primary = match connect_primary(addr).await {
+        Ok(primary) => primary,
+        Err(why) => return refuse_greeted(client, "57P03", &why).await,
+    };
+    if primary.write_all(&startup).await.is_err() {
+        return refuse_greeted(client, "57P03", &format!("cannot reach the primary at {addr}: connection lost")).await;
+    }
+    let _ = tokio::io::copy_bidirectional(&mut client, &mut primary).await;
+}
+
+/// Tells a client whose startup message was read why it is refused.
+async fn refuse_greeted(mut client: TlsStream<TcpStream>, code: &str, message: &str) {
+    use tokio::io::AsyncWriteExt;
+    let _ = client.write_all(&crate::error_frame(code, message)).await;
+    let _ = client.shutdown().await;
 }
 
 #[cfg(test)]

@@ -87,6 +87,7 @@ pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<pgw
     Ok(pgwire::tokio::TlsAcceptor::from(Arc::new(config)))
 }
 
+#[derive(Clone)]
 struct Handlers {
     pub(crate) conn: Arc<Conn>,
     manager: Arc<ConnectionManager>,
@@ -167,14 +168,9 @@ impl Listener {
         Some(Slot(self.active.clone()))
     }
 
-    /// Runs a client session against `sql` on its own task. When `stop`
-    /// turns true (this node stopped serving as primary) the session ends:
-    /// the client is told (FATAL 57P01) and the connection closed.
-    /// Whether connections are served without TLS (none is configured).
-    fn plaintext_only(&self) -> bool {
-        self.tls.is_none()
-    }
-
+    /// Runs a client session against `sql` on its own task (on a session
+    /// runtime when there are some). When `stop` turns true (this node
+    /// stopped serving as primary) the session ends.
     fn spawn_session(
         &self,
         socket: tokio::net::TcpStream,
@@ -186,8 +182,7 @@ impl Listener {
         // Second handles on the socket let the idle-in-transaction watchdog
         // and the stop signal close it.
         let std_socket = socket.into_std()?;
-        let watch = std_socket.try_clone()?;
-        let closer = std_socket.try_clone()?;
+        let handles = SocketHandles { watch: std_socket.try_clone()?, closer: std_socket.try_clone()? };
         let (runtime, seat) = match &self.config.session_runtimes {
             Some(runtimes) => {
                 let (handle, seat) = runtimes.seat();
@@ -195,6 +190,60 @@ impl Listener {
             }
             None => (tokio::runtime::Handle::current(), None),
         };
+        let session = self.session(peer, sql, stop, handles, self.tls.is_none());
+        let tls = self.tls.clone();
+        runtime.spawn(async move {
+            // Held to the end, even if the connection task panics (pgwire
+            // panics on some malformed messages).
+            let _held = (slot, seat);
+            // Registered with the poller of the runtime it runs on.
+            let socket = match tokio::net::TcpStream::from_std(std_socket) {
+                Ok(socket) => socket,
+                Err(e) => {
+                    tracing::warn!(%peer, "cannot serve a connection: {e}");
+                    return;
+                }
+            };
+            let handlers = session.handlers();
+            session.run(connection::serve_connection(socket, tls, handlers)).await;
+        });
+        Ok(())
+    }
+
+    /// Runs a session on a connection whose TLS the gateway accepted and
+    /// whose startup message it read (`startup`), on the current runtime.
+    fn spawn_greeted_session(
+        &self,
+        tls: pgwire::tokio::tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+        startup: Vec<u8>,
+        peer: SocketAddr,
+        slot: Slot,
+        sql: Arc<SqlEngine>,
+    ) -> std::io::Result<()> {
+        use std::os::fd::AsFd;
+        let tcp = tls.get_ref().0.as_fd();
+        let handles = SocketHandles {
+            watch: std::net::TcpStream::from(tcp.try_clone_to_owned()?),
+            closer: std::net::TcpStream::from(tcp.try_clone_to_owned()?),
+        };
+        let session = self.session(peer, sql, None, handles, false);
+        tokio::spawn(async move {
+            let _held = slot;
+            let handlers = session.handlers();
+            session.run(connection::serve_greeted(tls, startup, handlers)).await;
+        });
+        Ok(())
+    }
+
+    /// A client session against `sql`, ready to run on a connection.
+    fn session(
+        &self,
+        peer: SocketAddr,
+        sql: Arc<SqlEngine>,
+        stop: Option<tokio::sync::watch::Receiver<bool>>,
+        handles: SocketHandles,
+        plaintext: bool,
+    ) -> Session {
         let conn = Arc::new(Conn::new(sql.clone()));
         let params = self.params.clone();
         let manager = self.manager.clone();
@@ -216,42 +265,69 @@ impl Listener {
             conn: conn.clone(),
             manager,
         };
-        let plaintext = self.tls.is_none();
-        let watchdog = runtime.spawn(idle_watchdog(conn.clone(), watch, plaintext));
-        let tls = self.tls.clone();
-        runtime.spawn(async move {
-            // Runs even if the connection task panics (pgwire panics on some
-            // malformed messages): frees the slot and closes the watchdog's
-            // handle on the socket, so the client sees the connection end.
-            let _cleanup = ConnectionEnd { _slot: slot, _seat: seat, watchdog: watchdog.abort_handle() };
-            // Registered with the poller of the runtime it runs on.
-            let socket = match tokio::net::TcpStream::from_std(std_socket) {
-                Ok(socket) => socket,
-                Err(e) => {
-                    tracing::warn!(%peer, "cannot serve a connection: {e}");
-                    return;
+        Session { peer, conn, handlers, stop, handles, plaintext }
+    }
+}
+
+/// Second handles on a session's socket, for closing it from outside the
+/// message loop.
+struct SocketHandles {
+    watch: std::net::TcpStream,
+    closer: std::net::TcpStream,
+}
+
+/// A client session, with what runs beside its message loop.
+struct Session {
+    peer: SocketAddr,
+    conn: Arc<Conn>,
+    handlers: Handlers,
+    stop: Option<tokio::sync::watch::Receiver<bool>>,
+    handles: SocketHandles,
+    /// Whether the connection is plaintext (an error frame may then be
+    /// written to the socket directly).
+    plaintext: bool,
+}
+
+impl Session {
+    fn handlers(&self) -> Handlers {
+        self.handlers.clone()
+    }
+
+    /// Runs the message loop `work` to its end, with the idle watchdog
+    /// beside it, and ends it early when `stop` turns true (this node
+    /// stopped serving as primary): the client is told (FATAL 57P01) and
+    /// the connection closed. Then rolls back whatever the client left open.
+    async fn run(self, work: impl std::future::Future<Output = std::io::Result<()>>) {
+        let Session { peer, conn, handlers: _, stop, handles, plaintext } = self;
+        let watchdog = tokio::spawn(idle_watchdog(conn.clone(), handles.watch, plaintext));
+        // Runs even if the message loop panics: closes the watchdog's
+        // handle on the socket, so the client sees the connection end.
+        let _watchdog = AbortOnDrop(watchdog.abort_handle());
+        let result = match stop {
+            None => work.await,
+            Some(mut stop) => tokio::select! {
+                r = work => r,
+                _ = stop.wait_for(|s| *s) => {
+                    terminate(handles.closer, plaintext, "57P01", "terminating connection: this node is no longer the primary; reconnect to reach the new one");
+                    Ok(())
                 }
-            };
-            let work = connection::serve_connection(socket, tls, handlers);
-            let result = match stop {
-                None => work.await,
-                Some(mut stop) => tokio::select! {
-                    r = work => r,
-                    _ = stop.wait_for(|s| *s) => {
-                        terminate(closer, plaintext, "57P01", "terminating connection: this node is no longer the primary; reconnect to reach the new one");
-                        Ok(())
-                    }
-                },
-            };
-            if let Err(e) = result {
-                tracing::debug!(%peer, "connection ended: {e}");
-            }
-            // Roll back whatever the client left open.
-            if let Some(mut s) = conn.session.lock().await.take() {
-                s.reset();
-            }
-        });
-        Ok(())
+            },
+        };
+        if let Err(e) = result {
+            tracing::debug!(%peer, "connection ended: {e}");
+        }
+        // Roll back whatever the client left open.
+        if let Some(mut s) = conn.session.lock().await.take() {
+            s.reset();
+        }
+    }
+}
+
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -303,18 +379,6 @@ pub async fn serve(listener: TcpListener, sql: Arc<SqlEngine>, config: ServerCon
         if let Err(e) = shared.spawn_session(socket, peer, slot, sql.clone(), None) {
             tracing::warn!(%peer, "cannot serve a connection: {e}");
         }
-    }
-}
-
-struct ConnectionEnd {
-    _slot: Slot,
-    _seat: Option<runtimes::Seat>,
-    watchdog: tokio::task::AbortHandle,
-}
-
-impl Drop for ConnectionEnd {
-    fn drop(&mut self) {
-        self.watchdog.abort();
     }
 }
 

@@ -665,6 +665,80 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
     });
 }
 
+/// Runs `sql` with psql over TLS (`sslmode=require`) on the node at `port`,
+/// with `options` as the session's startup options; returns stdout, or
+/// stderr on failure.
+fn psql_tls(port: u16, options: &str, sql: &str) -> Result<String, String> {
+    let out = std::process::Command::new("psql")
+        .arg(format!("host=127.0.0.1 port={port} user=tessera dbname=shop sslmode=require connect_timeout=5"))
+        .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .env("PGOPTIONS", options)
+        .output()
+        .expect("psql is needed (Debian: postgresql-client)");
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// With TLS, a secondary accepts the client's TLS itself to read its
+/// options: a reading session is served there, encrypted, and any other
+/// session is relayed to the primary.
+#[test]
+fn reads_on_a_secondary_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = crate::limits::make_certificate(dir.path());
+    let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let tls = vec!["--tls-cert".to_string(), cert.display().to_string(), "--tls-key".into(), key.display().to_string()];
+    let nodes = start_cluster_with(&rpc, |_| tls.clone());
+    let primary = primary_by_status(rpc[0], 3);
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+    let secondary = ports[(primary as usize) % 3];
+    block_on(Duration::from_secs(300), async {
+        assert_eq!(
+            run_anywhere(&ports, "tessera", "CREATE DATABASE shop", Duration::from_secs(30)).await,
+            Outcome::Done
+        );
+        let sql = "CREATE TABLE items (id int PRIMARY KEY, name text); \
+                   INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 300) g";
+        assert_eq!(run_anywhere(&ports, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
+    });
+    let reading = "-c tessera.read_from=secondary";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match psql_tls(secondary, reading, "SELECT count(*) FROM items") {
+            Ok(n) if n == "300" => break,
+            other => assert!(Instant::now() < deadline, "the secondary never showed the 300 rows over TLS: {other:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Served by the secondary (read-only there), over TLS.
+    let info = psql_tls(secondary, reading, "\\conninfo").unwrap();
+    assert!(info.contains("SSL connection"), "{info}");
+    assert_eq!(psql_tls(secondary, reading, "SHOW tessera.read_from").unwrap(), "secondary");
+    let e = psql_tls(secondary, reading, "INSERT INTO items VALUES (1000, 'no')").unwrap_err();
+    assert!(e.contains("cannot execute INSERT on a secondary"), "{e}");
+    assert_eq!(psql_tls(secondary, reading, "SELECT name FROM items WHERE id = 42").unwrap(), "item 42");
+
+    // Without the option the same node relays the TLS session to the
+    // primary, where it writes.
+    let info = psql_tls(secondary, "", "\\conninfo").unwrap();
+    assert!(info.contains("SSL connection"), "{info}");
+    psql_tls(secondary, "", "INSERT INTO items VALUES (301, 'via relay')").unwrap();
+    assert_eq!(
+        psql_tls(ports[primary as usize - 1], "", "SELECT name FROM items WHERE id = 301").unwrap(),
+        "via relay"
+    );
+    // A wrong password is refused by the primary through the relay as well.
+    let out = std::process::Command::new("psql")
+        .arg(format!("host=127.0.0.1 port={secondary} user=nobody dbname=shop sslmode=require connect_timeout=5"))
+        .args(["-X", "-A", "-t", "-c", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "an unknown role connected through the relay");
+}
+
 #[test]
 fn a_partitioned_primary_stops_and_the_majority_goes_on() {
     let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();

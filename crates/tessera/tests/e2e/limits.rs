@@ -106,11 +106,9 @@ async fn connections_beyond_the_limit_are_refused_with_53300() {
     .expect("timed out");
 }
 
-/// With a certificate, `sslmode=require` clients connect over TLS.
-#[test]
-fn tls_with_a_configured_certificate() {
-    let dir = tempfile::tempdir().unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+/// Makes a self-signed certificate and its key (PEM) in `dir`.
+pub(crate) fn make_certificate(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     let status = Command::new("openssl")
         .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
         .arg("-keyout")
@@ -120,6 +118,14 @@ fn tls_with_a_configured_certificate() {
         .output()
         .expect("openssl is needed to make a test certificate");
     assert!(status.status.success(), "openssl failed: {}", String::from_utf8_lossy(&status.stderr));
+    (cert, key)
+}
+
+/// With a certificate, `sslmode=require` clients connect over TLS.
+#[test]
+fn tls_with_a_configured_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = make_certificate(dir.path());
     let server = Server::start_with(&["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()]);
     let out = Command::new("psql")
         .arg(format!("host=127.0.0.1 port={} user=tessera dbname=tessera sslmode=require", server.port()))

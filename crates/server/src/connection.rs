@@ -125,11 +125,15 @@ pub async fn serve_connection(
 /// Serves a connection whose TLS the gateway accepted itself, and whose
 /// startup message (`startup`, whole, length included) it read to choose
 /// where the session runs: the message is put back in front of the rest.
-pub async fn serve_greeted(tls: TlsStream<TcpStream>, startup: Vec<u8>, handlers: crate::Handlers) -> io::Result<()> {
+pub async fn serve_greeted(
+    tls: Box<TlsStream<TcpStream>>,
+    startup: Vec<u8>,
+    handlers: crate::Handlers,
+) -> io::Result<()> {
     let startup_deadline = tokio::time::Instant::now() + STARTUP_TIMEOUT;
     let peer = tls.get_ref().0.peer_addr()?;
     let codec = PgWireMessageServerCodec::new(DefaultClient::new(peer, true));
-    let mut parts = FramedParts::new(MaybeTls::Tls(Box::new(tls)), codec);
+    let mut parts = FramedParts::new(MaybeTls::Tls(tls), codec);
     parts.read_buf = bytes::BytesMut::from(&startup[..]);
     let mut socket = Framed::from_parts(parts);
     socket.set_state(PgWireConnectionState::AwaitingStartup);

@@ -195,7 +195,7 @@ enum Greeting {
     /// A TLS connection, accepted here (the options travel encrypted), with
     /// its startup message read from it (whole, length included), and
     /// whether that asks to read on this secondary.
-    Tls(TlsStream<TcpStream>, Vec<u8>, bool),
+    Tls(Box<TlsStream<TcpStream>>, Vec<u8>, bool),
     /// The client left, or its TLS handshake failed.
     Gone,
 }
@@ -267,7 +267,7 @@ async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
 async fn greet_tls(socket: TcpStream, tls: &TlsAcceptor, deadline: tokio::time::Instant) -> Greeting {
     use tokio::io::AsyncReadExt;
     let read = async {
-        let mut stream = tls.accept(socket).await.ok()?;
+        let mut stream = Box::new(tls.accept(socket).await.ok()?);
         let mut len = [0u8; 4];
         stream.read_exact(&mut len).await.ok()?;
         let len = u32::from_be_bytes(len) as usize;
@@ -335,7 +335,7 @@ async fn forward(mut client: TcpStream, addr: &str) {
 /// the session travels in plaintext, as replication does; authentication
 /// is the primary's, unchanged (SCRAM passes through; channel binding,
 /// which ties it to the client's TLS, is not offered there).
-async fn relay_greeted(mut client: TlsStream<TcpStream>, startup: Vec<u8>, addr: &str) {
+async fn relay_greeted(mut client: Box<TlsStream<TcpStream>>, startup: Vec<u8>, addr: &str) {
     use tokio::io::AsyncWriteExt;
     let mut primary = match connect_primary(addr).await {
         Ok(primary) => primary,
@@ -348,7 +348,7 @@ async fn relay_greeted(mut client: TlsStream<TcpStream>, startup: Vec<u8>, addr:
 }
 
 /// Tells a client whose startup message was read why it is refused.
-async fn refuse_greeted(mut client: TlsStream<TcpStream>, code: &str, message: &str) {
+async fn refuse_greeted(mut client: Box<TlsStream<TcpStream>>, code: &str, message: &str) {
     use tokio::io::AsyncWriteExt;
     let _ = client.write_all(&crate::error_frame(code, message)).await;
     let _ = client.shutdown().await;

@@ -214,7 +214,7 @@ impl Listener {
     /// whose startup message it read (`startup`), on the current runtime.
     fn spawn_greeted_session(
         &self,
-        tls: pgwire::tokio::tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+        tls: Box<pgwire::tokio::tokio_rustls::server::TlsStream<tokio::net::TcpStream>>,
         startup: Vec<u8>,
         peer: SocketAddr,
         slot: Slot,

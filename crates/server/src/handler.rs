@@ -580,6 +580,9 @@ impl ExtendedQueryHandler for Extended {
         let _busy = self.conn.activity();
         let mut guard = self.conn.session(client).await?;
         let session = guard.as_mut().expect("session");
+        if let Err(e) = session.check_block_accepts(stmt) {
+            return Err(to_pg_error(e));
+        }
         let params = match decode_params(prepared, &portal.parameters, &portal.parameter_format) {
             Ok(params) => params,
             Err(e) => {

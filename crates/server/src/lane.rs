@@ -195,6 +195,9 @@ impl Lane {
         let _busy = self.conn.activity();
         let mut guard = self.conn.session(socket).await?;
         let session = guard.as_mut().expect("session");
+        if let Err(e) = session.check_block_accepts(stmt) {
+            return Err(to_pg_error(e));
+        }
         let params = match decode_params(prepared, &p.bind.parameters, &p.parameter_format) {
             Ok(params) => params,
             Err(e) => {

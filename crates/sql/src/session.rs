@@ -335,6 +335,21 @@ impl Session {
         }
     }
 
+    /// Whether the transaction block accepts `stmt`: an aborted block
+    /// accepts only transaction control (25P02 otherwise). Checked before a
+    /// statement's parameters are even decoded, as PostgreSQL does.
+    pub fn check_block_accepts(&self, stmt: &Statement) -> Result<()> {
+        let control =
+            matches!(stmt, Statement::StartTransaction { .. } | Statement::Commit { .. } | Statement::Rollback { .. });
+        match &self.block {
+            Some(b) if b.failed && !control => Err(SqlError::new(
+                code::IN_FAILED_TXN,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Runs one statement with parameter values.
     pub async fn execute(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
         // Transaction control first: it works even in an aborted block.
@@ -345,14 +360,7 @@ impl Session {
             Statement::Rollback { savepoint: Some(name), .. } => return self.rollback_to(&name.value),
             _ => {}
         }
-        if let Some(b) = &self.block
-            && b.failed
-        {
-            return Err(SqlError::new(
-                code::IN_FAILED_TXN,
-                "current transaction is aborted, commands ignored until end of transaction block",
-            ));
-        }
+        self.check_block_accepts(&stmt)?;
         match &stmt {
             Statement::Savepoint { name } => return self.savepoint(&name.value),
             Statement::ReleaseSavepoint { name } => return self.release(&name.value),

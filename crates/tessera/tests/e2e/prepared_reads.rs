@@ -307,6 +307,11 @@ fn inside_a_transaction_reads_see_its_writes_and_report_its_state() {
     let reply = raw.round(&[bind("", "get", &["1"], false), execute("", 0), sync()]);
     assert_eq!(sqlstate(&reply), "25P02");
     assert_eq!(status(&reply), 'E');
+    // As in PostgreSQL, the aborted block is reported before parameters
+    // are looked at: a bad one gets 25P02 too, not 22P02.
+    let reply = raw.round(&[bind("", "get", &["x"], false), execute("", 0), sync()]);
+    assert_eq!(sqlstate(&reply), "25P02");
+    assert_eq!(status(&reply), 'E');
     let reply = raw.round(&[query("ROLLBACK")]);
     assert_eq!(status(&reply), 'I');
     let reply = raw.round(&[bind("", "get", &["1"], false), execute("", 0), sync()]);

@@ -36,7 +36,7 @@ use crate::lane::{Lane, Offer};
 pub const CORK_LIMIT: usize = 64 * 1024;
 
 /// A client must finish startup (and authentication) within this time.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A stream whose writes are held until the reader wants input, the buffer
 /// is full, or the stream shuts down.

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::RwLock;
+use pgwire::messages::startup::SecretKey;
 use pgwire::tokio::TlsAcceptor;
 use pgwire::tokio::tokio_rustls::server::TlsStream;
 use tessera_replication::Role;
@@ -89,51 +90,74 @@ pub async fn serve_cluster(
                 }
             }
             Target::Forward(addr) => {
-                let (shared, open_secondary) = (shared.clone(), open_secondary.clone());
-                tokio::spawn(async move {
-                    let greeting = greet(socket, shared.tls.as_ref()).await;
-                    let secondary = match &greeting {
-                        Greeting::Plain(_, secondary) | Greeting::Tls(_, _, secondary) => *secondary,
-                        Greeting::Gone => return,
-                    };
-                    if !secondary {
-                        let _slot = slot;
-                        return match greeting {
-                            Greeting::Plain(socket, _) => forward(socket, &addr).await,
-                            Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr).await,
-                            Greeting::Gone => {}
-                        };
-                    }
-                    let sql = match tokio::task::spawn_blocking(move || open_secondary()).await {
-                        Ok(Ok(sql)) => Ok(sql),
-                        Ok(Err(e)) => Err(format!("cannot read on this secondary: {e}")),
-                        Err(e) => Err(format!("cannot read on this secondary: {e}")),
-                    };
-                    let served = match (greeting, sql) {
-                        (Greeting::Plain(socket, _), Ok(sql)) => shared.spawn_session(socket, peer, slot, sql, None),
-                        (Greeting::Tls(stream, startup, _), Ok(sql)) => {
-                            shared.spawn_greeted_session(stream, startup, peer, slot, sql)
-                        }
-                        (Greeting::Plain(socket, _), Err(why)) => {
-                            refuse(socket, "57P03", why).await;
-                            Ok(())
-                        }
-                        (Greeting::Tls(stream, _, _), Err(why)) => {
-                            refuse_greeted(stream, "57P03", &why).await;
-                            Ok(())
-                        }
-                        (Greeting::Gone, _) => Ok(()),
-                    };
-                    if let Err(e) = served {
-                        tracing::warn!(%peer, "cannot serve a connection: {e}");
-                    }
-                });
+                tokio::spawn(serve_secondary(shared.clone(), open_secondary.clone(), socket, peer, slot, addr));
             }
             Target::Refuse(why) => {
                 drop(slot);
                 tokio::spawn(refuse(socket, "57P03", why));
             }
         }
+    }
+}
+
+/// A connection this secondary received: served here if it asks to read
+/// on a secondary, a cancel request for a session here is carried out, and
+/// anything else goes to the primary at `addr`.
+async fn serve_secondary(
+    shared: Arc<Listener>,
+    open_secondary: OpenSql,
+    socket: TcpStream,
+    peer: std::net::SocketAddr,
+    slot: crate::Slot,
+    addr: String,
+) {
+    let greeting = greet(socket, shared.tls.as_ref()).await;
+    let ask = match &greeting {
+        Greeting::Plain(_, ask) | Greeting::Tls(_, _, ask) => ask.clone(),
+        Greeting::Gone => return,
+    };
+    match ask {
+        Ask::Secondary => {}
+        Ask::Cancel(pid, key) if shared.manager.cancel(pid, &key).await => {
+            // One of this node's reading sessions: cancelled here. As in
+            // PostgreSQL, the connection then just closes.
+            if let Greeting::Plain(mut socket, _) = greeting {
+                use tokio::io::AsyncReadExt;
+                let mut request = [0u8; 16];
+                let _ = socket.read(&mut request).await;
+            }
+            return;
+        }
+        Ask::Primary | Ask::Cancel(..) => {
+            let _slot = slot;
+            match greeting {
+                Greeting::Plain(socket, _) => forward(socket, &addr).await,
+                Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr).await,
+                Greeting::Gone => {}
+            }
+            return;
+        }
+    }
+    let sql = match tokio::task::spawn_blocking(move || open_secondary()).await {
+        Ok(Ok(sql)) => Ok(sql),
+        Ok(Err(e)) => Err(format!("cannot read on this secondary: {e}")),
+        Err(e) => Err(format!("cannot read on this secondary: {e}")),
+    };
+    let served = match (greeting, sql) {
+        (Greeting::Plain(socket, _), Ok(sql)) => shared.spawn_session(socket, peer, slot, sql, None),
+        (Greeting::Tls(stream, startup, _), Ok(sql)) => shared.spawn_greeted_session(stream, startup, peer, slot, sql),
+        (Greeting::Plain(socket, _), Err(why)) => {
+            refuse(socket, "57P03", why).await;
+            Ok(())
+        }
+        (Greeting::Tls(stream, _, _), Err(why)) => {
+            refuse_greeted(stream, "57P03", &why).await;
+            Ok(())
+        }
+        (Greeting::Gone, _) => Ok(()),
+    };
+    if let Err(e) = served {
+        tracing::warn!(%peer, "cannot serve a connection: {e}");
     }
 }
 
@@ -186,39 +210,64 @@ async fn follow_roles(mut roles: watch::Receiver<Role>, open: OpenSql, serving: 
 
 /// What the gateway learned from a connection's first messages.
 enum Greeting {
-    /// A plaintext connection, and whether its startup message asks to read
-    /// on this secondary. Nothing was consumed but a declined SSL or GSS
-    /// encryption request: the startup message is still there for the
-    /// session or the relay. A connection that starts otherwise (a direct
-    /// TLS handshake, a malformed or slow start) is one that does not ask.
-    Plain(TcpStream, bool),
+    /// A plaintext connection, and what its first message asks. Nothing was
+    /// consumed but a declined SSL or GSS encryption request: the message
+    /// is still there for the session or the relay. A connection that
+    /// starts otherwise (a direct TLS handshake, a malformed or slow start)
+    /// is one for the primary.
+    Plain(TcpStream, Ask),
     /// A TLS connection, accepted here (the options travel encrypted), with
-    /// its startup message read from it (whole, length included), and
-    /// whether that asks to read on this secondary.
-    Tls(Box<TlsStream<TcpStream>>, Vec<u8>, bool),
-    /// The client left, or its TLS handshake failed.
+    /// its first message read from it (whole, length included), and what
+    /// that asks.
+    Tls(Box<TlsStream<TcpStream>>, Vec<u8>, Ask),
+    /// The client left, its TLS handshake failed, or it was refused.
     Gone,
 }
+
+/// What a connection's first message asks of this secondary.
+#[derive(Clone)]
+enum Ask {
+    /// A session on the primary.
+    Primary,
+    /// A session reading on this secondary.
+    Secondary,
+    /// To cancel the statement of the session with this key: one of this
+    /// node's reading sessions, or else one on the primary.
+    Cancel(i32, SecretKey),
+}
+
+const SSL_REQUEST: u32 = 80877103;
+const GSSENC_REQUEST: u32 = 80877104;
+const CANCEL_REQUEST: u32 = 80877102;
 
 /// The longest startup message the gateway reads (PostgreSQL's limit).
 const MAX_STARTUP: usize = 10_000;
 
-/// Finds out whether the client asks to read on this secondary
+/// What a whole first message (`message`, length included) asks.
+fn ask_of(message: &[u8]) -> Ask {
+    let code = u32::from_be_bytes(message[4..8].try_into().expect("8 bytes"));
+    if code == CANCEL_REQUEST && message.len() >= 16 {
+        let pid = i32::from_be_bytes(message[8..12].try_into().expect("12 bytes"));
+        return Ask::Cancel(pid, SecretKey::Bytes(bytes::Bytes::copy_from_slice(&message[12..])));
+    }
+    if startup_asks_secondary(&message[8..]) { Ask::Secondary } else { Ask::Primary }
+}
+
+/// Finds out what a connection asks: to read on this secondary
 /// (`options=-c tessera.read_from=secondary`, or the same as its own
-/// startup parameter). A plaintext startup message is peeked at, not
-/// consumed. An SSL request (most clients send one first) is declined
-/// ('N', as the primary would) on a node without TLS; on a node with TLS
-/// it is accepted here, so that the options can be read.
+/// startup parameter), to cancel a statement, or a session on the primary.
+/// A plaintext first message is peeked at, not consumed. An SSL request
+/// (most clients send one first) is declined ('N', as the primary would)
+/// on a node without TLS; on a node with TLS it is accepted here, so that
+/// the options can be read.
 async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    const SSL_REQUEST: u32 = 80877103;
-    const GSSENC_REQUEST: u32 = 80877104;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     let mut buf = vec![0u8; 16 << 10];
     loop {
         let n = match tokio::time::timeout_at(deadline, socket.peek(&mut buf)).await {
             Ok(Ok(n)) => n,
-            _ => return Greeting::Plain(socket, false),
+            _ => return Greeting::Plain(socket, Ask::Primary),
         };
         if n == 0 {
             return Greeting::Gone;
@@ -226,7 +275,7 @@ async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
         if n >= 4 {
             let len = u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize;
             if len < 8 || len > buf.len() {
-                return Greeting::Plain(socket, false);
+                return Greeting::Plain(socket, Ask::Primary);
             }
             if n >= len {
                 let code = u32::from_be_bytes(buf[4..8].try_into().expect("4 bytes"));
@@ -240,7 +289,7 @@ async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
                             if socket.write_all(b"S").await.is_err() {
                                 return Greeting::Gone;
                             }
-                            return greet_tls(socket, tls, deadline).await;
+                            return greet_tls(socket, tls).await;
                         }
                         _ => {
                             if socket.write_all(b"N").await.is_err() {
@@ -250,38 +299,45 @@ async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
                         }
                     }
                 }
-                let secondary = startup_asks_secondary(&buf[8..len]);
-                return Greeting::Plain(socket, secondary);
+                let ask = ask_of(&buf[..len]);
+                return Greeting::Plain(socket, ask);
             }
         }
         // The rest of the message is on its way.
         tokio::time::sleep(Duration::from_millis(2)).await;
         if tokio::time::Instant::now() >= deadline {
-            return Greeting::Plain(socket, false);
+            return Greeting::Plain(socket, Ask::Primary);
         }
     }
 }
 
 /// Accepts TLS on a connection whose SSL request was answered 'S', and
-/// reads the startup message from it.
-async fn greet_tls(socket: TcpStream, tls: &TlsAcceptor, deadline: tokio::time::Instant) -> Greeting {
+/// reads the first message from it, within the time a session has for its
+/// startup.
+async fn greet_tls(socket: TcpStream, tls: &TlsAcceptor) -> Greeting {
     use tokio::io::AsyncReadExt;
+    let deadline = tokio::time::Instant::now() + crate::connection::STARTUP_TIMEOUT;
     let read = async {
         let mut stream = Box::new(tls.accept(socket).await.ok()?);
         let mut len = [0u8; 4];
         stream.read_exact(&mut len).await.ok()?;
         let len = u32::from_be_bytes(len) as usize;
         if !(8..=MAX_STARTUP).contains(&len) {
-            return None;
+            refuse_greeted(stream, "08P01", "invalid length of startup packet").await;
+            return Some(Greeting::Gone);
         }
-        let mut startup = vec![0u8; len];
-        startup[..4].copy_from_slice(&(len as u32).to_be_bytes());
-        stream.read_exact(&mut startup[4..]).await.ok()?;
-        let secondary = startup_asks_secondary(&startup[8..]);
-        Some(Greeting::Tls(stream, startup, secondary))
+        let mut message = vec![0u8; len];
+        message[..4].copy_from_slice(&(len as u32).to_be_bytes());
+        stream.read_exact(&mut message[4..]).await.ok()?;
+        let code = u32::from_be_bytes(message[4..8].try_into().expect("8 bytes"));
+        if code == SSL_REQUEST || code == GSSENC_REQUEST {
+            let what = "an encryption request inside an encrypted connection";
+            refuse_greeted(stream, "08P01", &format!("unsupported frontend protocol: {what}")).await;
+            return Some(Greeting::Gone);
+        }
+        let ask = ask_of(&message);
+        Some(Greeting::Tls(stream, message, ask))
     };
-    // A malformed startup message is answered by the session or the
-    // primary, which would refuse it the same way; here it only ends.
     tokio::time::timeout_at(deadline, read).await.ok().flatten().unwrap_or(Greeting::Gone)
 }
 
@@ -322,12 +378,42 @@ async fn connect_primary(addr: &str) -> Result<TcpStream, String> {
 
 /// Relays a client to the primary's PostgreSQL listener, byte for byte
 /// (the client's TLS negotiation, if any, happens there).
-async fn forward(mut client: TcpStream, addr: &str) {
-    let mut primary = match connect_primary(addr).await {
+async fn forward(client: TcpStream, addr: &str) {
+    let primary = match connect_primary(addr).await {
         Ok(primary) => primary,
         Err(why) => return refuse(client, "57P03", why).await,
     };
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut primary).await;
+    relay(client, primary).await;
+}
+
+/// How long one direction of a relay may go on once the other has ended.
+const RELAY_GRACE: Duration = Duration::from_secs(5);
+
+/// Copies bytes both ways between a client and the primary until either
+/// side ends, then lets the other direction finish what it was sending
+/// (within [`RELAY_GRACE`]): a client that goes silent after the primary
+/// closed its session does not hold the relay, nor its connection slot.
+async fn relay<C, P>(client: C, primary: P)
+where
+    C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    P: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    let (mut client_in, mut client_out) = tokio::io::split(client);
+    let (mut primary_in, mut primary_out) = tokio::io::split(primary);
+    let up = async {
+        let _ = tokio::io::copy(&mut client_in, &mut primary_out).await;
+        let _ = primary_out.shutdown().await;
+    };
+    let down = async {
+        let _ = tokio::io::copy(&mut primary_in, &mut client_out).await;
+        let _ = client_out.shutdown().await;
+    };
+    tokio::pin!(up, down);
+    tokio::select! {
+        _ = &mut up => { let _ = tokio::time::timeout(RELAY_GRACE, down).await; }
+        _ = &mut down => { let _ = tokio::time::timeout(RELAY_GRACE, up).await; }
+    }
 }
 
 /// Relays a client whose TLS this node accepted to the primary: the
@@ -335,7 +421,7 @@ async fn forward(mut client: TcpStream, addr: &str) {
 /// the session travels in plaintext, as replication does; authentication
 /// is the primary's, unchanged (SCRAM passes through; channel binding,
 /// which ties it to the client's TLS, is not offered there).
-async fn relay_greeted(mut client: Box<TlsStream<TcpStream>>, startup: Vec<u8>, addr: &str) {
+async fn relay_greeted(client: Box<TlsStream<TcpStream>>, startup: Vec<u8>, addr: &str) {
     use tokio::io::AsyncWriteExt;
     let mut primary = match connect_primary(addr).await {
         Ok(primary) => primary,
@@ -344,7 +430,7 @@ async fn relay_greeted(mut client: Box<TlsStream<TcpStream>>, startup: Vec<u8>, 
     if primary.write_all(&startup).await.is_err() {
         return refuse_greeted(client, "57P03", &format!("cannot reach the primary at {addr}: connection lost")).await;
     }
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut primary).await;
+    relay(client, primary).await;
 }
 
 /// Tells a client whose startup message was read why it is refused.
@@ -356,7 +442,7 @@ async fn refuse_greeted(mut client: Box<TlsStream<TcpStream>>, code: &str, messa
 
 #[cfg(test)]
 mod tests {
-    use super::startup_asks_secondary;
+    use super::*;
 
     fn params(pairs: &[(&str, &str)]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -368,6 +454,52 @@ mod tests {
         }
         out.push(0);
         out
+    }
+
+    fn message(code: u32, body: &[u8]) -> Vec<u8> {
+        let mut out = ((body.len() + 8) as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(&code.to_be_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    #[test]
+    fn a_first_message_asks_for_the_primary_a_secondary_or_a_cancel() {
+        let reading = message(196608, &params(&[("user", "u"), ("tessera.read_from", "secondary")]));
+        assert!(matches!(ask_of(&reading), Ask::Secondary));
+        let plain = message(196608, &params(&[("user", "u"), ("database", "d")]));
+        assert!(matches!(ask_of(&plain), Ask::Primary));
+        let mut key = 77i32.to_be_bytes().to_vec();
+        key.extend_from_slice(&[1, 2, 3, 4]);
+        match ask_of(&message(CANCEL_REQUEST, &key)) {
+            Ask::Cancel(pid, secret) => {
+                assert_eq!(pid, 77);
+                assert!(secret.eq_value(&SecretKey::I32(0x01020304)));
+            }
+            _ => panic!("a cancel request was not recognised"),
+        }
+        // Protocol 3.2's longer keys too.
+        let mut long = 5i32.to_be_bytes().to_vec();
+        long.extend_from_slice(&[9u8; 32]);
+        assert!(matches!(ask_of(&message(CANCEL_REQUEST, &long)), Ask::Cancel(5, _)));
+    }
+
+    /// A relay ends once the primary has closed and the client stays
+    /// silent, instead of holding its connection slot for good.
+    #[tokio::test(start_paused = true)]
+    async fn a_relay_ends_when_one_side_has_closed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut client, client_side) = tokio::io::duplex(1024);
+        let (primary_side, mut primary) = tokio::io::duplex(1024);
+        let relaying = tokio::spawn(relay(client_side, primary_side));
+        primary.write_all(b"bye").await.unwrap();
+        drop(primary);
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).await.unwrap();
+        assert_eq!(got, b"bye");
+        // The client neither writes nor closes: the relay still ends.
+        tokio::time::timeout(RELAY_GRACE * 2, relaying).await.expect("the relay never ended").unwrap();
+        drop(client);
     }
 
     #[test]

@@ -632,6 +632,21 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
         assert!(refused >= 10, "only {refused} of 20 key reads were refused with a 1 ms bound");
         c.batch_execute("SET tessera.max_staleness = '10s'").await.unwrap();
 
+        // A cancel request sent to the secondary reaches its reading
+        // session there (the primary does not know the session's key).
+        let token = c.cancel_token();
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            token.cancel_query(NoTls).await
+        });
+        let started = Instant::now();
+        let long =
+            "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b WHERE a % 7 = b % 7";
+        let e = c.query_one(long, &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "57014", "{e}");
+        assert!(started.elapsed() < Duration::from_secs(20), "the cancel took {:?}", started.elapsed());
+        canceller.await.unwrap().expect("sending the cancel request");
+
         // New rows on the primary reach the reading session.
         assert_eq!(
             run_anywhere(&ports, "shop", "INSERT INTO items VALUES (501, 'late')", Duration::from_secs(30)).await,

@@ -717,8 +717,12 @@ impl StartupHandler for Startup {
     }
 }
 
-pub fn server_params() -> Arc<DefaultServerParameterProvider> {
+/// The parameters reported at startup; `standby` for a session reading on
+/// a secondary (reported as a hot standby, read-only, as PostgreSQL's are).
+pub fn server_params(standby: bool) -> Arc<DefaultServerParameterProvider> {
     let mut p = DefaultServerParameterProvider::default();
+    p.in_hot_standby = standby;
+    p.default_transaction_read_only = standby;
     p.server_version = tessera_sql::settings::SERVER_VERSION.to_string();
     // What sessions actually use (see tessera_sql::settings).
     p.time_zone = "UTC".to_string();

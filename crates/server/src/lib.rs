@@ -139,6 +139,8 @@ struct Listener {
     active: Arc<AtomicUsize>,
     manager: Arc<ConnectionManager>,
     params: Arc<pgwire::api::auth::DefaultServerParameterProvider>,
+    /// The same for sessions reading on a secondary.
+    standby_params: Arc<pgwire::api::auth::DefaultServerParameterProvider>,
     tls: Option<pgwire::tokio::TlsAcceptor>,
     config: ServerConfig,
 }
@@ -152,7 +154,8 @@ impl Listener {
         Ok(Listener {
             active: Arc::new(AtomicUsize::new(0)),
             manager: Arc::new(ConnectionManager::new()),
-            params: server_params(),
+            params: server_params(false),
+            standby_params: server_params(true),
             tls,
             config,
         })
@@ -245,7 +248,7 @@ impl Listener {
         plaintext: bool,
     ) -> Session {
         let conn = Arc::new(Conn::new(sql.clone()));
-        let params = self.params.clone();
+        let params = if sql.is_secondary() { self.standby_params.clone() } else { self.params.clone() };
         let manager = self.manager.clone();
         let handlers = Handlers {
             extended: Arc::new(Extended { conn: conn.clone(), parser: Arc::new(Parser::new(conn.clone())) }),

@@ -502,6 +502,17 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
     }
     let i = info.clone();
     ctx.register_udf(create_udf(
+        "pg_is_in_recovery",
+        vec![],
+        DataType::Boolean,
+        Volatility::Stable,
+        Arc::new(move |_| {
+            let standby = i.settings.lock().get("in_hot_standby") == "on";
+            Ok(ColumnarValue::Scalar(ScalarValue::Boolean(Some(standby))))
+        }),
+    ));
+    let i = info.clone();
+    ctx.register_udf(create_udf(
         "pg_backend_pid",
         vec![],
         DataType::Int32,

@@ -210,7 +210,7 @@ impl Session {
             user: user.to_string(),
             db: db.to_string(),
             pid,
-            settings: Mutex::new(Settings::default()),
+            settings: Mutex::new(Settings::defaults(shared.is_secondary())),
             catalog: shared.catalog.clone(),
         });
         let txn: TxnSlot = Arc::new(Mutex::new(None));
@@ -468,6 +468,11 @@ impl Session {
             *slot = Some(txn);
         }
         Ok(())
+    }
+
+    /// Whether the session reads on a secondary.
+    pub(crate) fn on_secondary(&self) -> bool {
+        self.shared.is_secondary()
     }
 
     pub(crate) fn read_only(&self) -> bool {

@@ -26,6 +26,7 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("default_transaction_read_only", "off", "Sets the default read-only status of new transactions."),
     ("extra_float_digits", "1", "Sets the number of digits displayed for floating-point values."),
     ("idle_in_transaction_session_timeout", "0", "Terminates a session idle in a transaction for longer (ms)."),
+    ("in_hot_standby", "off", "Shows whether the session reads on a secondary (a hot standby)."),
     ("integer_datetimes", "on", "Shows whether datetimes are integer based."),
     ("IntervalStyle", "postgres", "Sets the display format for interval values."),
     ("is_superuser", "on", "Shows whether the current user is a superuser."),
@@ -117,6 +118,20 @@ impl Settings {
         Ok(())
     }
 
+    /// A session's defaults: on a secondary, what a PostgreSQL hot standby
+    /// reports, by which drivers that look for a standby or a read-only
+    /// server (libpq's `target_session_attrs`) recognise a reading session.
+    pub(crate) fn defaults(standby: bool) -> Settings {
+        let mut s = Settings::default();
+        if standby {
+            for name in ["in_hot_standby", "default_transaction_read_only", "transaction_read_only"] {
+                s.values.insert(canonical(name).expect("a known setting"), "on".into());
+            }
+            s.refresh_hot();
+        }
+        s
+    }
+
     pub fn hot(&self) -> Hot {
         self.hot
     }
@@ -175,6 +190,7 @@ fn validate(key: &str, value: &str) -> Result<String> {
         | "server_version_num"
         | "server_encoding"
         | "integer_datetimes"
+        | "in_hot_standby"
         | "lc_collate"
         | "lc_ctype"
         | "max_identifier_length"
@@ -332,11 +348,11 @@ pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Out
             if name.eq_ignore_ascii_case("all") {
                 let mut settings = session.info.settings.lock();
                 let read_from = settings.get("tessera.read_from");
-                *settings = Settings::default();
+                *settings = Settings::defaults(session.on_secondary());
                 settings.set("tessera.read_from", &read_from)?;
             } else {
                 connect_time_only(&name.to_lowercase())?;
-                let default = Settings::default().get(name);
+                let default = Settings::defaults(session.on_secondary()).get(name);
                 session.info.settings.lock().set(name, &default)?;
             }
             Ok(Some(Output::Command("RESET".into())))

@@ -598,6 +598,10 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
         assert_eq!(row.get::<_, String>(0), "item 42");
         let shown: String = c.query_one("SHOW tessera.read_from", &[]).await.unwrap().get(0);
         assert_eq!(shown, "secondary");
+        // It is a hot standby to drivers, RESET ALL or not.
+        c.batch_execute("RESET ALL").await.unwrap();
+        let row = c.query_one("SELECT current_setting('in_hot_standby'), pg_is_in_recovery()", &[]).await.unwrap();
+        assert_eq!((row.get::<_, String>(0), row.get::<_, bool>(1)), ("on".to_string(), true));
 
         // Writes and DDL are refused as in a read-only transaction.
         let e = c.execute("INSERT INTO items VALUES (1000, 'no')", &[]).await.unwrap_err();
@@ -678,6 +682,27 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
         let rw = try_connect(secondary, "shop").await.unwrap();
         rw.batch_execute("INSERT INTO items VALUES (502, 'via relay')").await.unwrap();
     });
+
+    // A reading session reports itself as PostgreSQL's hot standbys do, so
+    // libpq's target_session_attrs picks a secondary or the primary from
+    // the list of every node, whichever comes first in it.
+    let hosts = vec!["127.0.0.1"; ports.len()].join(",");
+    let port_list = ports.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",");
+    for order in [port_list.clone(), ports.iter().rev().map(|p| p.to_string()).collect::<Vec<_>>().join(",")] {
+        for (attrs, standby) in [("standby", "t"), ("read-only", "t"), ("primary", "f"), ("read-write", "f")] {
+            let out = std::process::Command::new("psql")
+                .arg(format!(
+                    "host={hosts} port={order} user=tessera dbname=shop connect_timeout=5 target_session_attrs={attrs}"
+                ))
+                .args(["-X", "-A", "-t", "-c", "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')"])
+                .env("PGOPTIONS", "-c tessera.read_from=secondary")
+                .output()
+                .expect("psql is needed (Debian: postgresql-client)");
+            assert!(out.status.success(), "{attrs}: {}", String::from_utf8_lossy(&out.stderr));
+            let read_only = if standby == "t" { "on" } else { "off" };
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("{standby}|{read_only}"), "{attrs}");
+        }
+    }
 }
 
 /// Runs `sql` with psql over TLS (`sslmode=require`) on the node at `port`,

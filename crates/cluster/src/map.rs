@@ -17,6 +17,9 @@ pub struct NodeInfo {
     pub live: bool,
     /// Being drained: no new replicas or primaries go there.
     pub draining: bool,
+    /// The CPU its process used lately (100 = one core), as last reported;
+    /// None when it has not reported.
+    pub cpu_percent: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -107,6 +110,7 @@ impl ClusterMap {
                 upgrade_domain: upgrade_domain.into(),
                 live: true,
                 draining: false,
+                cpu_percent: None,
             },
         );
     }

@@ -12,8 +12,10 @@ pub enum PlacementError {
 /// Picks `count` nodes for new replicas, none of them in `exclude` (the
 /// nodes that already hold one): live, not draining, distinct, in failure
 /// domains not used yet (by `exclude` or earlier picks) while there are
-/// such, and the least loaded first (fewest replicas, then fewest
-/// primaries, then the lowest id, so the choice is deterministic).
+/// such, and the least loaded first: fewest replicas, then fewest
+/// primaries, then the least busy CPU (in steps of a quarter core, so that
+/// noise does not decide; a node that has not reported counts as idle),
+/// then the lowest id, so the choice is deterministic.
 pub fn place(map: &ClusterMap, count: usize, exclude: &[NodeId]) -> Result<Vec<NodeId>, PlacementError> {
     let mut used_domains: Vec<&str> =
         exclude.iter().filter_map(|n| map.nodes.get(n)).map(|n| n.failure_domain.as_str()).collect();
@@ -23,7 +25,7 @@ pub fn place(map: &ClusterMap, count: usize, exclude: &[NodeId]) -> Result<Vec<N
     }
     candidates.sort_by_key(|n| {
         let (replicas, primaries) = map.load(n.id);
-        (replicas, primaries, n.id)
+        (replicas, primaries, n.cpu_percent.unwrap_or(0) / 25, n.id)
     });
     let mut picked = Vec::with_capacity(count);
     while picked.len() < count {

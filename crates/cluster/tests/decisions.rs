@@ -165,6 +165,26 @@ fn repair(m: &mut ClusterMap, overdue: &[NodeId]) -> Vec<Action> {
     actions
 }
 
+/// Load figures break ties: of otherwise equal nodes, the least busy CPU
+/// gets the new replica, and small differences do not count.
+#[test]
+fn placement_prefers_the_less_busy_of_equal_nodes() {
+    let mut m = cluster(4);
+    m.add_partition(1, &[1]);
+    for (node, cpu) in [(2, Some(180)), (3, Some(20)), (4, None)] {
+        m.nodes.get_mut(&node).unwrap().cpu_percent = cpu;
+    }
+    // Node 3 (20%) and node 4 (not reported: idle) tie in the same quarter
+    // of a core; the lower id wins. Busy node 2 comes last.
+    assert_eq!(place(&m, 2, &[1]).unwrap(), vec![3, 4]);
+    assert_eq!(place(&m, 3, &[1]).unwrap(), vec![3, 4, 2]);
+    m.nodes.get_mut(&3).unwrap().cpu_percent = Some(90);
+    assert_eq!(place(&m, 2, &[1]).unwrap(), vec![4, 3]);
+    // Replica counts still come first: a busy node with fewer replicas wins.
+    m.add_partition(2, &[3, 4]);
+    assert_eq!(place(&m, 1, &[1]).unwrap(), vec![2]);
+}
+
 #[test]
 fn repair_replaces_an_overdue_voter_only_where_a_node_can_take_its_place() {
     // Three voters on nodes 1..3 of four; node 4 holds nothing.

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -74,6 +75,8 @@ pub struct GroupConfig {
     pub replicas: usize,
     /// A voter unreachable this long is replaced by a spare, if there is one.
     pub replace_after: Duration,
+    /// The node's count of client connections (a load figure).
+    pub connections: Arc<AtomicUsize>,
 }
 
 impl GroupConfig {
@@ -95,6 +98,7 @@ impl GroupConfig {
             routes: Vec::new(),
             replicas: 3,
             replace_after: Duration::from_secs(30),
+            connections: Arc::default(),
         }
     }
 }
@@ -183,7 +187,7 @@ impl Group {
             let _enter = runtime.enter();
             TcpListener::from_std(rpc_listener).map_err(|e| ReplicationError::Internal(e.to_string()))?
         };
-        let roster = Arc::new(Roster::default());
+        let roster = Arc::new(Roster::new(crate::load::LoadMeter::new(config.connections.clone())));
         runtime.spawn(rpc::serve(
             listener,
             config.secret.clone(),
@@ -203,7 +207,7 @@ impl Group {
         }
         let (role_tx, role) = watch::channel(Role::Starting);
         let spare = SpareState::default();
-        runtime.spawn(spare_watch(raft.clone(), peers.clone(), config.clone(), spare.clone()));
+        runtime.spawn(spare_watch(raft.clone(), peers.clone(), config.clone(), spare.clone(), roster.clone()));
         let watcher = RoleWatch {
             raft: raft.clone(),
             node: node.clone(),
@@ -488,7 +492,7 @@ impl RoleWatch {
 /// it is a member. That is how a spare outside the configuration, a node
 /// just started to join a formed cluster, or a voter replaced while it was
 /// away finds the primary; members learn nothing new from it.
-async fn spare_watch(raft: Raft, peers: Peers, config: GroupConfig, spare: SpareState) {
+async fn spare_watch(raft: Raft, peers: Peers, config: GroupConfig, spare: SpareState, roster: Arc<Roster>) {
     let mut tick = tokio::time::interval(crate::manager::TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_primary: Option<String> = None;
@@ -523,7 +527,7 @@ async fn spare_watch(raft: Raft, peers: Peers, config: GroupConfig, spare: Spare
         while i < candidates.len() {
             let addr = candidates[i].clone();
             i += 1;
-            match peers.register(&addr, &config.info).await {
+            match peers.register(&addr, &config.info, roster.own_load()).await {
                 Ok((Some((primary, info)), member, true)) => {
                     last_primary = Some(addr);
                     if member != campaigns {

@@ -57,6 +57,9 @@
 //!   is replaced by a spare (a node outside the configuration, which
 //!   registers with the primary), built as a learner from the snapshot and
 //!   the log, then promoted. The decisions are `tessera-cluster`'s.
+//! - `load`: a node's load figures (connections, CPU, memory), sent with
+//!   its registration; the manager places replicas on the less busy of
+//!   otherwise equal nodes, and `tessera.nodes` shows them.
 //!
 //! Not yet here (see `docs/design/cluster.md`): one Raft group per
 //! partition (today one group replicates all of a node's engines, so all
@@ -70,6 +73,7 @@ pub mod commit_log;
 pub mod error;
 pub mod freshness;
 pub mod group;
+pub mod load;
 pub mod log_store;
 pub mod manager;
 pub mod network;
@@ -100,4 +104,4 @@ pub use error::{ReplicationError, Result};
 pub use group::{Group, GroupConfig, Role};
 pub use rpc::ClusterSecret;
 pub use status::{NodeStatus, StatusSource};
-pub use types::{NodeId, NodeInfo};
+pub use types::{Load, NodeId, NodeInfo};

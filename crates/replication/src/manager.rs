@@ -41,23 +41,51 @@ use tessera_cluster::{Action, ClusterMap, PartitionInfo, Replica, plan_repair};
 use tokio::sync::watch;
 
 use crate::group::Role;
+use crate::load::LoadMeter;
 use crate::status::{ALIVE, answered, matched};
-use crate::types::{NodeId, NodeInfo, Raft};
+use crate::types::{Load, NodeId, NodeInfo, Raft};
 
 /// A learner this close to the primary's last log index becomes a voter.
 const CAUGHT_UP: u64 = 64;
 /// How often the primary looks at the map, and spares register.
 pub(crate) const TICK: Duration = Duration::from_millis(500);
 
-/// The spares the primary has heard from: node → (where it is, when).
-#[derive(Default)]
+/// What the primary has heard from the other nodes: the spares (node →
+/// where it is, when), and every node's load figures, with this node's
+/// own meter.
 pub struct Roster {
     spares: Mutex<BTreeMap<NodeId, (NodeInfo, Instant)>>,
+    loads: Mutex<BTreeMap<NodeId, (Load, Instant)>>,
+    meter: LoadMeter,
 }
 
 impl Roster {
+    pub(crate) fn new(meter: LoadMeter) -> Roster {
+        Roster { spares: Mutex::default(), loads: Mutex::default(), meter }
+    }
+
     pub(crate) fn heard(&self, id: NodeId, info: NodeInfo) {
         self.spares.lock().insert(id, (info, Instant::now()));
+    }
+
+    /// A node's load figures, as it reported them with its registration.
+    pub(crate) fn reported(&self, id: NodeId, load: Load) {
+        self.loads.lock().insert(id, (load, Instant::now()));
+    }
+
+    /// This node's load figures, sampled now.
+    pub(crate) fn own_load(&self) -> Load {
+        self.meter.sample()
+    }
+
+    /// A node's load figures: this node's (`me`) sampled now, another's
+    /// as last reported, if within `ALIVE`.
+    pub(crate) fn load_of(&self, id: NodeId, me: NodeId) -> Option<Load> {
+        if id == me {
+            return Some(self.own_load());
+        }
+        let loads = self.loads.lock();
+        loads.get(&id).filter(|(_, at)| at.elapsed() < ALIVE).map(|(load, _)| *load)
     }
 
     /// Spares heard from within `ALIVE`, with whether they still are.
@@ -124,6 +152,7 @@ impl Manager {
         for (id, info) in membership.nodes() {
             let me = *id == self.me;
             add_node(&mut map, *id, info, me || answered(&m, id));
+            self.note_load(&mut map, *id);
             let role = if me {
                 tessera_cluster::Role::Primary
             } else if voters.contains(id) {
@@ -137,6 +166,7 @@ impl Manager {
         for (id, info, alive) in self.roster.spares() {
             if !map.nodes.contains_key(&id) {
                 add_node(&mut map, id, &info, alive);
+                self.note_load(&mut map, id);
             }
         }
         map.partitions.insert(
@@ -151,6 +181,14 @@ impl Manager {
             },
         );
         (map, voters)
+    }
+
+    /// Puts a node's latest load figures on the map (placement prefers
+    /// the less busy of otherwise equal nodes).
+    fn note_load(&self, map: &mut ClusterMap, id: NodeId) {
+        if let Some(n) = map.nodes.get_mut(&id) {
+            n.cpu_percent = self.roster.load_of(id, self.me).map(|l| l.cpu_percent);
+        }
     }
 
     async fn carry_out(&self, action: &Action) -> Result<(), String> {

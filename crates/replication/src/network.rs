@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ReplicationError, Result};
 use crate::rpc::{ClusterSecret, Handler, RpcClient};
 use crate::snapshot::{SnapshotFiles, SnapshotStore};
-use crate::types::{C, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
+use crate::types::{C, Load, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
 
 /// Bytes of a snapshot file per message.
 const SNAPSHOT_CHUNK: usize = 1 << 20;
@@ -37,6 +37,8 @@ pub(crate) enum Request {
     Register {
         id: NodeId,
         info: NodeInfo,
+        /// The registering node's load figures.
+        load: Load,
     },
     AppendEntries(AppendEntriesRequest<C>),
     /// One request of a pipelined replication session (`append_stream`).
@@ -128,13 +130,16 @@ pub(crate) fn handler(
                     let formed = raft.metrics().borrow_watched().membership_config.membership().voter_ids().count() > 0;
                     Reply::Hello { id, info, formed }
                 }
-                Ok(Request::Register { id: from, info: theirs }) => {
+                Ok(Request::Register { id: from, info: theirs, load }) => {
                     let m = raft.metrics().borrow_watched().clone();
                     let membership = m.membership_config.membership();
                     let member = membership.get_node(&from).is_some();
                     let leads = m.state == openraft::ServerState::Leader && m.current_leader == Some(id);
-                    if leads && !member {
-                        roster.heard(from, theirs);
+                    if leads {
+                        roster.reported(from, load);
+                        if !member {
+                            roster.heard(from, theirs);
+                        }
                     }
                     let primary = if leads {
                         Some((id, info))
@@ -268,15 +273,17 @@ impl Peers {
         }
     }
 
-    /// Reports this node (a spare) to the node at `addr`; returns the
+    /// Reports this node (a spare, or a member that is not the primary)
+    /// and its load figures to the node at `addr`; returns the
     /// primary it names, whether this node is a member, and whether the
     /// answer came from the primary itself.
     pub(crate) async fn register(
         &self,
         addr: &str,
         info: &NodeInfo,
+        load: Load,
     ) -> Result<(Option<(NodeId, NodeInfo)>, bool, bool)> {
-        let request = Request::Register { id: self.me, info: info.clone() };
+        let request = Request::Register { id: self.me, info: info.clone(), load };
         let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
             Reply::Registered { primary, member, by_primary } => Ok((primary, member, by_primary)),

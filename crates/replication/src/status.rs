@@ -9,7 +9,7 @@ use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{C, NodeId, NodeInfo, Raft};
+use crate::types::{C, Load, NodeId, NodeInfo, Raft};
 
 /// A member that answered the primary, or a spare that registered, within
 /// this long counts as alive.
@@ -38,6 +38,9 @@ pub struct NodeStatus {
     pub matched: Option<u64>,
     /// Entries the node lacks compared with the primary's log.
     pub behind: Option<u64>,
+    /// Its load figures (known on the primary for every node that
+    /// reported lately; elsewhere only the node's own).
+    pub load: Option<Load>,
 }
 
 /// A cheap handle that reads the group's status.
@@ -76,6 +79,7 @@ impl StatusSource {
                     epoch: m.current_term,
                     matched,
                     behind: if is_primary { Some(0) } else { matched.zip(last).map(|(m, l)| l.saturating_sub(m)) },
+                    load: self.roster.load_of(*id, m.id),
                 }
             })
             .collect();
@@ -90,6 +94,7 @@ impl StatusSource {
                     epoch: m.current_term,
                     matched: None,
                     behind: None,
+                    load: if alive { self.roster.load_of(id, m.id) } else { None },
                 });
             }
         }

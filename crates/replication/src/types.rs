@@ -18,6 +18,18 @@ pub struct NodeInfo {
     pub upgrade_domain: String,
 }
 
+/// What a node reports of its load, with its registration twice a second
+/// (the primary samples its own): the partition manager's load figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Load {
+    /// Client connections it serves or relays.
+    pub connections: u32,
+    /// CPU its process used over the last interval (100 = one core).
+    pub cpu_percent: u32,
+    /// Resident memory of its process, in MiB.
+    pub rss_mb: u32,
+}
+
 /// One log entry's payload: a commit or DDL record of one engine (stream),
 /// tagged with the node and ticket that proposed it, so that the proposer
 /// recognizes its own entry when it applies it. A record larger than

@@ -57,11 +57,20 @@ pub struct ServerConfig {
     /// The runtimes client sessions are pinned to; `None` runs them on the
     /// listener's own runtime.
     pub session_runtimes: Option<Arc<ConnectionRuntimes>>,
+    /// The count of client connections (served or relayed), kept by the
+    /// listener; shared so that the node can report it as a load figure.
+    pub connections: Arc<AtomicUsize>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        ServerConfig { max_connections: 100, auth: AuthMode::Auto, tls: None, session_runtimes: None }
+        ServerConfig {
+            max_connections: 100,
+            auth: AuthMode::Auto,
+            tls: None,
+            session_runtimes: None,
+            connections: Arc::default(),
+        }
     }
 }
 
@@ -152,7 +161,7 @@ impl Listener {
             None => None,
         };
         Ok(Listener {
-            active: Arc::new(AtomicUsize::new(0)),
+            active: config.connections.clone(),
             manager: Arc::new(ConnectionManager::new()),
             params: server_params(false),
             standby_params: server_params(true),

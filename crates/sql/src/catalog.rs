@@ -383,6 +383,7 @@ impl Catalog {
                 epoch: 0,
                 applied: None,
                 behind: Some(0),
+                load: None,
             }],
         }
     }

@@ -19,6 +19,19 @@ pub struct NodeRow {
     pub applied: Option<u64>,
     /// How many log entries the node is behind the primary (None: unknown).
     pub behind: Option<u64>,
+    /// Load figures, as the node last reported them (None: not known here).
+    pub load: Option<NodeLoad>,
+}
+
+/// A node's load figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeLoad {
+    /// Client connections it serves or relays.
+    pub connections: u32,
+    /// CPU its process used lately (100 = one core).
+    pub cpu_percent: u32,
+    /// Resident memory of its process, in MiB.
+    pub rss_mb: u32,
 }
 
 pub trait ClusterView: Send + Sync {

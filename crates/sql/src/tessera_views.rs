@@ -116,7 +116,8 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 })
                 .collect(),
         )?,
-        // The cluster's nodes as the primary sees them.
+        // The cluster's nodes as the primary sees them, with their load
+        // figures.
         "nodes" => table(
             &[
                 ("node_id", I8),
@@ -128,11 +129,17 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 ("epoch", I8),
                 ("applied_index", I8),
                 ("behind", I8),
+                ("connections", I8),
+                ("cpu_percent", I8),
+                ("rss_mb", I8),
             ],
             r.catalog
                 .cluster_nodes()
                 .into_iter()
                 .map(|n| {
+                    let load = |f: fn(&crate::cluster_view::NodeLoad) -> u32| {
+                        n.load.as_ref().map_or(V::Int64(None), |l| i(f(l) as i64))
+                    };
                     vec![
                         i(n.id as i64),
                         s(&n.rpc_addr),
@@ -143,6 +150,9 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                         i(n.epoch as i64),
                         n.applied.map_or(V::Int64(None), |a| i(a as i64)),
                         n.behind.map_or(V::Int64(None), |b| i(b as i64)),
+                        load(|l| l.connections),
+                        load(|l| l.cpu_percent),
+                        load(|l| l.rss_mb),
                     ]
                 })
                 .collect(),

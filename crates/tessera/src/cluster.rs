@@ -87,13 +87,25 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
     let (admin, runtime) = args.connect()?;
     let rows = runtime.block_on(admin.status()).map_err(|e| e.message())?;
     println!(
-        "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}",
-        "node", "role", "epoch", "applied", "behind", "pg address", "rpc address", "failure", "upgrade"
+        "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}",
+        "node",
+        "role",
+        "epoch",
+        "applied",
+        "behind",
+        "pg address",
+        "rpc address",
+        "failure",
+        "upgrade",
+        "conns",
+        "cpu%",
+        "rss_mb"
     );
     let show = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
     for r in rows {
+        let load = |f: fn(&tessera_replication::Load) -> u32| show(r.load.as_ref().map(|l| f(l) as u64));
         println!(
-            "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}",
+            "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}",
             r.id,
             r.role,
             r.epoch,
@@ -102,7 +114,10 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
             r.info.pg_addr,
             r.info.rpc_addr,
             r.info.failure_domain,
-            r.info.upgrade_domain
+            r.info.upgrade_domain,
+            load(|l| l.connections),
+            load(|l| l.cpu_percent),
+            load(|l| l.rss_mb)
         );
     }
     Ok(())
@@ -180,6 +195,7 @@ pub fn start(
     let mut config =
         GroupConfig::new(id, info.clone(), data_dir.join("raft-log"), ClusterSecret::new(secret.as_bytes()));
     config.join = args.join;
+    config.connections = server_config.connections.clone();
     config.snapshot_every = args.snapshot_every;
     config.routes = args
         .rpc_route
@@ -275,6 +291,11 @@ impl tessera_sql::cluster_view::ClusterView for View {
                 epoch: n.epoch,
                 applied: n.matched,
                 behind: n.behind,
+                load: n.load.map(|l| tessera_sql::cluster_view::NodeLoad {
+                    connections: l.connections,
+                    cpu_percent: l.cpu_percent,
+                    rss_mb: l.rss_mb,
+                }),
             })
             .collect()
     }

@@ -166,7 +166,13 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let server = tessera_server::ServerConfig { max_connections, auth, tls, session_runtimes };
+            let server = tessera_server::ServerConfig {
+                max_connections,
+                auth,
+                tls,
+                session_runtimes,
+                connections: Default::default(),
+            };
             let result = if cluster.node_id.is_some() {
                 cluster::start(cluster, data_dir, &listen, port, server)
             } else {

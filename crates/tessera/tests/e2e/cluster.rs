@@ -16,8 +16,23 @@ use crate::harness::Server;
 
 pub(crate) const SECRET: &str = "e2e cluster secret";
 
+/// A port free for a node's RPC listener, below the kernel's range of
+/// ephemeral ports (32768 and up on Linux): a node killed and restarted
+/// binds its port again, and meanwhile no outgoing connection of another
+/// test may take it as its source port (which one from the ephemeral range
+/// would be free to do).
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const FIRST: u32 = 20_000;
+    const COUNT: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id().wrapping_mul(37) % COUNT;
+    loop {
+        let port = (FIRST + (start + NEXT.fetch_add(1, Ordering::Relaxed)) % COUNT) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// Starts `n` nodes that form one cluster.
@@ -478,6 +493,33 @@ fn status_and_drain() {
     let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let mut nodes = start_cluster_on(&rpc);
     let first = primary_by_status(rpc[0], 3);
+    // Every node's load figures reach the primary with its registration
+    // (twice a second): `tessera status` shows them all.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (ok, text) = admin(&["status", "--rpc-addr", &format!("127.0.0.1:{}", rpc[0])]);
+        assert!(ok, "{text}");
+        assert!(text.lines().next().is_some_and(|h| h.contains("cpu%") && h.contains("rss_mb")), "{text}");
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        let rss = |l: &&str| l.split_whitespace().last().and_then(|v| v.parse::<u64>().ok()).is_some_and(|mb| mb > 0);
+        if rows.len() == 3 && rows.iter().all(rss) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the load figures never all reached the primary:\n{text}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // And so does tessera.nodes, where the primary counts this session.
+    let rows = block_on(Duration::from_secs(60), async {
+        let sql = "SELECT node_id, connections, cpu_percent, rss_mb FROM tessera.nodes ORDER BY node_id";
+        query(nodes[first as usize - 1].port(), "tessera", sql).await.unwrap()
+    });
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for r in &rows {
+        assert!(r[3].parse::<u64>().is_ok_and(|mb| mb > 0), "{rows:?}");
+        assert!(r[2].parse::<u64>().is_ok(), "{rows:?}");
+    }
+    let own = &rows[first as usize - 1];
+    assert!(own[1].parse::<u64>().is_ok_and(|c| c >= 1), "the primary does not count this session: {rows:?}");
     // Draining the primary's node moves the primary elsewhere.
     let (ok, text) = admin(&["node", "drain", &first.to_string(), "--rpc-addr", &format!("127.0.0.1:{}", rpc[2])]);
     assert!(ok, "{text}");

@@ -333,7 +333,14 @@ pub fn demo(n: u32, data_dir: &Path, port: u16, rpc_port: u16) -> Result<(), Box
     for i in 0..n {
         println!("  node {}: psql -h 127.0.0.1 -p {} -U tessera tessera", i + 1, port + i as u16);
     }
-    println!("Any node accepts connections and reaches the primary. Press Ctrl-C to stop the cluster.");
+    println!("Any node accepts connections and reaches the primary. To read on a secondary instead:");
+    let hosts = vec!["127.0.0.1"; n as usize].join(",");
+    let ports: Vec<String> = (0..n).map(|i| (port + i as u16).to_string()).collect();
+    println!(
+        "  psql \"host={hosts} port={} user=tessera dbname=tessera options='-c tessera.read_from=secondary' target_session_attrs=prefer-standby\"",
+        ports.join(",")
+    );
+    println!("Press Ctrl-C to stop the cluster.");
     signals.forever().next();
     for child in &mut children {
         // SIGTERM: each node shuts down cleanly.

@@ -567,6 +567,14 @@ fn demo_starts_a_cluster_and_stops_it() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // What it prints at once: how to connect.
+    let mut stdout = std::io::BufReader::new(demo.stdout.take().unwrap());
+    let mut printed = String::new();
+    while !printed.contains("Press Ctrl-C") {
+        let before = printed.len();
+        std::io::BufRead::read_line(&mut stdout, &mut printed).unwrap();
+        assert!(printed.len() > before, "the demo ended its output early: {printed}");
+    }
     let ok = block_on(Duration::from_secs(120), async {
         let sql = "CREATE TABLE greeting (id int PRIMARY KEY, text text); INSERT INTO greeting VALUES (1, 'hello')";
         let ports = [port, port + 1, port + 2];
@@ -579,6 +587,23 @@ fn demo_starts_a_cluster_and_stops_it() {
         true
     });
     assert!(ok);
+    // The printed way to read on a secondary lands on one.
+    let reading = printed.lines().find(|l| l.contains("target_session_attrs")).expect("a line to read on a secondary");
+    let conninfo = reading.split('"').nth(1).expect("a quoted connection string");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = std::process::Command::new("psql")
+            .arg(conninfo)
+            .args(["-X", "-A", "-t", "-c", "SELECT pg_is_in_recovery(), (SELECT text FROM greeting)"])
+            .output()
+            .expect("psql is needed (Debian: postgresql-client)");
+        let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if got == "t|hello" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the printed command did not read on a secondary: {got} {out:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let status = std::process::Command::new("kill").args(["-TERM", &demo.id().to_string()]).status().unwrap();
     assert!(status.success());
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -586,9 +611,10 @@ fn demo_starts_a_cluster_and_stops_it() {
         assert!(Instant::now() < deadline, "the demo did not stop on SIGTERM");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut out = String::new();
-    std::io::Read::read_to_string(demo.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let mut out = printed;
+    std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
     assert!(out.contains(&format!("psql -h 127.0.0.1 -p {port}")), "{out}");
+    assert!(out.contains("target_session_attrs=prefer-standby"), "{out}");
     assert!(out.contains("demo cluster stopped"), "{out}");
     // The nodes are gone with it.
     for i in 0..3 {

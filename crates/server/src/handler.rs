@@ -670,6 +670,10 @@ pub struct Startup {
     pub mode: AuthMode,
     /// Runs the SCRAM exchange when this connection needs one.
     pub sasl: SASLAuthStartupHandler<DefaultServerParameterProvider>,
+    /// The same offering channel binding (SCRAM-SHA-256-PLUS, bound to the
+    /// node's certificate), for connections over TLS; PostgreSQL offers it
+    /// on those only. None without a certificate.
+    pub sasl_tls: Option<SASLAuthStartupHandler<DefaultServerParameterProvider>>,
     pub scram: std::sync::atomic::AtomicBool,
 }
 
@@ -682,6 +686,10 @@ impl StartupHandler for Startup {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         use std::sync::atomic::Ordering::Relaxed;
+        let sasl = match &self.sasl_tls {
+            Some(sasl) if client.is_secure() => sasl,
+            _ => &self.sasl,
+        };
         if let PgWireFrontendMessage::Startup(ref startup) = message {
             let user = startup.parameters.get("user").cloned().unwrap_or_default();
             let has_password = self.conn.sql.catalog.role(&user).is_some_and(|r| r.password.is_some());
@@ -692,13 +700,13 @@ impl StartupHandler for Startup {
             };
             if scram {
                 self.scram.store(true, Relaxed);
-                return self.sasl.on_startup(client, message).await;
+                return sasl.on_startup(client, message).await;
             }
         }
         if self.scram.load(Relaxed) {
             if let PgWireFrontendMessage::PasswordMessageFamily(_) = &message {
                 // The session is created on first use, after authentication.
-                return self.sasl.on_startup(client, message).await;
+                return sasl.on_startup(client, message).await;
             }
             return Ok(());
         }

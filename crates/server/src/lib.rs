@@ -151,14 +151,18 @@ struct Listener {
     /// The same for sessions reading on a secondary.
     standby_params: Arc<pgwire::api::auth::DefaultServerParameterProvider>,
     tls: Option<pgwire::tokio::TlsAcceptor>,
+    /// The certificate (PEM) TLS presents, for channel binding.
+    cert_pem: Option<Vec<u8>>,
     config: ServerConfig,
 }
 
 impl Listener {
     fn new(config: ServerConfig) -> std::io::Result<Listener> {
-        let tls = match &config.tls {
-            Some((cert, key)) => Some(tls_acceptor(cert, key).map_err(std::io::Error::other)?),
-            None => None,
+        let (tls, cert_pem) = match &config.tls {
+            Some((cert, key)) => {
+                (Some(tls_acceptor(cert, key).map_err(std::io::Error::other)?), Some(std::fs::read(cert)?))
+            }
+            None => (None, None),
         };
         Ok(Listener {
             active: config.connections.clone(),
@@ -166,6 +170,7 @@ impl Listener {
             params: server_params(false),
             standby_params: server_params(true),
             tls,
+            cert_pem,
             config,
         })
     }
@@ -265,13 +270,8 @@ impl Listener {
                 conn: conn.clone(),
                 driver: AuthDriver::new(params.clone()).with_connection_manager(manager.clone()),
                 mode: self.config.auth,
-                sasl: {
-                    let mut scram = ScramAuth::new(Arc::new(handler::RoleSecrets { sql: sql.clone() }));
-                    scram.set_iterations(tessera_sql::ddl::SCRAM_ITERATIONS as usize);
-                    SASLAuthStartupHandler::new(params.clone())
-                        .with_scram(scram)
-                        .with_connection_manager(manager.clone())
-                },
+                sasl: scram_handler(&sql, &params, &manager, None),
+                sasl_tls: self.cert_pem.as_deref().map(|pem| scram_handler(&sql, &params, &manager, Some(pem))),
                 scram: Default::default(),
             }),
             conn: conn.clone(),
@@ -279,6 +279,24 @@ impl Listener {
         };
         Session { peer, conn, handlers, stop, handles, plaintext }
     }
+}
+
+/// The SCRAM exchange of one session; with `cert_pem`, offering channel
+/// binding to that certificate too.
+fn scram_handler(
+    sql: &Arc<SqlEngine>,
+    params: &Arc<pgwire::api::auth::DefaultServerParameterProvider>,
+    manager: &Arc<ConnectionManager>,
+    cert_pem: Option<&[u8]>,
+) -> SASLAuthStartupHandler<pgwire::api::auth::DefaultServerParameterProvider> {
+    let mut scram = ScramAuth::new(Arc::new(handler::RoleSecrets { sql: sql.clone() }));
+    scram.set_iterations(tessera_sql::ddl::SCRAM_ITERATIONS as usize);
+    if let Some(pem) = cert_pem
+        && let Err(e) = scram.configure_certificate(pem)
+    {
+        tracing::warn!("channel binding is not offered: {e}");
+    }
+    SASLAuthStartupHandler::new(params.clone()).with_scram(scram).with_connection_manager(manager.clone())
 }
 
 /// Second handles on a session's socket, for closing it from outside the

@@ -838,6 +838,36 @@ fn reads_on_a_secondary_over_tls() {
         psql_tls(ports[primary as usize - 1], "", "SELECT name FROM items WHERE id = 301").unwrap(),
         "via relay"
     );
+    // Channel binding (SCRAM-SHA-256-PLUS) binds to the TLS the client
+    // has: a session the secondary serves gets it; a relayed one cannot
+    // (the primary's side of the relay is not TLS), as docs/sql.md says.
+    block_on(Duration::from_secs(60), async {
+        let sql = "CREATE ROLE alice LOGIN PASSWORD 'wonderland'";
+        assert_eq!(run_anywhere(&ports, "tessera", sql, Duration::from_secs(30)).await, Outcome::Done);
+    });
+    let alice = |options: &str| {
+        std::process::Command::new("psql")
+            .arg(format!(
+                "host=127.0.0.1 port={secondary} user=alice password=wonderland dbname=shop sslmode=require \
+                 channel_binding=require connect_timeout=5"
+            ))
+            .args(["-X", "-A", "-t", "-c", "SELECT count(*) FROM items WHERE id <= 300"])
+            .env("PGOPTIONS", options)
+            .output()
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = alice(reading);
+        if out.status.success() {
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "300");
+            break;
+        }
+        // The role reaches the secondary's catalog shortly.
+        assert!(Instant::now() < deadline, "{}", String::from_utf8_lossy(&out.stderr));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(!alice("").status.success(), "channel binding through a relay");
     // A wrong password is refused by the primary through the relay as well.
     let out = std::process::Command::new("psql")
         .arg(format!("host=127.0.0.1 port={secondary} user=nobody dbname=shop sslmode=require connect_timeout=5"))

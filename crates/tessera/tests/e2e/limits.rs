@@ -134,6 +134,34 @@ fn tls_with_a_configured_certificate() {
         .expect("psql is needed (Debian: postgresql-client)");
     assert!(out.status.success(), "psql failed: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "over tls");
+
+    // SCRAM with channel binding to the certificate (SCRAM-SHA-256-PLUS)
+    // over TLS, as libpq's channel_binding=require demands; offered on TLS
+    // connections only, as in PostgreSQL.
+    let psql = |conninfo: String, sql: &str| {
+        Command::new("psql").arg(conninfo).args(["-X", "-A", "-t", "-c", sql]).output().expect("psql")
+    };
+    let port = server.port();
+    let out = psql(
+        format!("host=127.0.0.1 port={port} user=tessera dbname=tessera sslmode=require"),
+        "CREATE ROLE alice LOGIN PASSWORD 'wonderland'",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let alice = |options: &str| {
+        psql(
+            format!("host=127.0.0.1 port={port} user=alice password=wonderland dbname=tessera {options}"),
+            "SELECT 'bound'",
+        )
+    };
+    let out = alice("sslmode=require channel_binding=require");
+    assert!(out.status.success(), "channel binding over TLS: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "bound");
+    let out = alice("sslmode=disable channel_binding=require");
+    assert!(!out.status.success(), "channel binding cannot be had without TLS");
+    let out = alice("sslmode=disable");
+    assert!(out.status.success(), "plain SCRAM without TLS: {}", String::from_utf8_lossy(&out.stderr));
+    let out = alice("sslmode=require password=wrong");
+    assert!(!out.status.success(), "a wrong password over TLS was accepted");
 }
 
 /// A CancelRequest (on its own connection, naming the backend by its key)

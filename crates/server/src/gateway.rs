@@ -120,11 +120,20 @@ async fn serve_secondary(
         Ask::Secondary => {}
         Ask::Cancel(pid, key) if shared.manager.cancel(pid, &key).await => {
             // One of this node's reading sessions: cancelled here. As in
-            // PostgreSQL, the connection then just closes.
-            if let Greeting::Plain(mut socket, _) = greeting {
-                use tokio::io::AsyncReadExt;
-                let mut request = [0u8; 16];
-                let _ = socket.read(&mut request).await;
+            // PostgreSQL, the connection then just closes (cleanly: the
+            // request consumed, TLS closed with its closing message).
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            match greeting {
+                Greeting::Plain(mut socket, _) => {
+                    // The request was peeked: 12 bytes and the key.
+                    let mut request = vec![0u8; 12 + key_len(&key)];
+                    let _ = socket.read_exact(&mut request).await;
+                    let _ = socket.shutdown().await;
+                }
+                Greeting::Tls(mut stream, _, _) => {
+                    let _ = stream.shutdown().await;
+                }
+                Greeting::Gone => {}
             }
             return;
         }
@@ -242,6 +251,14 @@ const CANCEL_REQUEST: u32 = 80877102;
 
 /// The longest startup message the gateway reads (PostgreSQL's limit).
 const MAX_STARTUP: usize = 10_000;
+
+/// The length of a cancel request's key, as sent.
+fn key_len(key: &SecretKey) -> usize {
+    match key {
+        SecretKey::I32(_) => 4,
+        SecretKey::Bytes(b) => b.len(),
+    }
+}
 
 /// What a whole first message (`message`, length included) asks.
 fn ask_of(message: &[u8]) -> Ask {

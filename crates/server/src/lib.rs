@@ -294,7 +294,10 @@ fn scram_handler(
     if let Some(pem) = cert_pem
         && let Err(e) = scram.configure_certificate(pem)
     {
-        tracing::warn!("channel binding is not offered: {e}");
+        // (A certificate whose signature algorithm has no channel-binding
+        // hash: said once, not per connection.)
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| tracing::warn!("channel binding is not offered: {e}"));
     }
     SASLAuthStartupHandler::new(params.clone()).with_scram(scram).with_connection_manager(manager.clone())
 }

@@ -475,6 +475,16 @@ impl Session {
         self.shared.is_secondary()
     }
 
+    /// A transaction cannot be made read-write on a secondary (25006), as
+    /// on a PostgreSQL hot standby.
+    pub(crate) fn refuse_read_write(&self) -> Result<()> {
+        if !self.on_secondary() {
+            return Ok(());
+        }
+        Err(SqlError::new(code::READ_ONLY_TXN, "cannot set transaction read-write mode on a secondary")
+            .with_hint("Connect without tessera.read_from = secondary to write.".to_string()))
+    }
+
     pub(crate) fn read_only(&self) -> bool {
         self.shared.is_secondary() || self.block.as_ref().is_some_and(|b| b.read_only)
     }
@@ -579,7 +589,10 @@ impl Session {
             match m {
                 TransactionMode::IsolationLevel(l) => isolation = level(l),
                 TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => read_only = true,
-                TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => read_only = false,
+                TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => {
+                    self.refuse_read_write()?;
+                    read_only = false;
+                }
             }
         }
         if let Some(old) = self.txn.lock().take() {
@@ -709,6 +722,9 @@ impl Session {
                 }
                 TransactionMode::AccessMode(mode) => {
                     let ro = matches!(mode, TransactionAccessMode::ReadOnly);
+                    if !ro && !session {
+                        self.refuse_read_write()?;
+                    }
                     if let Some(b) = &mut self.block {
                         b.read_only = ro;
                     }

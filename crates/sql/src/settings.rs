@@ -311,9 +311,12 @@ pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Out
                 });
                 session.set_transaction(&[mode], false)?;
             } else if value.eq_ignore_ascii_case("default") {
-                let default = Settings::default().get(&name);
+                let default = Settings::defaults(session.on_secondary()).get(&name);
                 session.info.settings.lock().set(&name, &default)?;
             } else {
+                if lower == "transaction_read_only" && validate("transaction_read_only", &value)? == "off" {
+                    session.refuse_read_write()?;
+                }
                 session.info.settings.lock().set(&name, &value)?;
             }
             Ok(Some(Output::Command("SET".into())))

@@ -670,6 +670,14 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
         c.batch_execute("RESET ALL").await.unwrap();
         let row = c.query_one("SELECT current_setting('in_hot_standby'), pg_is_in_recovery()", &[]).await.unwrap();
         assert_eq!((row.get::<_, String>(0), row.get::<_, bool>(1)), ("on".to_string(), true));
+        // As on a hot standby, a transaction cannot be made read-write.
+        let e = c.batch_execute("BEGIN READ WRITE").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "25006", "{e}");
+        let e = c.batch_execute("SET transaction_read_only = off").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "25006", "{e}");
+        c.batch_execute("SET default_transaction_read_only TO DEFAULT").await.unwrap();
+        let shown: String = c.query_one("SHOW default_transaction_read_only", &[]).await.unwrap().get(0);
+        assert_eq!(shown, "on");
 
         // Writes and DDL are refused as in a read-only transaction.
         let e = c.execute("INSERT INTO items VALUES (1000, 'no')", &[]).await.unwrap_err();

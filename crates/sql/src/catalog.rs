@@ -788,15 +788,29 @@ impl Catalog {
             let table = self.engine.table(&def.engine_name).ok_or_else(missing)?;
             return Ok(Arc::new(StoredTable::single(self.engine.clone(), table)));
         };
-        let mut parts = Vec::with_capacity(db.partitions.len());
-        for p in &db.partitions {
-            let engine = self.node.partition(p.stream).ok_or_else(missing)?;
-            let table = engine.table(&def.engine_name).ok_or_else(missing)?;
-            let gate = self.gate(p.stream);
-            let epoch = gate.epoch();
-            parts.push(Part { def: p.clone(), engine, table, gate: Some((gate, epoch)) });
+        let mut db = db.clone();
+        let mut key = key.clone();
+        loop {
+            let mut parts = Vec::with_capacity(db.partitions.len());
+            for p in &db.partitions {
+                let engine = self.node.partition(p.stream).ok_or_else(missing)?;
+                let table = engine.table(&def.engine_name).ok_or_else(missing)?;
+                let gate = self.gate(p.stream);
+                let epoch = gate.epoch();
+                parts.push(Part { def: p.clone(), engine, table, gate: Some((gate, epoch)) });
+            }
+            // A split switches the ranges before it moves the gate's epoch
+            // on: ranges read before the switch with an epoch read after it
+            // would let a writer into the old range. The ranges read again,
+            // unchanged, belong with the epochs (a later split moves the
+            // epochs on, which refuses this table's writes then).
+            let again = self.database(&def.db).ok_or_else(missing)?;
+            if same_ranges(&again.partitions, &db.partitions) {
+                return Ok(Arc::new(StoredTable::partitioned(def, &key, parts)?));
+            }
+            key = again.partition_key.clone().ok_or_else(missing)?;
+            db = again;
         }
-        Ok(Arc::new(StoredTable::partitioned(def, key, parts)?))
     }
 
     // ----- changes (callers hold `ddl_lock`) -----
@@ -947,4 +961,9 @@ impl Catalog {
 /// A 32-bit identifier that PostgreSQL clients display as a table's OID.
 pub fn relkind_table() -> &'static str {
     "r"
+}
+
+/// Whether two partition lists have the same ranges on the same streams.
+fn same_ranges(a: &[PartitionDef], b: &[PartitionDef]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.stream == y.stream && x.low == y.low && x.high == y.high)
 }

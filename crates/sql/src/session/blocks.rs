@@ -1,0 +1,191 @@
+//! Transaction blocks: BEGIN, COMMIT, ROLLBACK, savepoints, SET
+//! TRANSACTION, the implicit block of a single statement, and what an
+//! aborted block or a secondary accepts.
+
+use datafusion::sql::sqlparser::ast::{Statement, TransactionAccessMode, TransactionMode};
+
+use super::*;
+
+impl Session {
+    /// Whether the transaction block accepts `stmt`: an aborted block
+    /// accepts only transaction control (25P02 otherwise). Checked before a
+    /// statement's parameters are even decoded, as PostgreSQL does.
+    pub fn check_block_accepts(&self, stmt: &Statement) -> Result<()> {
+        let control =
+            matches!(stmt, Statement::StartTransaction { .. } | Statement::Commit { .. } | Statement::Rollback { .. });
+        match &self.block {
+            Some(b) if b.failed && !control => Err(SqlError::new(
+                code::IN_FAILED_TXN,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A transaction cannot be made read-write on a secondary (25006), as
+    /// on a PostgreSQL hot standby.
+    pub(crate) fn refuse_read_write(&self) -> Result<()> {
+        if !self.on_secondary() {
+            return Ok(());
+        }
+        Err(SqlError::new(code::READ_ONLY_TXN, "cannot set transaction read-write mode on a secondary")
+            .with_hint("Connect without tessera.read_from = secondary to write.".to_string()))
+    }
+
+    pub(super) fn begin(&mut self, modes: &[TransactionMode]) -> Result<Output> {
+        if self.block.is_some() {
+            // PostgreSQL warns and carries on.
+            tracing::debug!("BEGIN inside a transaction block ignored");
+            return Ok(Output::Command("BEGIN".into()));
+        }
+        let mut isolation = self.next_isolation.take().unwrap_or_else(|| self.default_isolation());
+        let mut read_only = self.info.settings.lock().hot().default_read_only;
+        for m in modes {
+            match m {
+                TransactionMode::IsolationLevel(l) => isolation = level(l),
+                TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => read_only = true,
+                TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => {
+                    self.refuse_read_write()?;
+                    read_only = false;
+                }
+            }
+        }
+        if let Some(old) = self.txn.lock().take() {
+            old.abort();
+        }
+        self.block = Some(Block { implicit: false, isolation, read_only, failed: false, savepoints: Vec::new() });
+        self.ensure_txn()?;
+        Ok(Output::Command("BEGIN".into()))
+    }
+
+    pub(super) async fn commit(&mut self) -> Result<Output> {
+        let Some(block) = self.block.take() else {
+            // PostgreSQL warns "there is no transaction in progress".
+            return Ok(Output::Command("COMMIT".into()));
+        };
+        let txn = self.txn.lock().take();
+        if block.failed {
+            if let Some(t) = txn {
+                t.abort();
+            }
+            return Ok(Output::Command("ROLLBACK".into()));
+        }
+        if let Some(t) = txn {
+            commit_txn(t).await?;
+        }
+        Ok(Output::Command("COMMIT".into()))
+    }
+
+    pub(super) fn rollback(&mut self) -> Output {
+        self.block = None;
+        self.next_isolation = None;
+        if let Some(t) = self.txn.lock().take() {
+            t.abort();
+        }
+        Output::Command("ROLLBACK".into())
+    }
+
+    /// Several statements sent in one simple query run as one implicit
+    /// transaction, as in PostgreSQL: an error undoes the earlier ones.
+    pub fn begin_implicit(&mut self) -> Result<()> {
+        if self.block.is_none() {
+            self.begin(&[])?;
+            if let Some(b) = &mut self.block {
+                b.implicit = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends an implicit transaction: commits unless a statement failed.
+    pub async fn end_implicit(&mut self) -> Result<()> {
+        if self.block.as_ref().is_some_and(|b| b.implicit) {
+            self.commit().await?;
+        }
+        Ok(())
+    }
+
+    /// Aborts whatever transaction is open (connection closing).
+    pub fn reset(&mut self) {
+        self.rollback();
+    }
+
+    pub(super) fn savepoint(&mut self, name: &str) -> Result<Output> {
+        let Some(block) = &mut self.block else {
+            return Err(SqlError::new(code::NO_ACTIVE_TXN, "SAVEPOINT can only be used in transaction blocks"));
+        };
+        let sp = self.txn.lock().as_mut().map(|t| t.savepoint()).expect("transaction");
+        block.savepoints.push((name.to_lowercase(), sp));
+        Ok(Output::Command("SAVEPOINT".into()))
+    }
+
+    pub(super) fn release(&mut self, name: &str) -> Result<Output> {
+        let Some(block) = &mut self.block else {
+            return Err(SqlError::new(code::NO_ACTIVE_TXN, "RELEASE SAVEPOINT can only be used in transaction blocks"));
+        };
+        let name = name.to_lowercase();
+        let Some(pos) = block.savepoints.iter().rposition(|(n, _)| *n == name) else {
+            return Err(SqlError::new(code::SAVEPOINT_EXCEPTION, format!("savepoint \"{name}\" does not exist")));
+        };
+        block.savepoints.truncate(pos);
+        Ok(Output::Command("RELEASE".into()))
+    }
+
+    pub(super) fn rollback_to(&mut self, name: &str) -> Result<Output> {
+        let Some(block) = &mut self.block else {
+            return Err(SqlError::new(
+                code::NO_ACTIVE_TXN,
+                "ROLLBACK TO SAVEPOINT can only be used in transaction blocks",
+            ));
+        };
+        let name = name.to_lowercase();
+        let Some(pos) = block.savepoints.iter().rposition(|(n, _)| *n == name) else {
+            block.failed = true;
+            return Err(SqlError::new(code::SAVEPOINT_EXCEPTION, format!("savepoint \"{name}\" does not exist")));
+        };
+        let sp = block.savepoints[pos].1;
+        block.savepoints.truncate(pos + 1);
+        block.failed = false;
+        let mut slot = self.txn.lock();
+        match slot.as_mut() {
+            Some(t) => t.rollback_to(sp)?,
+            None => return Err(SqlError::internal("transaction block without a transaction")),
+        }
+        Ok(Output::Command("ROLLBACK".into()))
+    }
+
+    /// SET TRANSACTION: applies to the current block, or the next one.
+    pub(crate) fn set_transaction(&mut self, modes: &[TransactionMode], session: bool) -> Result<()> {
+        for m in modes {
+            match m {
+                TransactionMode::IsolationLevel(l) => {
+                    let iso = level(l);
+                    if session {
+                        self.info.settings.lock().set("default_transaction_isolation", isolation_name(iso))?;
+                    } else if let Some(b) = &mut self.block {
+                        b.isolation = iso;
+                        // The engine transaction was begun with the old level; nothing has run yet
+                        // in the usual pattern (BEGIN; SET TRANSACTION ...), so begin it again.
+                        let mut slot = self.txn.lock();
+                        if let Some(old) = slot.take() {
+                            old.abort();
+                        }
+                        *slot = Some(Txn::begin(&self.shared.engine, iso)?);
+                    } else {
+                        self.next_isolation = Some(iso);
+                    }
+                }
+                TransactionMode::AccessMode(mode) => {
+                    let ro = matches!(mode, TransactionAccessMode::ReadOnly);
+                    if !ro && !session {
+                        self.refuse_read_write()?;
+                    }
+                    if let Some(b) = &mut self.block {
+                        b.read_only = ro;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -66,7 +66,7 @@ pub async fn serve_cluster(
     let shared = Arc::new(Listener::new(config)?);
     let serving = Arc::new(RwLock::new(Serving::Refuse("this node is starting".into())));
     let follower = tokio::spawn(follow_roles(roles, open, serving.clone()));
-    let _stop_following = AbortOnDrop(follower);
+    let _stop_following = crate::AbortOnDrop(follower.abort_handle());
     loop {
         let (socket, peer) = accept(&listener).await;
         let Some(slot) = shared.admit(&socket) else {
@@ -126,7 +126,7 @@ async fn serve_secondary(
             match greeting {
                 Greeting::Plain(mut socket, _) => {
                     // The request was peeked: 12 bytes and the key.
-                    let mut request = vec![0u8; 12 + key_len(&key)];
+                    let mut request = vec![0u8; 12 + key.to_bytes().len()];
                     let _ = socket.read_exact(&mut request).await;
                     let _ = socket.shutdown().await;
                 }
@@ -167,14 +167,6 @@ async fn serve_secondary(
     };
     if let Err(e) = served {
         tracing::warn!(%peer, "cannot serve a connection: {e}");
-    }
-}
-
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
@@ -251,14 +243,6 @@ const CANCEL_REQUEST: u32 = 80877102;
 
 /// The longest startup message the gateway reads (PostgreSQL's limit).
 const MAX_STARTUP: usize = 10_000;
-
-/// The length of a cancel request's key, as sent.
-fn key_len(key: &SecretKey) -> usize {
-    match key {
-        SecretKey::I32(_) => 4,
-        SecretKey::Bytes(b) => b.len(),
-    }
-}
 
 /// What a whole first message (`message`, length included) asks.
 fn ask_of(message: &[u8]) -> Ask {

@@ -96,7 +96,6 @@ pub fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<pgw
     Ok(pgwire::tokio::TlsAcceptor::from(Arc::new(config)))
 }
 
-#[derive(Clone)]
 struct Handlers {
     pub(crate) conn: Arc<Conn>,
     manager: Arc<ConnectionManager>,
@@ -221,8 +220,7 @@ impl Listener {
                     return;
                 }
             };
-            let handlers = session.handlers();
-            session.run(connection::serve_connection(socket, tls, handlers)).await;
+            session.run(|handlers| connection::serve_connection(socket, tls, handlers)).await;
         });
         Ok(())
     }
@@ -246,8 +244,7 @@ impl Listener {
         let session = self.session(peer, sql, None, handles, false);
         tokio::spawn(async move {
             let _held = slot;
-            let handlers = session.handlers();
-            session.run(connection::serve_greeted(tls, startup, handlers)).await;
+            session.run(|handlers| connection::serve_greeted(tls, startup, handlers)).await;
         });
         Ok(())
     }
@@ -322,16 +319,16 @@ struct Session {
 }
 
 impl Session {
-    fn handlers(&self) -> Handlers {
-        self.handlers.clone()
-    }
-
-    /// Runs the message loop `work` to its end, with the idle watchdog
+    /// Runs the message loop `work` makes of the session's handlers to its end, with the idle watchdog
     /// beside it, and ends it early when `stop` turns true (this node
     /// stopped serving as primary): the client is told (FATAL 57P01) and
     /// the connection closed. Then rolls back whatever the client left open.
-    async fn run(self, work: impl std::future::Future<Output = std::io::Result<()>>) {
-        let Session { peer, conn, handlers: _, stop, handles, plaintext } = self;
+    async fn run<W>(self, work: impl FnOnce(Handlers) -> W)
+    where
+        W: std::future::Future<Output = std::io::Result<()>>,
+    {
+        let Session { peer, conn, handlers, stop, handles, plaintext } = self;
+        let work = work(handlers);
         let watchdog = tokio::spawn(idle_watchdog(conn.clone(), handles.watch, plaintext));
         // Runs even if the message loop panics: closes the watchdog's
         // handle on the socket, so the client sees the connection end.
@@ -356,6 +353,7 @@ impl Session {
     }
 }
 
+/// Aborts a task when dropped.
 struct AbortOnDrop(tokio::task::AbortHandle);
 
 impl Drop for AbortOnDrop {

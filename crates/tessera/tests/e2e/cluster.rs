@@ -592,11 +592,7 @@ fn demo_starts_a_cluster_and_stops_it() {
     let conninfo = reading.split('"').nth(1).expect("a quoted connection string");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let out = std::process::Command::new("psql")
-            .arg(conninfo)
-            .args(["-X", "-A", "-t", "-c", "SELECT pg_is_in_recovery(), (SELECT text FROM greeting)"])
-            .output()
-            .expect("psql is needed (Debian: postgresql-client)");
+        let out = psql_output(conninfo, "", "SELECT pg_is_in_recovery(), (SELECT text FROM greeting)");
         let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
         if got == "t|hello" {
             break;
@@ -766,14 +762,13 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
     let port_list = ports.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",");
     for order in [port_list.clone(), ports.iter().rev().map(|p| p.to_string()).collect::<Vec<_>>().join(",")] {
         for (attrs, standby) in [("standby", "t"), ("read-only", "t"), ("primary", "f"), ("read-write", "f")] {
-            let out = std::process::Command::new("psql")
-                .arg(format!(
+            let out = psql_output(
+                &format!(
                     "host={hosts} port={order} user=tessera dbname=shop connect_timeout=5 target_session_attrs={attrs}"
-                ))
-                .args(["-X", "-A", "-t", "-c", "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')"])
-                .env("PGOPTIONS", "-c tessera.read_from=secondary")
-                .output()
-                .expect("psql is needed (Debian: postgresql-client)");
+                ),
+                "-c tessera.read_from=secondary",
+                "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')",
+            );
             assert!(out.status.success(), "{attrs}: {}", String::from_utf8_lossy(&out.stderr));
             let read_only = if standby == "t" { "on" } else { "off" };
             assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("{standby}|{read_only}"), "{attrs}");
@@ -781,16 +776,23 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
     }
 }
 
+/// Runs `sql` with psql on `conninfo`, with `options` as the session's
+/// startup options (PGOPTIONS).
+fn psql_output(conninfo: &str, options: &str, sql: &str) -> std::process::Output {
+    std::process::Command::new("psql")
+        .arg(conninfo)
+        .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .env("PGOPTIONS", options)
+        .output()
+        .expect("psql is needed (Debian: postgresql-client)")
+}
+
 /// Runs `sql` with psql over TLS (`sslmode=require`) on the node at `port`,
 /// with `options` as the session's startup options; returns stdout, or
 /// stderr on failure.
 fn psql_tls(port: u16, options: &str, sql: &str) -> Result<String, String> {
-    let out = std::process::Command::new("psql")
-        .arg(format!("host=127.0.0.1 port={port} user=tessera dbname=shop sslmode=require connect_timeout=5"))
-        .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
-        .env("PGOPTIONS", options)
-        .output()
-        .expect("psql is needed (Debian: postgresql-client)");
+    let conninfo = format!("host=127.0.0.1 port={port} user=tessera dbname=shop sslmode=require connect_timeout=5");
+    let out = psql_output(&conninfo, options, sql);
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
@@ -854,15 +856,11 @@ fn reads_on_a_secondary_over_tls() {
         assert_eq!(run_anywhere(&ports, "tessera", sql, Duration::from_secs(30)).await, Outcome::Done);
     });
     let alice = |options: &str| {
-        std::process::Command::new("psql")
-            .arg(format!(
-                "host=127.0.0.1 port={secondary} user=alice password=wonderland dbname=shop sslmode=require \
-                 channel_binding=require connect_timeout=5"
-            ))
-            .args(["-X", "-A", "-t", "-c", "SELECT count(*) FROM items WHERE id <= 300"])
-            .env("PGOPTIONS", options)
-            .output()
-            .unwrap()
+        let conninfo = format!(
+            "host=127.0.0.1 port={secondary} user=alice password=wonderland dbname=shop sslmode=require \
+             channel_binding=require connect_timeout=5"
+        );
+        psql_output(&conninfo, options, "SELECT count(*) FROM items WHERE id <= 300")
     };
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -877,11 +875,8 @@ fn reads_on_a_secondary_over_tls() {
     }
     assert!(!alice("").status.success(), "channel binding through a relay");
     // A wrong password is refused by the primary through the relay as well.
-    let out = std::process::Command::new("psql")
-        .arg(format!("host=127.0.0.1 port={secondary} user=nobody dbname=shop sslmode=require connect_timeout=5"))
-        .args(["-X", "-A", "-t", "-c", "SELECT 1"])
-        .output()
-        .unwrap();
+    let conninfo = format!("host=127.0.0.1 port={secondary} user=nobody dbname=shop sslmode=require connect_timeout=5");
+    let out = psql_output(&conninfo, "", "SELECT 1");
     assert!(!out.status.success(), "an unknown role connected through the relay");
 }
 

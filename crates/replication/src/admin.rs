@@ -11,14 +11,15 @@ use tessera_cluster::{Action, ClusterMap, plan_drain};
 
 use std::sync::Arc;
 
+use crate::directory::DirectoryRaft;
 use crate::error::{ReplicationError, Result};
 use crate::manager::Roster;
 use crate::network::{Peers, Reply, Request};
 use crate::status::{NodeStatus, StatusSource};
 use crate::types::{NodeId, Raft};
 
-fn status_rows(raft: &Raft, roster: &Arc<Roster>) -> Vec<NodeStatus> {
-    StatusSource { raft: raft.clone(), roster: roster.clone() }.nodes()
+fn status_rows(raft: &Raft, roster: &Arc<Roster>, directory: &DirectoryRaft) -> Vec<NodeStatus> {
+    StatusSource { raft: raft.clone(), roster: roster.clone(), directory: directory.clone() }.nodes()
 }
 
 /// The cluster map the manager's decisions work on: every member with its
@@ -59,15 +60,21 @@ async fn primary_elsewhere(raft: &Raft, me: NodeId) -> Result<Option<String>> {
 }
 
 /// The cluster map, from the primary (which tracks every member).
-pub(crate) async fn status(raft: &Raft, roster: &Arc<Roster>, peers: &Peers, me: NodeId) -> Result<Vec<NodeStatus>> {
+pub(crate) async fn status(
+    raft: &Raft,
+    roster: &Arc<Roster>,
+    directory: &DirectoryRaft,
+    peers: &Peers,
+    me: NodeId,
+) -> Result<Vec<NodeStatus>> {
     match primary_elsewhere(raft, me).await {
-        Ok(None) => Ok(status_rows(raft, roster)),
+        Ok(None) => Ok(status_rows(raft, roster, directory)),
         Ok(Some(addr)) => match call(peers, &addr, &Request::Status).await {
             Ok(Reply::Status(rows)) => Ok(rows),
             // The primary is out of reach: what this node knows is better than nothing.
-            _ => Ok(status_rows(raft, roster)),
+            _ => Ok(status_rows(raft, roster, directory)),
         },
-        Err(_) => Ok(status_rows(raft, roster)),
+        Err(_) => Ok(status_rows(raft, roster, directory)),
     }
 }
 
@@ -76,6 +83,7 @@ pub(crate) async fn status(raft: &Raft, roster: &Arc<Roster>, peers: &Peers, me:
 pub(crate) async fn drain(
     raft: &Raft,
     roster: &Arc<Roster>,
+    directory: &DirectoryRaft,
     peers: &Peers,
     me: NodeId,
     node: NodeId,
@@ -87,7 +95,7 @@ pub(crate) async fn drain(
             _ => Err(ReplicationError::Codec("unexpected reply to drain".into())),
         };
     }
-    let rows = status_rows(raft, roster);
+    let rows = status_rows(raft, roster, directory);
     if !rows.iter().any(|r| r.id == node) {
         return Err(ReplicationError::Refused(format!("node {node} is not a member of the cluster")));
     }

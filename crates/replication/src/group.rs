@@ -18,10 +18,12 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use crate::commit_log::{Outcome, Proposals};
+use crate::directory::{DirectoryMachine, DirectoryRaft};
+use crate::directory_link::DirectoryPeers;
 use crate::error::{ReplicationError, Result};
 use crate::log_store::LogStore;
-use crate::manager::{Manager, Roster};
-use crate::network::{Peers, handler};
+use crate::manager::{Manager, Roster, manager_size};
+use crate::network::{Peers, Services, handler};
 use crate::rpc::{self, ClusterSecret};
 use crate::snapshot::SnapshotStore;
 use crate::state_machine::StateMachine;
@@ -108,6 +110,10 @@ pub struct Group {
     node: Arc<Node>,
     raft: Raft,
     log: LogStore,
+    /// The manager group's Raft and log.
+    directory: DirectoryRaft,
+    directory_log: LogStore,
+    machine: DirectoryMachine,
     proposals: Arc<Proposals>,
     role: watch::Receiver<Role>,
     freshness: Arc<crate::freshness::Freshness>,
@@ -180,7 +186,29 @@ impl Group {
             .map_err(|e| ReplicationError::Internal(format!("Raft configuration: {e}")))?,
         );
         let raft = runtime
-            .block_on(Raft::new(config.id, raft_config, peers.clone(), log.clone(), sm.clone()))
+            .block_on(Raft::new(config.id, raft_config.clone(), peers.clone(), log.clone(), sm.clone()))
+            .map_err(|e| ReplicationError::Raft(e.to_string()))?;
+        // The manager group: the same timing, its own small log, a
+        // snapshot of the whole directory every thousand entries.
+        let directory_log = LogStore::open(&config.dir.with_file_name("manager-log"), DIRECTORY_CACHE_BYTES)?;
+        let machine = DirectoryMachine::open(&config.dir.with_file_name("manager-snapshot"))?;
+        let directory_config = Arc::new(
+            Config {
+                snapshot_policy: SnapshotPolicy::LogsSinceLast(1_000),
+                max_in_snapshot_log_to_keep: 100,
+                ..(*raft_config).clone()
+            }
+            .validate()
+            .map_err(|e| ReplicationError::Internal(format!("Raft configuration: {e}")))?,
+        );
+        let directory = runtime
+            .block_on(DirectoryRaft::new(
+                config.id,
+                directory_config,
+                DirectoryPeers(peers.clone()),
+                directory_log.clone(),
+                machine.clone(),
+            ))
             .map_err(|e| ReplicationError::Raft(e.to_string()))?;
         rpc_listener.set_nonblocking(true).map_err(|e| ReplicationError::Internal(e.to_string()))?;
         let listener = {
@@ -191,20 +219,22 @@ impl Group {
         runtime.spawn(rpc::serve(
             listener,
             config.secret.clone(),
-            handler(
-                raft.clone(),
-                config.id,
-                config.info.clone(),
-                peers.clone(),
+            handler(Services {
+                raft: raft.clone(),
+                id: config.id,
+                info: config.info.clone(),
+                peers: peers.clone(),
                 snapshots,
-                freshness.clone(),
-                roster.clone(),
-            ),
+                freshness: freshness.clone(),
+                roster: roster.clone(),
+                directory: directory.clone(),
+            }),
         ));
         runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
         if fresh {
-            runtime.spawn(bootstrap(raft.clone(), peers.clone(), config.clone()));
+            runtime.spawn(bootstrap(raft.clone(), directory.clone(), peers.clone(), config.clone()));
         }
+        runtime.spawn(report_loop(directory.clone(), raft.clone(), peers.clone(), config.clone(), roster.clone()));
         let (role_tx, role) = watch::channel(Role::Starting);
         let spare = SpareState::default();
         runtime.spawn(spare_watch(raft.clone(), peers.clone(), config.clone(), spare.clone(), roster.clone()));
@@ -213,21 +243,38 @@ impl Group {
             node: node.clone(),
             log: log.clone(),
             proposals: proposals.clone(),
-            peers,
+            peers: peers.clone(),
             config: config.clone(),
             spare,
         };
         runtime.spawn(watcher.run(role_tx));
         let manager = Manager {
-            raft: raft.clone(),
-            me: config.id,
-            roster: roster.clone(),
+            directory: directory.clone(),
+            machine: machine.clone(),
+            data: raft.clone(),
             role: role.clone(),
+            peers: peers.clone(),
+            me: config.id,
+            info: config.info.clone(),
+            roster: roster.clone(),
             replicas: config.replicas.max(1),
             replace_after: config.replace_after,
         };
         runtime.spawn(manager.run());
-        Ok(Group { id: config.id, node, raft, log, proposals, role, freshness, roster, runtime: Some(runtime) })
+        Ok(Group {
+            id: config.id,
+            node,
+            raft,
+            log,
+            directory,
+            directory_log,
+            machine,
+            proposals,
+            role,
+            freshness,
+            roster,
+            runtime: Some(runtime),
+        })
     }
 
     pub fn node(&self) -> &Arc<Node> {
@@ -243,13 +290,28 @@ impl Group {
         &self.raft
     }
 
+    /// The manager group's Raft on this node.
+    pub fn manager(&self) -> &DirectoryRaft {
+        &self.directory
+    }
+
+    /// The manager's directory as this node has applied it (empty on a
+    /// node outside the manager group).
+    pub fn directory(&self) -> crate::directory::Directory {
+        self.machine.directory()
+    }
+
     /// How far behind the primary this node's data may be (see `freshness`).
     pub fn freshness(&self) -> Arc<crate::freshness::Freshness> {
         self.freshness.clone()
     }
 
     pub fn status(&self) -> crate::status::StatusSource {
-        crate::status::StatusSource { raft: self.raft.clone(), roster: self.roster.clone() }
+        crate::status::StatusSource {
+            raft: self.raft.clone(),
+            roster: self.roster.clone(),
+            directory: self.directory.clone(),
+        }
     }
 
     /// Number of this node's commits waiting for their outcome.
@@ -262,9 +324,11 @@ impl Group {
         self.proposals.set_serving(false, "the node is shutting down");
         if let Some(rt) = self.runtime.take() {
             let _ = rt.block_on(self.raft.shutdown());
+            let _ = rt.block_on(self.directory.shutdown());
             self.proposals.tickets.fail_all("the node shut down before the commit's outcome was known");
             rt.shutdown_timeout(Duration::from_secs(2));
         }
+        self.directory_log.close()?;
         self.log.close()
     }
 }
@@ -324,14 +388,19 @@ async fn submit_loop(raft: Raft, proposals: Arc<Proposals>, mut submitted: mpsc:
 
 /// At most this many queued commits go to Raft in one batch.
 const SUBMIT_BATCH: usize = 256;
+/// The manager group's entries kept in memory (they are small and few).
+const DIRECTORY_CACHE_BYTES: usize = 1 << 20;
 
-/// Forms the group the first time: asks every `--join` address who it is,
-/// and once all have answered, the node with the lowest id proposes the
-/// membership: `replicas` of them as voters, spread across failure domains
-/// (the rest are spares). The others wait to hear from the leader that
-/// emerges. A node joining a group already formed does nothing here: it
-/// registers with the primary as a spare (`spare_watch`).
-async fn bootstrap(raft: Raft, peers: Peers, config: GroupConfig) {
+/// Forms the cluster the first time: asks every `--join` address who it
+/// is, and once all have answered, the node with the lowest id proposes the
+/// memberships, spread across failure domains: first the manager group's
+/// (3 of them, 5 when there are 5 or more), then the data group's
+/// (`replicas` of them; the rest are spares). The manager group is formed
+/// first, so a data group that exists always has one. The others wait to
+/// hear from the leaders that emerge. A node joining a cluster already
+/// formed does nothing here: it registers with the primary as a spare
+/// (`spare_watch`) and reports to the manager (`report_loop`).
+async fn bootstrap(raft: Raft, directory: DirectoryRaft, peers: Peers, config: GroupConfig) {
     let mut members: BTreeMap<NodeId, NodeInfo> = BTreeMap::new();
     members.insert(config.id, config.info.clone());
     loop {
@@ -356,6 +425,11 @@ async fn bootstrap(raft: Raft, peers: Peers, config: GroupConfig) {
         }
         if missing.is_empty() {
             if members.keys().next() == Some(&config.id) {
+                let managers = crate::manager::founding_voters(&members, config.id, manager_size(members.len()));
+                tracing::info!(voters = ?managers.keys().collect::<Vec<_>>(), "forming the manager group");
+                if let Err(e) = directory.initialize(managers).await {
+                    tracing::info!("manager group already formed: {e}");
+                }
                 let voters = crate::manager::founding_voters(&members, config.id, config.replicas.max(1));
                 tracing::info!(
                     voters = ?voters.keys().collect::<Vec<_>>(),
@@ -539,6 +613,63 @@ async fn spare_watch(raft: Raft, peers: Peers, config: GroupConfig, spare: Spare
                 }
                 // Not the primary, but it names one: ask that one next.
                 Ok((Some((_, info)), _, false)) if hops < 3 => {
+                    hops += 1;
+                    candidates.insert(i, info.rpc_addr);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Keeps the manager's leader hearing from this node: twice a second it
+/// reports where it is and its load figures (which is how the manager
+/// knows it is alive), to the leader it last reached or, failing that, to
+/// any node it knows of, which names the leader. A node the leader says is
+/// outside the manager group's configuration does not call the group's
+/// elections (its stale configuration may still name it a voter).
+async fn report_loop(directory: DirectoryRaft, data: Raft, peers: Peers, config: GroupConfig, roster: Arc<Roster>) {
+    let mut tick = tokio::time::interval(crate::manager::TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_leader: Option<String> = None;
+    let mut campaigns = true;
+    loop {
+        tick.tick().await;
+        let m = directory.metrics().borrow_watched().clone();
+        if m.current_leader == Some(config.id) {
+            if !campaigns {
+                directory.runtime_config().elect(true);
+                campaigns = true;
+            }
+            continue;
+        }
+        let mut candidates: Vec<String> = last_leader.iter().cloned().collect();
+        let membership = m.membership_config.membership();
+        candidates.extend(m.current_leader.and_then(|l| membership.get_node(&l)).map(|i| i.rpc_addr.clone()));
+        candidates.extend(config.join.iter().cloned());
+        candidates.extend(membership.nodes().map(|(_, i)| i.rpc_addr.clone()));
+        let d = data.metrics().borrow_watched().clone();
+        candidates.extend(d.membership_config.membership().nodes().map(|(_, i)| i.rpc_addr.clone()));
+        candidates.retain(|a| *a != config.info.rpc_addr);
+        let mut seen = std::collections::HashSet::new();
+        candidates.retain(|a| seen.insert(a.clone()));
+        let load = roster.own_load();
+        let (mut i, mut hops) = (0, 0);
+        while i < candidates.len() {
+            let addr = candidates[i].clone();
+            i += 1;
+            match peers.report(&addr, &config.info, load).await {
+                Ok((Some(_), member, true, group)) => {
+                    roster.set_manager_group(group);
+                    last_leader = Some(addr);
+                    if member != campaigns {
+                        directory.runtime_config().elect(member);
+                        campaigns = member;
+                    }
+                    break;
+                }
+                // Not the leader, but it names one: ask that one next.
+                Ok((Some((_, info)), _, false, _)) if hops < 3 => {
                     hops += 1;
                     candidates.insert(i, info.rpc_addr);
                 }

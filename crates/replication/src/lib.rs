@@ -52,24 +52,32 @@
 //! And a replica applies an entry only when no local transaction is active
 //! in that engine: a demoted primary first unwinds its sessions.
 //!
-//! - `manager`: the partition manager at work on the primary: the group
-//!   keeps its replica count; a voter lost for longer than a grace period
-//!   is replaced by a spare (a node outside the configuration, which
-//!   registers with the primary), built as a learner from the snapshot and
-//!   the log, then promoted. The decisions are `tessera-cluster`'s.
+//! - `directory`: the partition manager is a Raft group of its own (3
+//!   nodes, 5 once there are 5 or more), whose state machine is the
+//!   directory of nodes, groups' replica counts and load figures;
+//!   `directory_link` carries its messages over the same RPC.
+//! - `manager`: the partition manager at work on the manager group's
+//!   leader: every group keeps its replica count; a voter lost for longer
+//!   than a grace period is replaced by a spare (a node outside the
+//!   configuration; every node reports to the manager's leader), built as
+//!   a learner from the snapshot and the log, then promoted, by the group's
+//!   leader at the manager's request. The decisions are
+//!   `tessera-cluster`'s.
 //! - `load`: a node's load figures (connections, CPU, memory), sent with
 //!   its registration; the manager places replicas on the less busy of
 //!   otherwise equal nodes, and `tessera.nodes` shows them.
 //!
 //! Not yet here (see `docs/design/cluster.md`): one Raft group per
-//! partition (today one group replicates all of a node's engines, so all
-//! primaries are on one node, and the replica count is the cluster's, not
-//! a database's). `freshness` tells the gateway how far behind the primary
+//! partition (today one data group replicates all of a node's engines, so
+//! all primaries are on one node, and the replica count is the cluster's,
+//! not a database's). `freshness` tells the gateway how far behind the primary
 //! a secondary is, for reads served there.
 
 pub mod admin;
 pub mod append_stream;
 pub mod commit_log;
+pub mod directory;
+mod directory_link;
 pub mod error;
 pub mod freshness;
 pub mod group;

@@ -1,49 +1,59 @@
-//! The partition manager at work: the primary keeps the group at its
-//! replica count.
+//! The partition manager at work. It runs on the leader of the manager
+//! group (`directory`: a Raft group of its own, on 3 nodes, 5 once the
+//! cluster has 5 or more) and keeps both groups at their replica counts:
+//! the data group (its count in the directory, `--replicas` at first) and
+//! the manager group itself.
 //!
-//! A cluster may have more nodes than the group has replicas (`--replicas`,
-//! 3 by default). The nodes outside the group's configuration are *spares*:
-//! gateways that hold no replica. Every spare registers with the primary
-//! twice a second (`Request::Register`; it learns who the primary is from
-//! any node it can reach), which is how the primary knows which spares are
-//! alive and where they are. Members' liveness comes from Raft's own
-//! heartbeats.
+//! A cluster may have more nodes than a group has replicas. The nodes
+//! outside a group's configuration are *spares* for it. Every node reports
+//! to the manager's leader twice a second (`Request::Report`; it learns who
+//! that is from any node it can reach): that is how the manager knows which
+//! nodes are alive, where they are and how busy. A voter's liveness is the
+//! group leader's: whether it answers the leader's heartbeats.
 //!
-//! Twice a second the primary builds the cluster map from that (members with
-//! their progress, spares, failure domains) and asks the manager's
-//! decisions (`tessera_cluster::plan_repair`) what to do, then carries it
-//! out through Raft membership changes, one at a time:
+//! Twice a second the manager's leader takes each group's view from the
+//! group's leader (`GroupView`; the data group's primary answers over RPC
+//! when it is another node), builds the cluster map from it (members with
+//! their progress, the other nodes, failure domains, load) and asks the
+//! decisions (`tessera_cluster::plan_repair`) what to do. The group's
+//! leader carries each step out as a Raft membership change
+//! (`Request::Reconfigure` for the data group), one at a time:
 //!
 //! * **Downshift**: a voter unreachable for longer than `replace_after`
 //!   leaves the configuration (N → N-1) — but only when a spare can take
 //!   its place; otherwise it is kept, so that its return restores the
 //!   quorum by log catch-up.
 //! * **Build**: the new node joins as a learner (a non-voting member), gets
-//!   the primary's snapshot when the log it needs is purged, then the log
-//!   since; once it is within `CAUGHT_UP` entries of the primary it
-//!   becomes a voter.
+//!   the leader's snapshot when the log it needs is purged, then the log
+//!   since; once it is within `CAUGHT_UP` entries of the leader it
+//!   becomes a voter (a later round sees it caught up and promotes it).
 //! * **Drop**: a learner that died while being built leaves the
 //!   configuration; another is started elsewhere.
 //!
-//! Because the decisions live in the replicated state (the configuration is
-//! a Raft log entry) and the roster is rebuilt from registrations within a
-//! second, a new primary simply carries on: a build cut by a change of
-//! primary is resumed by the next one.
+//! Because the decisions live in replicated state (each configuration is a
+//! Raft log entry of its group, the directory is the manager's) and the
+//! liveness figures are rebuilt from reports within a second, a new
+//! manager leader simply carries on: a build cut by a change of leader,
+//! of either group, is resumed by the next round.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use openraft::ChangeMembers;
 use openraft::async_runtime::WatchReceiver;
+use openraft::storage::RaftStateMachine;
+use openraft::{ChangeMembers, ServerState};
 use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
 use tessera_cluster::{Action, ClusterMap, PartitionInfo, Replica, plan_repair};
 use tokio::sync::watch;
 
+use crate::directory::{DATA_GROUP, DirectoryCommand, DirectoryMachine, DirectoryRaft};
 use crate::group::Role;
 use crate::load::LoadMeter;
+use crate::network::{Peers, Reply, Request};
 use crate::status::{ALIVE, answered, matched};
-use crate::types::{Load, NodeId, NodeInfo, Raft};
+use crate::types::{C, Load, NodeId, NodeInfo, Raft};
 
 /// A learner this close to the primary's last log index becomes a voter.
 const CAUGHT_UP: u64 = 64;
@@ -57,11 +67,22 @@ pub struct Roster {
     spares: Mutex<BTreeMap<NodeId, (NodeInfo, Instant)>>,
     loads: Mutex<BTreeMap<NodeId, (Load, Instant)>>,
     meter: LoadMeter,
+    /// The manager group as the manager's leader last told this node.
+    manager_group: Mutex<Option<(crate::status::ManagerGroup, Instant)>>,
 }
 
 impl Roster {
     pub(crate) fn new(meter: LoadMeter) -> Roster {
-        Roster { spares: Mutex::default(), loads: Mutex::default(), meter }
+        Roster { spares: Mutex::default(), loads: Mutex::default(), meter, manager_group: Mutex::default() }
+    }
+
+    pub(crate) fn set_manager_group(&self, group: crate::status::ManagerGroup) {
+        *self.manager_group.lock() = Some((group, Instant::now()));
+    }
+
+    /// The manager group as last heard, if within `ALIVE`.
+    pub(crate) fn manager_group(&self) -> Option<crate::status::ManagerGroup> {
+        self.manager_group.lock().as_ref().filter(|(_, at)| at.elapsed() < ALIVE).map(|(g, _)| g.clone())
     }
 
     pub(crate) fn heard(&self, id: NodeId, info: NodeInfo) {
@@ -88,7 +109,22 @@ impl Roster {
         loads.get(&id).filter(|(_, at)| at.elapsed() < ALIVE).map(|(load, _)| *load)
     }
 
-    /// Spares heard from within `ALIVE`, with whether they still are.
+    /// Every node's load figures heard within `ALIVE` (this node's sampled now).
+    pub(crate) fn live_loads(&self, me: NodeId) -> BTreeMap<NodeId, Load> {
+        let mut loads: BTreeMap<NodeId, Load> = self
+            .loads
+            .lock()
+            .iter()
+            .filter(|(_, (_, at))| at.elapsed() < ALIVE)
+            .map(|(id, (load, _))| (*id, *load))
+            .collect();
+        loads.insert(me, self.own_load());
+        loads
+    }
+
+    /// Nodes heard from (spares registering with the data group's
+    /// primary, every node reporting to the manager's leader), with whether
+    /// they were within `ALIVE`.
     pub fn spares(&self) -> Vec<(NodeId, NodeInfo, bool)> {
         let mut spares = self.spares.lock();
         // Forget spares silent for long (a node taken out of the cluster).
@@ -97,90 +133,312 @@ impl Roster {
     }
 }
 
+/// A group as its leader sees it: what the manager's decisions need of
+/// it. The data group's primary answers it over RPC (`Request::GroupView`);
+/// the manager group's own comes from the manager's leader itself.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GroupView {
+    /// The leader's epoch (Raft term).
+    pub term: u64,
+    pub leader: NodeId,
+    pub members: Vec<MemberView>,
+    pub last_index: u64,
+    /// The first index still in the leader's log.
+    pub log_start: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemberView {
+    pub id: NodeId,
+    pub info: NodeInfo,
+    pub voter: bool,
+    /// Answered the leader within `ALIVE` (the leader: always).
+    pub answered: bool,
+    /// The last index known to be on it.
+    pub matched: Option<u64>,
+}
+
+impl GroupView {
+    /// The group as `raft` sees it, when this node (`me`) leads it.
+    pub(crate) fn of_leader<SM: RaftStateMachine<C>>(
+        raft: &openraft::Raft<C, SM>,
+        me: NodeId,
+    ) -> Result<GroupView, String> {
+        let m = raft.metrics().borrow_watched().clone();
+        if m.state != ServerState::Leader || m.current_leader != Some(me) {
+            return Err(format!("node {me} does not lead the group"));
+        }
+        let membership = m.membership_config.membership();
+        let voters: Vec<NodeId> = membership.voter_ids().collect();
+        let members = membership
+            .nodes()
+            .map(|(id, info)| {
+                let own = *id == me;
+                MemberView {
+                    id: *id,
+                    info: info.clone(),
+                    voter: voters.contains(id),
+                    answered: own || answered(&m, id),
+                    matched: if own { m.last_log_index } else { matched(&m, id) },
+                }
+            })
+            .collect();
+        Ok(GroupView {
+            term: m.current_term,
+            leader: me,
+            members,
+            last_index: m.last_log_index.unwrap_or(0),
+            log_start: m.purged.as_ref().map_or(0, |l| l.index + 1),
+        })
+    }
+
+    fn member(&self, id: NodeId) -> Option<&MemberView> {
+        self.members.iter().find(|m| m.id == id)
+    }
+}
+
+/// One membership change of a group, carried out by its leader.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Step {
+    /// Downshift: a lost voter leaves (N → N-1).
+    RemoveVoter(NodeId),
+    /// An unfinished replica is dropped.
+    RemoveNode(NodeId),
+    /// A replica starts being built: a learner gets the snapshot and the log.
+    AddLearner(NodeId, NodeInfo),
+    /// A learner that caught up votes.
+    Promote(NodeId),
+}
+
+/// Carries out `step` on the group `raft` leads.
+pub(crate) async fn reconfigure<SM: RaftStateMachine<C>>(
+    raft: &openraft::Raft<C, SM>,
+    step: Step,
+) -> Result<(), String> {
+    let change = |c| async { raft.change_membership(c, false).await.map(|_| ()).map_err(|e| e.to_string()) };
+    match step {
+        Step::RemoveVoter(n) => change(ChangeMembers::RemoveVoters(BTreeSet::from([n]))).await,
+        Step::RemoveNode(n) => change(ChangeMembers::RemoveNodes(BTreeSet::from([n]))).await,
+        Step::Promote(n) => change(ChangeMembers::AddVoterIds(BTreeSet::from([n]))).await,
+        Step::AddLearner(n, info) => raft.add_learner(n, info, false).await.map(|_| ()).map_err(|e| e.to_string()),
+    }
+}
+
+/// Which group the manager is repairing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Target {
+    /// The manager group itself.
+    Manager,
+    /// The data group (its primary carries out the steps).
+    Data,
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Target::Manager => "manager group",
+            Target::Data => "data group",
+        })
+    }
+}
+
+/// The manager at work on the manager group's leader.
 pub(crate) struct Manager {
-    pub raft: Raft,
-    pub me: NodeId,
-    pub roster: Arc<Roster>,
+    pub directory: DirectoryRaft,
+    pub machine: DirectoryMachine,
+    /// This node's data Raft and role: the way to the data group's primary.
+    pub data: Raft,
     pub role: watch::Receiver<Role>,
-    /// Voting replicas the group should have.
+    pub peers: Peers,
+    pub me: NodeId,
+    pub info: NodeInfo,
+    pub roster: Arc<Roster>,
+    /// The data group's replica count, until the directory records one.
     pub replicas: usize,
     /// How long a voter may be unreachable before it is replaced.
     pub replace_after: Duration,
 }
 
+/// Load figures are recorded in the directory every this many ticks.
+const LOAD_TICKS: u64 = 20;
+
+/// The manager group's size for a cluster of `nodes`: 3, or 5 once there
+/// are 5 or more (fewer when the cluster is smaller).
+pub(crate) fn manager_size(nodes: usize) -> usize {
+    if nodes >= 5 { 5 } else { nodes.clamp(1, 3) }
+}
+
 impl Manager {
     pub(crate) async fn run(self) {
-        let mut down_since: HashMap<NodeId, Instant> = HashMap::new();
+        let mut down_since: HashMap<(Target, NodeId), Instant> = HashMap::new();
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut ticks = 0u64;
         loop {
             tick.tick().await;
-            if *self.role.borrow() != Role::Primary {
-                // Only the primary decides; a new one starts its clocks afresh.
+            if GroupView::of_leader(&self.directory, self.me).is_err() {
+                // Only the manager's leader decides; a new one starts its clocks afresh.
                 down_since.clear();
                 continue;
             }
-            let (map, voters) = self.map();
-            for v in &voters {
-                if map.is_live(*v) {
-                    down_since.remove(v);
-                } else {
-                    down_since.entry(*v).or_insert_with(Instant::now);
-                }
+            ticks += 1;
+            self.roster.heard(self.me, self.info.clone());
+            if let Err(e) = self.keep_directory(ticks).await {
+                tracing::debug!("the directory was not updated: {e}");
             }
-            down_since.retain(|n, _| voters.contains(n));
-            let overdue: Vec<NodeId> =
-                down_since.iter().filter(|(_, t)| t.elapsed() >= self.replace_after).map(|(n, _)| *n).collect();
-            for action in plan_repair(&map, &overdue) {
-                if let Err(e) = self.carry_out(&action).await {
-                    tracing::warn!(?action, "the partition manager's step did not complete: {e}");
-                    break;
+            let directory = self.machine.directory();
+            if let Ok(view) = GroupView::of_leader(&self.directory, self.me) {
+                let size = manager_size(directory.nodes.len().max(view.members.len()));
+                self.repair(Target::Manager, &view, size, &mut down_since).await;
+            }
+            match self.data_view().await {
+                Ok(view) => {
+                    let replicas = directory.targets.get(&DATA_GROUP).copied().unwrap_or(self.replicas).max(1);
+                    self.repair(Target::Data, &view, replicas, &mut down_since).await;
+                }
+                Err(e) => tracing::debug!("the data group's primary did not answer the manager: {e}"),
+            }
+        }
+    }
+
+    /// Records in the directory the nodes heard from whose entry is
+    /// missing or changed, the data group's replica count when it has
+    /// none, and every `LOAD_TICKS` the nodes' load figures.
+    async fn keep_directory(&self, ticks: u64) -> Result<(), String> {
+        let directory = self.machine.directory();
+        let mut commands = Vec::new();
+        for (id, info, alive) in self.roster.spares() {
+            if alive && directory.nodes.get(&id) != Some(&info) {
+                commands.push(DirectoryCommand::Node { id, info });
+            }
+        }
+        if !directory.targets.contains_key(&DATA_GROUP) {
+            commands.push(DirectoryCommand::Target { group: DATA_GROUP, replicas: self.replicas.max(1) });
+        }
+        if ticks.is_multiple_of(LOAD_TICKS) {
+            commands.push(DirectoryCommand::Loads(self.roster.live_loads(self.me)));
+        }
+        if commands.is_empty() {
+            return Ok(());
+        }
+        let entries: Vec<_> = commands.iter().map(|c| c.to_entry(self.me)).collect();
+        let mut results = self.directory.client_write_many(entries).await.map_err(|e| e.to_string())?;
+        while let Some(r) = futures::StreamExt::next(&mut results).await {
+            r.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// The data group as its primary sees it (this node, or over RPC).
+    async fn data_view(&self) -> Result<GroupView, String> {
+        let role = self.role.borrow().clone();
+        match role {
+            Role::Primary => GroupView::of_leader(&self.data, self.me),
+            Role::Secondary { info, .. } => match self.call(&info.rpc_addr, Request::GroupView).await? {
+                Reply::GroupView(view) => Ok(view),
+                Reply::Failed(e) => Err(e),
+                _ => Err("unexpected reply to a group view".into()),
+            },
+            Role::Starting | Role::Unavailable(_) => Err("the data group has no primary".into()),
+        }
+    }
+
+    async fn call(&self, addr: &str, request: Request) -> Result<Reply, String> {
+        let reply = self
+            .peers
+            .client(addr)
+            .call(crate::network::encode(&request), Duration::from_secs(10))
+            .await
+            .map_err(|e| e.to_string())?;
+        postcard::from_bytes(&reply).map_err(|e| e.to_string())
+    }
+
+    /// Carries out a step on the group: the manager group's here, the
+    /// data group's at its primary.
+    async fn step(&self, target: Target, step: Step) -> Result<(), String> {
+        match target {
+            Target::Manager => reconfigure(&self.directory, step).await,
+            Target::Data => {
+                let role = self.role.borrow().clone();
+                match role {
+                    Role::Primary => reconfigure(&self.data, step).await,
+                    Role::Secondary { info, .. } => {
+                        match self.call(&info.rpc_addr, Request::Reconfigure(step)).await? {
+                            Reply::Reconfigured => Ok(()),
+                            Reply::Failed(e) => Err(e),
+                            _ => Err("unexpected reply to a reconfiguration".into()),
+                        }
+                    }
+                    Role::Starting | Role::Unavailable(_) => Err("the data group has no primary".into()),
                 }
             }
         }
     }
 
-    /// The cluster map as the primary sees it: members (voters, learners)
-    /// and spares, with liveness and progress; the group's log as one
-    /// partition. Also the voters' ids.
-    fn map(&self) -> (ClusterMap, Vec<NodeId>) {
-        let m = self.raft.metrics().borrow_watched().clone();
-        let membership = m.membership_config.membership().clone();
-        let voters: Vec<NodeId> = membership.voter_ids().collect();
+    /// One round of the manager's decisions for a group.
+    async fn repair(
+        &self,
+        target: Target,
+        view: &GroupView,
+        replicas: usize,
+        down_since: &mut HashMap<(Target, NodeId), Instant>,
+    ) {
+        let map = self.map(view, replicas);
+        let voters: Vec<NodeId> = view.members.iter().filter(|m| m.voter).map(|m| m.id).collect();
+        for v in &voters {
+            if map.is_live(*v) {
+                down_since.remove(&(target, *v));
+            } else {
+                down_since.entry((target, *v)).or_insert_with(Instant::now);
+            }
+        }
+        down_since.retain(|(t, n), _| *t != target || voters.contains(n));
+        let overdue: Vec<NodeId> = down_since
+            .iter()
+            .filter(|((t, _), since)| *t == target && since.elapsed() >= self.replace_after)
+            .map(|((_, n), _)| *n)
+            .collect();
+        for action in plan_repair(&map, &overdue) {
+            if let Err(e) = self.carry_out(target, view, &action).await {
+                tracing::warn!(?action, "the partition manager's step on the {target} did not complete: {e}");
+                break;
+            }
+        }
+    }
+
+    /// The cluster map for one group: its members with their liveness
+    /// (a voter: it answers the leader; a replica being built may be busy
+    /// installing a snapshot, so reporting to the manager counts too) and
+    /// progress, and the other nodes heard from, as candidates.
+    fn map(&self, view: &GroupView, target: usize) -> ClusterMap {
         let mut map = ClusterMap::default();
         let mut replicas = Vec::new();
-        for (id, info) in membership.nodes() {
-            let me = *id == self.me;
-            add_node(&mut map, *id, info, me || answered(&m, id));
-            self.note_load(&mut map, *id);
-            let role = if me {
+        let heard: HashMap<NodeId, (NodeInfo, bool)> =
+            self.roster.spares().into_iter().map(|(id, info, alive)| (id, (info, alive))).collect();
+        for m in &view.members {
+            let reports = heard.get(&m.id).is_some_and(|(_, alive)| *alive);
+            add_node(&mut map, m.id, &m.info, m.answered || (!m.voter && reports));
+            self.note_load(&mut map, m.id);
+            let role = if m.id == view.leader {
                 tessera_cluster::Role::Primary
-            } else if voters.contains(id) {
+            } else if m.voter {
                 tessera_cluster::Role::Secondary
             } else {
                 tessera_cluster::Role::Building
             };
-            let applied = if me { m.last_log_index } else { matched(&m, id) };
-            replicas.push(Replica { node: *id, role, applied: applied.unwrap_or(0) });
+            replicas.push(Replica { node: m.id, role, applied: m.matched.unwrap_or(0) });
         }
-        for (id, info, alive) in self.roster.spares() {
-            if !map.nodes.contains_key(&id) {
-                add_node(&mut map, id, &info, alive);
-                self.note_load(&mut map, id);
+        for (id, (info, alive)) in &heard {
+            if !map.nodes.contains_key(id) {
+                add_node(&mut map, *id, info, *alive);
+                self.note_load(&mut map, *id);
             }
         }
         map.partitions.insert(
             0,
-            PartitionInfo {
-                id: 0,
-                epoch: m.current_term,
-                target: self.replicas,
-                replicas,
-                log_start: m.purged.as_ref().map_or(0, |l| l.index + 1),
-                unavailable: false,
-            },
+            PartitionInfo { id: 0, epoch: view.term, target, replicas, log_start: view.log_start, unavailable: false },
         );
-        (map, voters)
+        map
     }
 
     /// Puts a node's latest load figures on the map (placement prefers
@@ -191,71 +449,45 @@ impl Manager {
         }
     }
 
-    async fn carry_out(&self, action: &Action) -> Result<(), String> {
+    async fn carry_out(&self, target: Target, view: &GroupView, action: &Action) -> Result<(), String> {
         match action {
             Action::Downshift { node, .. } => {
-                tracing::warn!(node, "downshifting: node {node} has been unreachable too long and leaves the group");
-                self.change(ChangeMembers::RemoveVoters(BTreeSet::from([*node]))).await
+                tracing::warn!(
+                    node,
+                    "downshifting the {target}: node {node} has been unreachable too long and leaves it"
+                );
+                self.step(target, Step::RemoveVoter(*node)).await
             }
             Action::Drop { node, .. } => {
-                tracing::warn!(node, "dropping node {node}'s unfinished replica");
-                self.change(ChangeMembers::RemoveNodes(BTreeSet::from([*node]))).await
+                tracing::warn!(node, "dropping node {node}'s unfinished replica of the {target}");
+                self.step(target, Step::RemoveNode(*node)).await
             }
-            Action::Build { node, .. } => self.build(*node).await,
+            Action::Build { node, .. } => match view.member(*node) {
+                None => {
+                    let info = self
+                        .roster
+                        .spares()
+                        .into_iter()
+                        .find(|(id, _, _)| id == node)
+                        .map(|(_, info, _)| info)
+                        .or_else(|| self.machine.directory().nodes.get(node).cloned())
+                        .ok_or_else(|| format!("node {node} is not known"))?;
+                    tracing::info!(node, addr = %info.rpc_addr, "building a replica of the {target} on node {node}");
+                    self.step(target, Step::AddLearner(*node, info)).await
+                }
+                Some(m) if m.matched.is_some_and(|i| i + CAUGHT_UP >= view.last_index) => {
+                    self.step(target, Step::Promote(*node)).await?;
+                    tracing::info!(node, "node {node} now holds a replica of the {target} and votes");
+                    Ok(())
+                }
+                // Still catching up.
+                Some(_) => Ok(()),
+            },
             // Elections are Raft's; the others do not arise from repair.
             _ => Ok(()),
         }
     }
-
-    async fn change(&self, change: ChangeMembers<NodeId, NodeInfo>) -> Result<(), String> {
-        self.raft.change_membership(change, false).await.map(|_| ()).map_err(|e| e.to_string())
-    }
-
-    /// Builds a replica on `node`: a learner first (snapshot, then the log),
-    /// a voter once caught up. Gives up if this node stops being primary or
-    /// the learner stops answering.
-    async fn build(&self, node: NodeId) -> Result<(), String> {
-        let m = self.raft.metrics().borrow_watched().clone();
-        if m.membership_config.membership().get_node(&node).is_none() {
-            let info = self
-                .roster
-                .spares()
-                .into_iter()
-                .find(|(id, _, _)| *id == node)
-                .map(|(_, info, _)| info)
-                .ok_or_else(|| format!("node {node} is not known"))?;
-            tracing::info!(node, addr = %info.rpc_addr, "building a replica on node {node}");
-            self.raft.add_learner(node, info, false).await.map_err(|e| e.to_string())?;
-        }
-        let started = Instant::now();
-        let mut silent_since: Option<Instant> = None;
-        loop {
-            if *self.role.borrow() != Role::Primary {
-                return Err("this node stopped being the primary".into());
-            }
-            let m = self.raft.metrics().borrow_watched().clone();
-            let last = m.last_log_index.unwrap_or(0);
-            if matched(&m, &node).is_some_and(|i| i + CAUGHT_UP >= last) {
-                break;
-            }
-            // A snapshot being installed may keep the learner from
-            // answering for a while; a learner silent far longer is gone.
-            if answered(&m, &node) {
-                silent_since = None;
-            } else if silent_since.get_or_insert_with(Instant::now).elapsed() > self.replace_after.max(BUILD_SILENCE) {
-                return Err(format!("node {node} stopped answering while its replica was built"));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        self.change(ChangeMembers::AddVoterIds(BTreeSet::from([node]))).await?;
-        tracing::info!(node, seconds = started.elapsed().as_secs_f64(), "node {node} now holds a replica and votes");
-        Ok(())
-    }
 }
-
-/// A learner may be silent this long (installing a snapshot) before its
-/// build is given up.
-const BUILD_SILENCE: Duration = Duration::from_secs(30);
 
 /// Adds a node to a cluster map with its domains, address and liveness.
 pub(crate) fn add_node(map: &mut ClusterMap, id: NodeId, info: &NodeInfo, live: bool) {

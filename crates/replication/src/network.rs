@@ -64,6 +64,24 @@ pub(crate) enum Request {
         vote: Vote,
         meta: SnapshotMeta,
     },
+    /// A message of the manager group's Raft (`directory_link`).
+    Directory(crate::directory_link::DirectoryMessage),
+    /// Every node reports to the manager's leader twice a second: where
+    /// it is, its load figures (its liveness is that it reports).
+    Report {
+        id: NodeId,
+        info: NodeInfo,
+        load: Load,
+    },
+    /// The data group as its primary sees it, for the manager's leader.
+    GroupView,
+    /// A membership step of the data group, asked of its primary by the
+    /// manager's leader.
+    Reconfigure(crate::manager::Step),
+    /// Would you vote for this candidate? (asked before an election, so a
+    /// node that was cut off does not raise the term and depose a primary
+    /// the others still hear)
+    PreVote(VoteRequest<C>),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -91,22 +109,39 @@ pub(crate) enum Reply {
     Chunk,
     Installed(SnapshotResponse<C>),
     Failed(String),
+    /// The manager's leader as the answering node knows it; `member`:
+    /// whether the reporting node is in the manager group's configuration;
+    /// `by_leader`: the answer comes from the leader itself.
+    Reported {
+        leader: Option<(NodeId, NodeInfo)>,
+        member: bool,
+        by_leader: bool,
+        /// The manager group's members as the answering node knows them.
+        group: crate::status::ManagerGroup,
+    },
+    GroupView(crate::manager::GroupView),
+    Reconfigured,
 }
 
 pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     postcard::to_allocvec(v).expect("replication messages always encode")
 }
 
-/// The server side: answers peers' requests with the local Raft.
-pub(crate) fn handler(
-    raft: Raft,
-    id: NodeId,
-    info: NodeInfo,
-    peers: Peers,
-    snapshots: SnapshotStore,
-    freshness: Arc<crate::freshness::Freshness>,
-    roster: Arc<crate::manager::Roster>,
-) -> Handler {
+/// What a node's RPC server answers with.
+pub(crate) struct Services {
+    pub raft: Raft,
+    pub id: NodeId,
+    pub info: NodeInfo,
+    pub peers: Peers,
+    pub snapshots: SnapshotStore,
+    pub freshness: Arc<crate::freshness::Freshness>,
+    pub roster: Arc<crate::manager::Roster>,
+    pub directory: crate::directory::DirectoryRaft,
+}
+
+/// The server side: answers peers' requests with the local Rafts.
+pub(crate) fn handler(services: Services) -> Handler {
+    let Services { raft, id, info, peers, snapshots, freshness, roster, directory } = services;
     let sessions = Arc::new(crate::append_stream::Sessions::default());
     Arc::new(move |from, body| {
         let request = postcard::from_bytes::<Request>(&body);
@@ -123,6 +158,7 @@ pub(crate) fn handler(
         let info = info.clone();
         let peers = peers.clone();
         let snapshots = snapshots.clone();
+        let directory = directory.clone();
         Box::pin(async move {
             let reply = match request {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
@@ -165,10 +201,10 @@ pub(crate) fn handler(
                     .handle_transfer_leader(rpc)
                     .await
                     .map_or_else(|e| Reply::Failed(e.to_string()), Reply::TransferLeader),
-                Ok(Request::Status) => crate::admin::status(&raft, &roster, &peers, id)
+                Ok(Request::Status) => crate::admin::status(&raft, &roster, &directory, &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Status),
-                Ok(Request::Drain(node)) => crate::admin::drain(&raft, &roster, &peers, id, node)
+                Ok(Request::Drain(node)) => crate::admin::drain(&raft, &roster, &directory, &peers, id, node)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained),
                 Ok(Request::SnapshotChunk { index, path, offset, data }) => {
@@ -185,6 +221,43 @@ pub(crate) fn handler(
                     raft.install_full_snapshot(vote, snapshot)
                         .await
                         .map_or_else(|e| Reply::Failed(e.to_string()), Reply::Installed)
+                }
+                Ok(Request::Directory(message)) => crate::directory_link::handle(&directory, message).await,
+                Ok(Request::Report { id: from, info: theirs, load }) => {
+                    let m = directory.metrics().borrow_watched().clone();
+                    let membership = m.membership_config.membership();
+                    let leads = m.state == openraft::ServerState::Leader && m.current_leader == Some(id);
+                    if leads {
+                        roster.reported(from, load);
+                        roster.heard(from, theirs);
+                    }
+                    let leader = if leads {
+                        Some((id, info))
+                    } else {
+                        m.current_leader.and_then(|l| membership.get_node(&l).map(|i| (l, i.clone())))
+                    };
+                    Reply::Reported {
+                        leader,
+                        member: membership.get_node(&from).is_some(),
+                        by_leader: leads,
+                        group: crate::status::ManagerGroup::of(&m),
+                    }
+                }
+                Ok(Request::GroupView) => {
+                    crate::manager::GroupView::of_leader(&raft, id).map_or_else(Reply::Failed, Reply::GroupView)
+                }
+                Ok(Request::Reconfigure(step)) => {
+                    let m = raft.metrics().borrow_watched().clone();
+                    if m.current_leader != Some(id) {
+                        Reply::Failed(format!("node {id} is not the data group's primary"))
+                    } else {
+                        crate::manager::reconfigure(&raft, step)
+                            .await
+                            .map_or_else(Reply::Failed, |()| Reply::Reconfigured)
+                    }
+                }
+                Ok(Request::PreVote(rpc)) => {
+                    raft.pre_vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
                 }
             };
             encode(&reply)
@@ -293,6 +366,27 @@ impl Peers {
     }
 }
 
+impl Peers {
+    /// Reports this node and its load figures to the node at `addr`;
+    /// returns the manager's leader it names, whether this node is in the
+    /// manager group, whether the answer came from the leader itself, and
+    /// the manager group's members.
+    pub(crate) async fn report(
+        &self,
+        addr: &str,
+        info: &NodeInfo,
+        load: Load,
+    ) -> Result<(Option<(NodeId, NodeInfo)>, bool, bool, crate::status::ManagerGroup)> {
+        let request = Request::Report { id: self.me, info: info.clone(), load };
+        let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
+        match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
+            Reply::Reported { leader, member, by_leader, group } => Ok((leader, member, by_leader, group)),
+            Reply::Failed(e) => Err(ReplicationError::Raft(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to report".into())),
+        }
+    }
+}
+
 impl RaftNetworkFactory<C> for Peers {
     type Network = PeerLink;
 
@@ -385,6 +479,13 @@ impl RaftNetworkV2<C> for PeerLink {
         match self.call(Request::Vote(rpc), &option).await? {
             Reply::Vote(r) => Ok(r),
             _ => Err(unexpected("vote").into()),
+        }
+    }
+
+    async fn pre_vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {
+        match self.call(Request::PreVote(rpc), &option).await? {
+            Reply::Vote(r) => Ok(r),
+            _ => Err(unexpected("pre-vote").into()),
         }
     }
 

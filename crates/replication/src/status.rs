@@ -41,6 +41,42 @@ pub struct NodeStatus {
     /// Its load figures (known on the primary for every node that
     /// reported lately; elsewhere only the node's own).
     pub load: Option<Load>,
+    /// Its part in the manager group: `leader`, `voter` or `learner`
+    /// (None: not a member, or not known here).
+    pub manager: Option<String>,
+}
+
+/// The manager group's members, as a member of it (or a node its leader
+/// answered) knows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManagerGroup {
+    pub leader: Option<NodeId>,
+    pub voters: Vec<NodeId>,
+    pub learners: Vec<NodeId>,
+}
+
+impl ManagerGroup {
+    pub(crate) fn of(m: &openraft::RaftMetrics<C>) -> ManagerGroup {
+        let membership = m.membership_config.membership();
+        ManagerGroup {
+            leader: m.current_leader,
+            voters: membership.voter_ids().collect(),
+            learners: membership.learner_ids().collect(),
+        }
+    }
+
+    /// A node's part in the group.
+    pub fn role_of(&self, id: NodeId) -> Option<&'static str> {
+        if self.leader == Some(id) {
+            Some("leader")
+        } else if self.voters.contains(&id) {
+            Some("voter")
+        } else if self.learners.contains(&id) {
+            Some("learner")
+        } else {
+            None
+        }
+    }
 }
 
 /// A cheap handle that reads the group's status.
@@ -48,10 +84,22 @@ pub struct NodeStatus {
 pub struct StatusSource {
     pub(crate) raft: Raft,
     pub(crate) roster: std::sync::Arc<crate::manager::Roster>,
+    pub(crate) directory: crate::directory::DirectoryRaft,
 }
 
 impl StatusSource {
+    /// The manager group: as this node's own manager Raft knows it when
+    /// it knows a leader, else as the leader last told this node.
+    pub fn manager_group(&self) -> Option<ManagerGroup> {
+        let m = self.directory.metrics().borrow_watched().clone();
+        if m.current_leader.is_some() {
+            return Some(ManagerGroup::of(&m));
+        }
+        self.roster.manager_group()
+    }
+
     pub fn nodes(&self) -> Vec<NodeStatus> {
+        let group = self.manager_group().unwrap_or_default();
         let m = self.raft.metrics().borrow_watched().clone();
         let last = m.last_log_index;
         let membership = m.membership_config.membership().clone();
@@ -80,6 +128,7 @@ impl StatusSource {
                     matched,
                     behind: if is_primary { Some(0) } else { matched.zip(last).map(|(m, l)| l.saturating_sub(m)) },
                     load: self.roster.load_of(*id, m.id),
+                    manager: group.role_of(*id).map(str::to_string),
                 }
             })
             .collect();
@@ -95,6 +144,7 @@ impl StatusSource {
                     matched: None,
                     behind: None,
                     load: if alive { self.roster.load_of(id, m.id) } else { None },
+                    manager: group.role_of(id).map(str::to_string),
                 });
             }
         }

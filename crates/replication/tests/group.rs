@@ -476,3 +476,86 @@ fn commits_replicate_fail_over_and_catch_up() {
         n.stop();
     }
 }
+
+/// The manager group as `node`'s own manager Raft knows it: its leader and voters.
+fn managers(node: &TestNode) -> (Option<u64>, Vec<u64>) {
+    use openraft::async_runtime::WatchReceiver;
+    let m = node.group().manager().metrics().borrow_watched().clone();
+    (m.current_leader, m.membership_config.membership().voter_ids().collect())
+}
+
+#[test]
+fn the_manager_is_a_group_of_its_own_and_survives_its_leader() {
+    init_tracing();
+    let root = tempfile::tempdir().unwrap();
+    let (mut nodes, _join) = cluster_of(root.path(), 4, 40, Duration::from_secs(1));
+    let p = primary(&nodes);
+    let primary_id = nodes[p].id;
+    // Three of the four nodes form the manager group, across the same
+    // domains as the data group; every node learns who they are.
+    let (leader, group) = wait_for("the manager group", Duration::from_secs(20), || {
+        let (leader, voters) = managers(&nodes[p]);
+        leader.filter(|_| voters.len() == 3).map(|l| (l, voters))
+    });
+    for n in &nodes {
+        wait_for("every node to know the manager group", Duration::from_secs(10), || {
+            let g = n.group().status().manager_group()?;
+            (g.leader == Some(leader) && g.voters == group).then_some(())
+        });
+    }
+    // Its directory holds every node and the data group's replica count.
+    let l = nodes.iter().position(|n| n.id == leader).unwrap();
+    wait_for("the directory to list every node", Duration::from_secs(10), || {
+        let d = nodes[l].group().directory();
+        (d.nodes.len() == 4 && d.targets.get(&0) == Some(&3)).then_some(())
+    });
+    // The manager's leader is made another node than the data group's
+    // primary, so that its decisions travel to the primary over RPC.
+    let mut leader = leader;
+    if leader == primary_id {
+        let to = *group.iter().find(|&&v| v != primary_id).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(nodes[p].group().manager().trigger().transfer_leader(to)).unwrap();
+        leader = wait_for("the manager's leader to move", Duration::from_secs(10), || {
+            managers(&nodes[p]).0.filter(|&l| l == to)
+        });
+    }
+    let engine = nodes[p].group().node().system().clone();
+    engine.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+    insert(&nodes[p], 1..=50).unwrap();
+
+    // The manager's leader is lost for good. The other two managers elect
+    // a new leader, which replaces the lost node in both groups with the
+    // spare: in the data group through the primary, in its own directly.
+    let m = nodes.iter().position(|n| n.id == leader).unwrap();
+    nodes[m].stop();
+    let spare = (0..4).find(|&i| i != m && !group.contains(&nodes[i].id)).unwrap();
+    let spare_id = nodes[spare].id;
+    wait_for("the spare to replace the lost node in the data group", Duration::from_secs(60), || {
+        let v = voters(&nodes[p]);
+        (v.len() == 3 && v.contains(&spare_id) && !v.contains(&leader)).then_some(())
+    });
+    wait_for("the spare to replace the lost node in the manager group", Duration::from_secs(60), || {
+        let (l, v) = managers(&nodes[p]);
+        (l.is_some_and(|l| l != leader) && v.len() == 3 && v.contains(&spare_id) && !v.contains(&leader)).then_some(())
+    });
+    assert_eq!(nodes[p].role(), Role::Primary, "the data group kept its primary");
+    wait_rows(&nodes[spare], 50);
+    insert(&nodes[p], 51..=60).unwrap();
+    wait_rows(&nodes[spare], 60);
+    // The spare's copy of the directory was built from the manager's log
+    // (or its snapshot): it lists the nodes too.
+    wait_for("the spare's directory", Duration::from_secs(10), || {
+        (nodes[spare].group().directory().nodes.len() == 4).then_some(())
+    });
+    // The status shows each node's part in the manager group.
+    wait_for("the status to show the new manager member", Duration::from_secs(10), || {
+        let rows = nodes[p].group().status().nodes();
+        let part = |id: u64| rows.iter().find(|r| r.id == id).and_then(|r| r.manager.clone());
+        (part(spare_id).is_some() && rows.iter().filter(|r| r.manager.as_deref() == Some("leader")).count() == 1)
+            .then_some(())
+    });
+    for n in nodes.iter_mut().filter(|n| n.group.is_some()) {
+        n.stop();
+    }
+}

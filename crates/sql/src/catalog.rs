@@ -384,6 +384,7 @@ impl Catalog {
                 applied: None,
                 behind: Some(0),
                 load: None,
+                manager: Some("leader".into()),
             }],
         }
     }

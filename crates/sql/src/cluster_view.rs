@@ -21,6 +21,9 @@ pub struct NodeRow {
     pub behind: Option<u64>,
     /// Load figures, as the node last reported them (None: not known here).
     pub load: Option<NodeLoad>,
+    /// Its part in the partition manager's group: `leader`, `voter` or
+    /// `learner` (None: not a member).
+    pub manager: Option<String>,
 }
 
 /// A node's load figures.

@@ -132,6 +132,7 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 ("connections", I8),
                 ("cpu_percent", I8),
                 ("rss_mb", I8),
+                ("manager", T),
             ],
             r.catalog
                 .cluster_nodes()
@@ -153,6 +154,7 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                         load(|l| l.connections),
                         load(|l| l.cpu_percent),
                         load(|l| l.rss_mb),
+                        n.manager.as_deref().map_or_else(null_s, s),
                     ]
                 })
                 .collect(),

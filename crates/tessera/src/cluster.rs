@@ -87,7 +87,7 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
     let (admin, runtime) = args.connect()?;
     let rows = runtime.block_on(admin.status()).map_err(|e| e.message())?;
     println!(
-        "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}",
+        "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}  {:<7}",
         "node",
         "role",
         "epoch",
@@ -99,13 +99,14 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
         "upgrade",
         "conns",
         "cpu%",
-        "rss_mb"
+        "rss_mb",
+        "manager"
     );
     let show = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
     for r in rows {
         let load = |f: fn(&tessera_replication::Load) -> u32| show(r.load.as_ref().map(|l| f(l) as u64));
         println!(
-            "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}",
+            "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}  {:<7}",
             r.id,
             r.role,
             r.epoch,
@@ -117,7 +118,8 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
             r.info.upgrade_domain,
             load(|l| l.connections),
             load(|l| l.cpu_percent),
-            load(|l| l.rss_mb)
+            load(|l| l.rss_mb),
+            r.manager.as_deref().unwrap_or("-")
         );
     }
     Ok(())
@@ -296,6 +298,7 @@ impl tessera_sql::cluster_view::ClusterView for View {
                     cpu_percent: l.cpu_percent,
                     rss_mb: l.rss_mb,
                 }),
+                manager: n.manager,
             })
             .collect()
     }

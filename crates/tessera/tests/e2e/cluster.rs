@@ -499,10 +499,18 @@ fn status_and_drain() {
     loop {
         let (ok, text) = admin(&["status", "--rpc-addr", &format!("127.0.0.1:{}", rpc[0])]);
         assert!(ok, "{text}");
-        assert!(text.lines().next().is_some_and(|h| h.contains("cpu%") && h.contains("rss_mb")), "{text}");
+        assert!(
+            text.lines().next().is_some_and(|h| h.contains("cpu%") && h.contains("rss_mb") && h.ends_with("manager")),
+            "{text}"
+        );
         let rows: Vec<&str> = text.lines().skip(1).collect();
-        let rss = |l: &&str| l.split_whitespace().last().and_then(|v| v.parse::<u64>().ok()).is_some_and(|mb| mb > 0);
-        if rows.len() == 3 && rows.iter().all(rss) {
+        let rss =
+            |l: &&str| l.split_whitespace().rev().nth(1).and_then(|v| v.parse::<u64>().ok()).is_some_and(|mb| mb > 0);
+        // The three nodes form the partition manager's group: one leads it.
+        let manager = |l: &&str| l.split_whitespace().last().unwrap_or("").to_string();
+        let leaders = rows.iter().filter(|l| manager(l) == "leader").count();
+        let voters = rows.iter().filter(|l| manager(l) == "voter").count();
+        if rows.len() == 3 && rows.iter().all(rss) && leaders == 1 && voters == 2 {
             break;
         }
         assert!(Instant::now() < deadline, "the load figures never all reached the primary:\n{text}");
@@ -510,10 +518,12 @@ fn status_and_drain() {
     }
     // And so does tessera.nodes, where the primary counts this session.
     let rows = block_on(Duration::from_secs(60), async {
-        let sql = "SELECT node_id, connections, cpu_percent, rss_mb FROM tessera.nodes ORDER BY node_id";
+        let sql = "SELECT node_id, connections, cpu_percent, rss_mb, manager FROM tessera.nodes ORDER BY node_id";
         query(nodes[first as usize - 1].port(), "tessera", sql).await.unwrap()
     });
     assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows.iter().filter(|r| r[4] == "leader").count(), 1, "{rows:?}");
+    assert_eq!(rows.iter().filter(|r| r[4] == "voter").count(), 2, "{rows:?}");
     for r in &rows {
         assert!(r[3].parse::<u64>().is_ok_and(|mb| mb > 0), "{rows:?}");
         assert!(r[2].parse::<u64>().is_ok(), "{rows:?}");

@@ -1,0 +1,146 @@
+//! The manager group's Raft messages between nodes: the same RPC
+//! connections as the data group's, each message tagged as the manager's
+//! (`Request::Directory`) so the receiving node hands it to its manager
+//! Raft. The manager's traffic is a few small entries a minute, so its
+//! replication is one request at a time and a snapshot travels whole.
+
+use std::future::Future;
+use std::time::Duration;
+
+use openraft::errors::{RPCError, ReplicationClosed, StreamingError, Unreachable};
+use openraft::network::RPCOption;
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest, TransferLeaderResponse,
+    VoteRequest, VoteResponse,
+};
+use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
+use serde::{Deserialize, Serialize};
+
+use crate::directory::{DirectoryRaft, DirectorySnapshot, DirectorySnapshotData};
+use crate::network::{Peers, Reply, Request, encode};
+use crate::rpc::RpcClient;
+use crate::types::{C, NodeId, NodeInfo, SnapshotMeta, Vote};
+
+/// A message of the manager group's Raft.
+#[derive(Serialize, Deserialize)]
+pub(crate) enum DirectoryMessage {
+    Append(AppendEntriesRequest<C>),
+    Vote(VoteRequest<C>),
+    PreVote(VoteRequest<C>),
+    TransferLeader(TransferLeaderRequest<C>),
+    Snapshot { vote: Vote, meta: SnapshotMeta, data: Vec<u8> },
+}
+
+/// Hands a manager message to this node's manager Raft.
+pub(crate) async fn handle(raft: &DirectoryRaft, message: DirectoryMessage) -> Reply {
+    let failed = |e: &dyn std::fmt::Display| Reply::Failed(e.to_string());
+    match message {
+        DirectoryMessage::Append(rpc) => {
+            raft.append_entries(rpc).await.map_or_else(|e| failed(&e), Reply::AppendEntries)
+        }
+        DirectoryMessage::Vote(rpc) => raft.vote(rpc).await.map_or_else(|e| failed(&e), Reply::Vote),
+        DirectoryMessage::PreVote(rpc) => raft.pre_vote(rpc).await.map_or_else(|e| failed(&e), Reply::Vote),
+        DirectoryMessage::TransferLeader(rpc) => {
+            raft.handle_transfer_leader(rpc).await.map_or_else(|e| failed(&e), Reply::TransferLeader)
+        }
+        DirectoryMessage::Snapshot { vote, meta, data } => {
+            let snapshot = DirectorySnapshot { meta, snapshot: DirectorySnapshotData(data) };
+            raft.install_full_snapshot(vote, snapshot).await.map_or_else(|e| failed(&e), Reply::Installed)
+        }
+    }
+}
+
+/// The manager Raft's network: links over the node's RPC clients.
+#[derive(Clone)]
+pub(crate) struct DirectoryPeers(pub Peers);
+
+impl RaftNetworkFactory<C> for DirectoryPeers {
+    type Network = DirectoryLink;
+
+    async fn new_client(&mut self, target: NodeId, node: &NodeInfo) -> DirectoryLink {
+        DirectoryLink { target, client: self.0.client(&node.rpc_addr) }
+    }
+}
+
+pub(crate) struct DirectoryLink {
+    target: NodeId,
+    client: std::sync::Arc<RpcClient>,
+}
+
+impl DirectoryLink {
+    async fn call(&self, message: DirectoryMessage, ttl: Duration) -> Result<Reply, Unreachable<C>> {
+        let unreachable =
+            |e: String| Unreachable::from_string(format!("node {} ({}): {e}", self.target, self.client.addr()));
+        let reply = self
+            .client
+            .call(encode(&Request::Directory(message)), ttl)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        match postcard::from_bytes::<Reply>(&reply) {
+            Ok(Reply::Failed(e)) => Err(unreachable(e)),
+            Ok(reply) => Ok(reply),
+            Err(e) => Err(unreachable(format!("malformed reply: {e}"))),
+        }
+    }
+}
+
+fn unexpected(what: &str) -> Unreachable<C> {
+    Unreachable::from_string(format!("unexpected reply to the manager's {what}"))
+}
+
+impl RaftNetworkV2<C> for DirectoryLink {
+    type SnapshotData = DirectorySnapshotData;
+
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<C>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<C>, RPCError<C>> {
+        match self.call(DirectoryMessage::Append(rpc), option.hard_ttl()).await? {
+            Reply::AppendEntries(r) => Ok(r),
+            _ => Err(unexpected("append entries").into()),
+        }
+    }
+
+    async fn vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {
+        match self.call(DirectoryMessage::Vote(rpc), option.hard_ttl()).await? {
+            Reply::Vote(r) => Ok(r),
+            _ => Err(unexpected("vote").into()),
+        }
+    }
+
+    async fn pre_vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {
+        match self.call(DirectoryMessage::PreVote(rpc), option.hard_ttl()).await? {
+            Reply::Vote(r) => Ok(r),
+            _ => Err(unexpected("pre-vote").into()),
+        }
+    }
+
+    async fn full_snapshot(
+        &mut self,
+        vote: Vote,
+        snapshot: DirectorySnapshot,
+        cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
+        _option: RPCOption,
+    ) -> Result<SnapshotResponse<C>, StreamingError<C>> {
+        let message = DirectoryMessage::Snapshot { vote, meta: snapshot.meta, data: snapshot.snapshot.0 };
+        tokio::select! {
+            closed = cancel => Err(closed.into()),
+            reply = self.call(message, Duration::from_secs(30)) => match reply? {
+                Reply::Installed(r) => Ok(r),
+                _ => Err(unexpected("snapshot").into()),
+            },
+        }
+    }
+
+    async fn transfer_leader(
+        &mut self,
+        req: TransferLeaderRequest<C>,
+        option: RPCOption,
+    ) -> Result<TransferLeaderResponse<C>, RPCError<C>> {
+        match self.call(DirectoryMessage::TransferLeader(req), option.hard_ttl()).await? {
+            Reply::TransferLeader(r) => Ok(r),
+            _ => Err(unexpected("transfer leader").into()),
+        }
+    }
+}

@@ -161,5 +161,24 @@ fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
         let check = every(&acked, &maybe);
         wait_rows(&[fifth.port()], "plain", "SELECT k FROM kv", "a read through the new node", |r| check(&keys(r)))
             .await;
+
+        // With five nodes the partition manager's group grows to five
+        // voters, placed on live nodes: the four up now (the second loss
+        // is still down), one of them leading it.
+        let want: BTreeSet<usize> = (1..=5).filter(|&i| i != second).collect();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let rows = query(alive[0], "tessera", "SELECT node_id, manager FROM tessera.nodes ORDER BY node_id")
+                .await
+                .unwrap_or_default();
+            let members: BTreeSet<usize> =
+                rows.iter().filter(|r| r[1] == "leader" || r[1] == "voter").map(|r| r[0].parse().unwrap()).collect();
+            let leaders = rows.iter().filter(|r| r[1] == "leader").count();
+            if members == want && leaders == 1 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the manager group did not grow to the live nodes: {rows:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
     });
 }

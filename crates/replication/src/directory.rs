@@ -13,8 +13,9 @@
 //! the leader hears every node twice a second (`Request::Report`) and a
 //! new leader learns it again within a second.
 //!
-//! The group reuses the data group's entry type and log store (its own
-//! log, `manager-log/`): a command is a [`Command`] record of stream
+//! The group reuses the data group's entry type and keeps its log in the
+//! node's shared Raft log (`log_store::SharedLog`, its frames tagged
+//! `MANAGER_LOG`): a command is a [`Command`] record of stream
 //! [`DIRECTORY_STREAM`], postcard-encoded. A snapshot is the whole state,
 //! one file written before it is renamed into place; the log is purged
 //! below it.

@@ -21,7 +21,7 @@ use crate::commit_log::{Outcome, Proposals};
 use crate::directory::{DirectoryMachine, DirectoryRaft};
 use crate::directory_link::DirectoryPeers;
 use crate::error::{ReplicationError, Result};
-use crate::log_store::LogStore;
+use crate::log_store::{DATA_LOG, LogStore, MANAGER_LOG, SharedLog};
 use crate::manager::{Manager, Roster, manager_size};
 use crate::network::{Peers, Services, handler};
 use crate::rpc::{self, ClusterSecret};
@@ -109,10 +109,9 @@ pub struct Group {
     pub id: NodeId,
     node: Arc<Node>,
     raft: Raft,
-    log: LogStore,
-    /// The manager group's Raft and log.
+    /// The manager group's Raft, and the log the node's groups share.
     directory: DirectoryRaft,
-    directory_log: LogStore,
+    shared_log: Arc<SharedLog>,
     machine: DirectoryMachine,
     proposals: Arc<Proposals>,
     role: watch::Receiver<Role>,
@@ -154,7 +153,9 @@ impl Group {
             CommitLogSource(Arc::new(move |stream| Box::new(proposals.commit_log(stream))))
         };
         let node = Arc::new(Node::open(EngineConfig { dir: None, commit_log: Some(source), ..engine })?);
-        let log = LogStore::open(&config.dir, config.log_cache_bytes)?;
+        // One log for the node's groups: the data group's and the manager's.
+        let shared_log = SharedLog::open(&config.dir, config.log_cache_bytes)?;
+        let log = shared_log.group(DATA_LOG, config.log_cache_bytes);
         let fresh = log.is_empty();
         let snapshots = SnapshotStore::open(&config.snapshot_dir)?;
         let sm = StateMachine::open(node.clone(), proposals.clone(), log.clone(), snapshots.clone())?;
@@ -188,9 +189,9 @@ impl Group {
         let raft = runtime
             .block_on(Raft::new(config.id, raft_config.clone(), peers.clone(), log.clone(), sm.clone()))
             .map_err(|e| ReplicationError::Raft(e.to_string()))?;
-        // The manager group: the same timing, its own small log, a
+        // The manager group: the same timing, its part of the node's log, a
         // snapshot of the whole directory every thousand entries.
-        let directory_log = LogStore::open(&config.dir.with_file_name("manager-log"), DIRECTORY_CACHE_BYTES)?;
+        let directory_log = shared_log.group(MANAGER_LOG, DIRECTORY_CACHE_BYTES);
         let machine = DirectoryMachine::open(&config.dir.with_file_name("manager-snapshot"))?;
         let directory_config = Arc::new(
             Config {
@@ -206,7 +207,7 @@ impl Group {
                 config.id,
                 directory_config,
                 DirectoryPeers(peers.clone()),
-                directory_log.clone(),
+                directory_log,
                 machine.clone(),
             ))
             .map_err(|e| ReplicationError::Raft(e.to_string()))?;
@@ -265,9 +266,8 @@ impl Group {
             id: config.id,
             node,
             raft,
-            log,
             directory,
-            directory_log,
+            shared_log,
             machine,
             proposals,
             role,
@@ -328,8 +328,7 @@ impl Group {
             self.proposals.tickets.fail_all("the node shut down before the commit's outcome was known");
             rt.shutdown_timeout(Duration::from_secs(2));
         }
-        self.directory_log.close()?;
-        self.log.close()
+        self.shared_log.close()
     }
 }
 

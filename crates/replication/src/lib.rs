@@ -27,8 +27,8 @@
 //!   not committed); a commit cut off by a change of primary fails as
 //!   `OutcomeUnknown` — it may still commit under the next primary, and then
 //!   reaches this node as a replicated entry like any other.
-//! - `log_store`: Raft's log on disk, in a `tessera-log` log of its own
-//!   (checksummed frames, group commit).
+//! - `log_store`: Raft's logs on disk, in one `tessera-log` log the node's
+//!   groups share (checksummed frames tagged by group, one group commit).
 //! - `state_machine`: applies committed entries to the node's engines through
 //!   their replica path; the engines live in memory, and a restarted node
 //!   loads its newest snapshot and replays the log after it.

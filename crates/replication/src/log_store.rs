@@ -1,10 +1,14 @@
-//! The node group's Raft log, on disk.
+//! The Raft logs of a node's groups, on disk, in one shared log.
 //!
-//! Raft's log is kept in a `tessera-log` log of its own (`raft-log/` in the
-//! data directory): checksummed, segmented, group-committed frames. Every
-//! change is a frame — an entry, a truncation of the uncommitted suffix, a
-//! purge of the applied prefix, a vote, the commit index — and opening the
-//! store replays the frames into memory. Appends return at once; the log's
+//! Every Raft group on a node (the data group, the manager's group) keeps
+//! its log in one `tessera-log` log (`raft-log/` in the data directory):
+//! checksummed, segmented, group-committed frames, each tagged with its
+//! group (the log's stream), so one fsync makes every group's appends
+//! durable — the paper's shared log. Every change is a frame — an entry, a
+//! truncation of the uncommitted suffix, a purge of the applied prefix, a
+//! vote, the commit index — and opening the log replays each group's
+//! frames into that group's memory ([`SharedLog::group`] hands a group its
+//! [`LogStore`]). Appends return at once; the log's
 //! flusher thread reports each batch to Raft right after the group fsync
 //! that made it durable (`Log::on_durable`), which is when Raft may count
 //! this node's copy toward a quorum.
@@ -14,7 +18,9 @@
 //! of the newest entries, at most [`CACHE_BYTES`] of them beyond those not
 //! yet durable; older entries (a replica catching up from far behind) are
 //! read back from the file. Entries a snapshot holds are purged, and the
-//! log segments below the oldest entry kept are deleted.
+//! log segments below every group's oldest entry kept are deleted: a
+//! group's vote, commit index and purge mark that lie below are written
+//! again first, so each group's newest of each is always in the log.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -34,7 +40,10 @@ use tessera_log::{Log, LogConfig, Lsn};
 use crate::error::{ReplicationError, Result};
 use crate::types::{C, Entry, LogId, Vote};
 
-const STREAM: u32 = 0;
+/// The data group's frames in the shared log (its stream).
+pub const DATA_LOG: u32 = 0;
+/// The manager group's.
+pub const MANAGER_LOG: u32 = u32::MAX;
 /// The newest entries kept in memory (by record size).
 pub const CACHE_BYTES: usize = 64 << 20;
 
@@ -59,6 +68,11 @@ struct State {
     last_purged: Option<LogId>,
     vote: Option<Vote>,
     committed: Option<LogId>,
+    /// Where the newest purge, vote and commit-index frames end: the log
+    /// may not be truncated above them before they are written again.
+    purged_at: Option<Lsn>,
+    vote_at: Option<Lsn>,
+    committed_at: Option<Lsn>,
 }
 
 impl State {
@@ -70,6 +84,12 @@ impl State {
             self.cache_bytes -= old;
         }
         self.cache_bytes += size;
+    }
+
+    /// The oldest position of the log this group's entries need (None:
+    /// it holds none).
+    fn first_entry_at(&self) -> Option<Lsn> {
+        self.index.values().next().map(|(_, start, _)| *start)
     }
 
     fn truncate_from(&mut self, from: u64) {
@@ -101,6 +121,7 @@ impl State {
     }
 }
 
+/// One group's part of the shared log.
 struct Shared {
     log: Arc<Log>,
     state: Mutex<State>,
@@ -109,10 +130,20 @@ struct Shared {
     max_ts: AtomicU64,
 }
 
-/// The Raft log store (also its reader: clones share everything).
+/// A node's log, shared by its Raft groups.
+pub struct SharedLog {
+    log: Arc<Log>,
+    groups: Mutex<BTreeMap<u32, Arc<Shared>>>,
+    /// One truncation at a time.
+    truncating: Mutex<()>,
+}
+
+/// One group's Raft log store (also its reader: clones share everything).
 #[derive(Clone)]
 pub struct LogStore {
     shared: Arc<Shared>,
+    home: Arc<SharedLog>,
+    group: u32,
 }
 
 fn entry_ts(e: &Entry) -> u64 {
@@ -126,22 +157,29 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
 }
 
-impl LogStore {
-    /// Opens (creating) the log under `dir` and replays its frames; at most
-    /// `cache_bytes` of (durable) entries stay in memory.
-    pub fn open(dir: &Path, cache_bytes: usize) -> Result<LogStore> {
-        let (log, report) = Log::open(LogConfig::new(dir))?;
+impl SharedLog {
+    /// Opens (creating) the log under `dir` and replays every group's
+    /// frames; at most `cache_bytes` of a group's (durable) entries stay in
+    /// memory until the group says otherwise.
+    pub fn open(dir: &Path, cache_bytes: usize) -> Result<Arc<SharedLog>> {
+        SharedLog::open_with(LogConfig::new(dir), cache_bytes)
+    }
+
+    /// The same, with the log's own settings (segment size).
+    pub fn open_with(config: LogConfig, cache_bytes: usize) -> Result<Arc<SharedLog>> {
+        let (log, report) = Log::open(config)?;
         if let Some(cut) = &report.cut_tail {
             tracing::warn!(file = %cut.file.display(), offset = cut.offset, reason = %cut.reason, "cut a torn Raft log tail");
         }
         let log = Arc::new(log);
-        let mut state = State { budget: cache_bytes, ..State::default() };
-        let mut max_ts = 0;
+        let mut states: BTreeMap<u32, (State, u64)> = BTreeMap::new();
         for rec in log.read_from(log.start_lsn())? {
             let rec = rec?;
+            let (state, max_ts) =
+                states.entry(rec.stream).or_insert_with(|| (State { budget: cache_bytes, ..State::default() }, 0));
             match decode_frame(&rec.payload, rec.lsn)? {
                 Frame::Entry(e) => {
-                    max_ts = max_ts.max(entry_ts(&e));
+                    *max_ts = (*max_ts).max(entry_ts(&e));
                     state.insert(e, rec.end, rec.payload.len());
                     state.evict(Lsn::MAX);
                 }
@@ -149,12 +187,94 @@ impl LogStore {
                 Frame::Purge(upto) => {
                     state.purge_upto(upto.index);
                     state.last_purged = Some(upto);
+                    state.purged_at = Some(rec.end);
                 }
-                Frame::Vote(v) => state.vote = Some(v),
-                Frame::Committed(c) => state.committed = c,
+                Frame::Vote(v) => {
+                    state.vote = Some(v);
+                    state.vote_at = Some(rec.end);
+                }
+                Frame::Committed(c) => {
+                    state.committed = c;
+                    state.committed_at = Some(rec.end);
+                }
             }
         }
-        Ok(LogStore { shared: Arc::new(Shared { log, state: Mutex::new(state), max_ts: AtomicU64::new(max_ts) }) })
+        let groups = states
+            .into_iter()
+            .map(|(g, (state, max_ts))| {
+                (g, Arc::new(Shared { log: log.clone(), state: Mutex::new(state), max_ts: AtomicU64::new(max_ts) }))
+            })
+            .collect();
+        Ok(Arc::new(SharedLog { log, groups: Mutex::new(groups), truncating: Mutex::new(()) }))
+    }
+
+    /// Group `group`'s log store, keeping at most `cache_bytes` of its
+    /// durable entries in memory.
+    pub fn group(self: &Arc<Self>, group: u32, cache_bytes: usize) -> LogStore {
+        let shared = self
+            .groups
+            .lock()
+            .entry(group)
+            .or_insert_with(|| {
+                Arc::new(Shared {
+                    log: self.log.clone(),
+                    state: Mutex::new(State { budget: cache_bytes, ..State::default() }),
+                    max_ts: AtomicU64::new(0),
+                })
+            })
+            .clone();
+        {
+            let mut s = shared.state.lock();
+            s.budget = cache_bytes;
+            s.evict(self.log.durable_lsn());
+        }
+        LogStore { shared, home: self.clone(), group }
+    }
+
+    pub fn close(&self) -> Result<()> {
+        self.log.close()?;
+        Ok(())
+    }
+
+    /// Deletes the segments below every group's oldest entry. A group's
+    /// vote, commit-index and purge frames below that point are written
+    /// again first (durably), so replay still finds the newest of each.
+    fn truncate(&self) -> io::Result<()> {
+        let _one = self.truncating.lock();
+        let groups: Vec<(u32, Arc<Shared>)> = self.groups.lock().iter().map(|(g, s)| (*g, s.clone())).collect();
+        let end = self.log.end_lsn();
+        let keep_from = groups.iter().filter_map(|(_, s)| s.state.lock().first_entry_at()).min().unwrap_or(end);
+        for (group, shared) in &groups {
+            let mut s = shared.state.lock();
+            let write = |frame: &Frame| -> io::Result<Lsn> {
+                let bytes = postcard::to_allocvec(frame).map_err(io_err)?;
+                self.log.append(*group, &bytes).map_err(io_err)
+            };
+            if let (Some(upto), Some(at)) = (s.last_purged, s.purged_at)
+                && at <= keep_from
+            {
+                s.purged_at = Some(write(&Frame::Purge(upto))?);
+            }
+            if let (Some(v), Some(at)) = (s.vote, s.vote_at)
+                && at <= keep_from
+            {
+                s.vote_at = Some(write(&Frame::Vote(v))?);
+            }
+            if s.committed_at.is_some_and(|at| at <= keep_from) {
+                s.committed_at = Some(write(&Frame::Committed(s.committed))?);
+            }
+        }
+        // Everything written so far — the purge mark that asked for this,
+        // the frames written again — is durable before anything goes.
+        self.log.wait_durable(self.log.end_lsn()).map_err(io_err)?;
+        self.log.truncate_before(keep_from).map_err(io_err)
+    }
+}
+
+impl LogStore {
+    /// A log of one group alone, under `dir` (tests, tools).
+    pub fn open(dir: &Path, cache_bytes: usize) -> Result<LogStore> {
+        Ok(SharedLog::open(dir, cache_bytes)?.group(DATA_LOG, cache_bytes))
     }
 
     pub fn max_ts(&self) -> u64 {
@@ -226,14 +346,9 @@ impl LogStore {
         Ok(out.into_iter().map(|e| e.expect("filled")).collect())
     }
 
-    pub fn close(&self) -> Result<()> {
-        self.shared.log.close()?;
-        Ok(())
-    }
-
     fn write(&self, frame: &Frame) -> io::Result<(Lsn, usize)> {
         let bytes = postcard::to_allocvec(frame).map_err(io_err)?;
-        Ok((self.shared.log.append(STREAM, &bytes).map_err(io_err)?, bytes.len()))
+        Ok((self.shared.log.append(self.group, &bytes).map_err(io_err)?, bytes.len()))
     }
 }
 
@@ -270,17 +385,24 @@ impl RaftLogStorage<C> for LogStore {
     }
 
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), io::Error> {
-        let (lsn, _) = self.write(&Frame::Vote(*vote))?;
+        let lsn = {
+            let mut s = self.shared.state.lock();
+            let (lsn, _) = self.write(&Frame::Vote(*vote))?;
+            s.vote = Some(*vote);
+            s.vote_at = Some(lsn);
+            lsn
+        };
         self.shared.log.wait_durable(lsn).map_err(io_err)?;
-        self.shared.state.lock().vote = Some(*vote);
         Ok(())
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {
         // A hint for restart (apply up to here before hearing from a
         // leader); it need not be durable at once.
-        self.write(&Frame::Committed(committed))?;
-        self.shared.state.lock().committed = committed;
+        let mut s = self.shared.state.lock();
+        let (lsn, _) = self.write(&Frame::Committed(committed))?;
+        s.committed = committed;
+        s.committed_at = Some(lsn);
         Ok(())
     }
 
@@ -324,23 +446,106 @@ impl RaftLogStorage<C> for LogStore {
     }
 
     /// Forgets the entries up to `log_id` (a snapshot holds them) and
-    /// deletes the log segments that held nothing else: the frames there
-    /// that still matter — the vote and the commit index — are written again
-    /// first, durably, so that the newest of each is always in the log.
+    /// deletes the log segments that held nothing any group still needs
+    /// (`SharedLog::truncate`).
     async fn purge(&mut self, log_id: LogId) -> Result<(), io::Error> {
-        let keep_from = {
+        {
             let mut s = self.shared.state.lock();
-            self.write(&Frame::Purge(log_id))?;
+            let (lsn, _) = self.write(&Frame::Purge(log_id))?;
             s.purge_upto(log_id.index);
             s.last_purged = Some(log_id);
-            if let Some(v) = s.vote {
-                self.write(&Frame::Vote(v))?;
-            }
-            let (end, _) = self.write(&Frame::Committed(s.committed))?;
-            self.shared.log.wait_durable(end).map_err(io_err)?;
-            s.index.values().next().map_or(end, |(_, start, _)| *start)
+            s.purged_at = Some(lsn);
+        }
+        self.home.truncate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openraft::entry::RaftEntry;
+
+    fn log_id(term: u64, index: u64) -> LogId {
+        LogId::new(openraft::vote::leader_id_adv::LeaderId { term, node_id: 1 }, index)
+    }
+
+    fn entry(term: u64, index: u64, bytes: usize) -> Entry {
+        let cmd = crate::types::Command {
+            origin: 1,
+            incarnation: 0,
+            ticket: index,
+            stream: 0,
+            part: None,
+            record: bytes::Bytes::from(vec![7u8; bytes]),
         };
-        self.shared.log.truncate_before(keep_from).map_err(io_err)?;
-        Ok(())
+        Entry::new_normal(log_id(term, index), cmd)
+    }
+
+    fn small(dir: &Path) -> Arc<SharedLog> {
+        let mut config = LogConfig::new(dir);
+        config.segment_bytes = 4096;
+        SharedLog::open_with(config, 1 << 20).unwrap()
+    }
+
+    fn block<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    }
+
+    async fn append(store: &mut LogStore, entries: Vec<Entry>) {
+        store.append(entries, IOFlushed::<C>::noop()).await.unwrap();
+        let log = &store.shared.log;
+        log.wait_durable(log.end_lsn()).unwrap();
+    }
+
+    #[test]
+    fn groups_share_one_log_and_truncation_keeps_what_each_still_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = small(dir.path());
+        let mut data = shared.group(DATA_LOG, 1 << 20);
+        let mut manager = shared.group(MANAGER_LOG, 1 << 20);
+        block(async {
+            // The manager votes once, early; then both groups append,
+            // interleaved, over many segments.
+            let vote = Vote::new(3, 2);
+            manager.save_vote(&vote).await.unwrap();
+            append(&mut manager, vec![entry(3, 1, 10)]).await;
+            for i in 1..=200 {
+                append(&mut data, vec![entry(1, i, 300)]).await;
+            }
+            append(&mut manager, vec![entry(3, 2, 10)]).await;
+            data.save_committed(Some(log_id(1, 190))).await.unwrap();
+            manager.save_committed(Some(log_id(3, 2))).await.unwrap();
+            // The data group purges most of its log; the manager's entries
+            // (one of them written before everything the data group purged)
+            // keep the segments they are in.
+            let before = std::fs::read_dir(dir.path()).unwrap().count();
+            data.purge(log_id(1, 150)).await.unwrap();
+            let after = std::fs::read_dir(dir.path()).unwrap().count();
+            assert_eq!(before, after, "the manager's first entry pins the oldest segment");
+            // Once the manager purges too, the segments go: its vote,
+            // written before all of it, is written again first.
+            manager.purge(log_id(3, 1)).await.unwrap();
+            let after = std::fs::read_dir(dir.path()).unwrap().count();
+            assert!(after < before, "segments below both groups' entries are deleted: {before} -> {after}");
+            shared.close().unwrap();
+        });
+        // Reopened, each group finds its own state.
+        let shared = small(dir.path());
+        let mut data = shared.group(DATA_LOG, 1 << 20);
+        let mut manager = shared.group(MANAGER_LOG, 1 << 20);
+        block(async {
+            assert_eq!(manager.read_vote().await.unwrap(), Some(Vote::new(3, 2)));
+            assert_eq!(data.read_vote().await.unwrap(), None);
+            let state = data.get_log_state().await.unwrap();
+            assert_eq!(state.last_purged_log_id, Some(log_id(1, 150)));
+            assert_eq!(state.last_log_id, Some(log_id(1, 200)));
+            let entries = data.try_get_log_entries(151..=200).await.unwrap();
+            assert_eq!(entries.len(), 50);
+            assert_eq!(data.read_committed().await.unwrap(), Some(log_id(1, 190)));
+            let state = manager.get_log_state().await.unwrap();
+            assert_eq!((state.last_purged_log_id, state.last_log_id), (Some(log_id(3, 1)), Some(log_id(3, 2))));
+            assert_eq!(manager.try_get_log_entries(2..3).await.unwrap().len(), 1);
+            assert_eq!(manager.read_committed().await.unwrap(), Some(log_id(3, 2)));
+        });
     }
 }

@@ -120,7 +120,12 @@ pub fn react_to_return(map: &ClusterMap, node: NodeId) -> Vec<Action> {
 ///   allows;
 /// * a live replica being built is carried on while the partition is short
 ///   of voters (its build was interrupted, say by a change of primary), and
-///   dropped when the partition has its voters.
+///   dropped when the partition has its voters;
+/// * a partition above its target (its replica count was lowered) sheds
+///   voters, never the primary, while a quorum of its voters is live: the
+///   unreachable ones first, then those sharing a failure domain with
+///   another replica, then those on the busiest nodes, then the furthest
+///   behind.
 ///
 /// Promotion is not here: electing the primary is Raft's (and
 /// [`react_to_failure`] says whom the manager prefers).
@@ -164,6 +169,9 @@ pub fn plan_repair(map: &ClusterMap, overdue: &[NodeId]) -> Vec<Action> {
         if voters >= p.target {
             let step = building.iter().map(|&node| Action::Drop { partition: id, node }).collect();
             record(&mut map, &mut actions, step);
+            let step =
+                surplus(&map, &map.partitions[&id]).into_iter().map(|node| Action::Downshift { partition: id, node });
+            record(&mut map, &mut actions, step.collect());
             continue;
         }
         // Short of voters: carry on the builds under way, then add more.
@@ -260,6 +268,34 @@ fn replace(map: &ClusterMap, p: &PartitionInfo, lost: &[NodeId]) -> Vec<Action> 
         Ok(nodes) => nodes.into_iter().map(|node| Action::Build { partition: p.id, node }).collect(),
         Err(_) => Vec::new(),
     }
+}
+
+/// The voters a partition above its target gives up (see [`plan_repair`]);
+/// none while fewer than a quorum of its voters is live, as the change
+/// could not commit.
+fn surplus(map: &ClusterMap, p: &PartitionInfo) -> Vec<NodeId> {
+    let voters: Vec<&crate::map::Replica> = p.voters().collect();
+    let extra = voters.len().saturating_sub(p.target.max(1));
+    let live = voters.iter().filter(|r| map.is_live(r.node)).count();
+    if extra == 0 || live < p.quorum() {
+        return Vec::new();
+    }
+    let domain = |n: NodeId| map.nodes.get(&n).map_or("", |i| i.failure_domain.as_str());
+    let mut candidates: Vec<&crate::map::Replica> =
+        voters.iter().copied().filter(|r| r.role != Role::Primary).collect();
+    candidates.sort_by_key(|r| {
+        let shares_domain = voters.iter().any(|o| o.node != r.node && domain(o.node) == domain(r.node));
+        let (replicas, primaries) = map.load(r.node);
+        let cpu = map.nodes.get(&r.node).and_then(|n| n.cpu_percent).unwrap_or(0) / 25;
+        (
+            map.is_live(r.node),
+            !shares_domain,
+            std::cmp::Reverse((replicas, primaries, cpu)),
+            r.applied,
+            std::cmp::Reverse(r.node),
+        )
+    });
+    candidates.into_iter().take(extra).map(|r| r.node).collect()
 }
 
 fn record(map: &mut ClusterMap, actions: &mut Vec<Action>, step: Vec<Action>) {

@@ -255,3 +255,38 @@ fn repair_fills_a_short_partition_across_failure_domains_and_drops_dead_builds()
     m.apply(&Action::Build { partition: 1, node: 4 });
     assert_eq!(repair(&mut m, &[]), vec![Action::Drop { partition: 1, node: 4 }]);
 }
+
+#[test]
+fn a_lowered_replica_count_sheds_voters_but_never_the_primary_or_a_quorum() {
+    // Five voters, racks a a b c d; the count goes down to three.
+    let mut m = ClusterMap::default();
+    for (id, rack) in [(1, "a"), (2, "a"), (3, "b"), (4, "c"), (5, "d")] {
+        m.add_node(id, rack, "ud");
+    }
+    m.add_partition(1, &[1, 2, 3, 4, 5]);
+    for (node, applied) in [(1, 100), (2, 90), (3, 100), (4, 80), (5, 100)] {
+        m.partitions.get_mut(&1).unwrap().replicas.iter_mut().find(|r| r.node == node).unwrap().applied = applied;
+    }
+    m.partitions.get_mut(&1).unwrap().target = 3;
+    // An unreachable voter goes first; then node 2, which shares rack a
+    // with the primary (the primary itself stays).
+    m.nodes.get_mut(&5).unwrap().live = false;
+    let actions = repair(&mut m, &[]);
+    assert_eq!(actions, vec![Action::Downshift { partition: 1, node: 5 }, Action::Downshift { partition: 1, node: 2 }]);
+    assert!(repair(&mut m, &[]).is_empty(), "at its target");
+    // Down to one: of equal nodes, the one furthest behind goes first.
+    m.partitions.get_mut(&1).unwrap().target = 1;
+    let actions = repair(&mut m, &[]);
+    assert_eq!(actions, vec![Action::Downshift { partition: 1, node: 4 }, Action::Downshift { partition: 1, node: 3 }]);
+    assert_eq!(m.partitions[&1].voters().map(|r| r.node).collect::<Vec<_>>(), vec![1]);
+
+    // Without a quorum of live voters nothing is shed (the change could
+    // not commit).
+    let mut m = cluster(3);
+    m.add_partition(1, &[1, 2, 3]);
+    m.partitions.get_mut(&1).unwrap().target = 1;
+    for n in [2, 3] {
+        m.nodes.get_mut(&n).unwrap().live = false;
+    }
+    assert!(repair(&mut m, &[]).is_empty());
+}

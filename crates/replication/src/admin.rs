@@ -127,6 +127,50 @@ pub(crate) async fn drain(
     })
 }
 
+/// Sets the data group's replica count: on the manager's leader, records
+/// it in the directory (the manager then builds or sheds replicas to
+/// match); elsewhere, passes the request on to the leader.
+pub(crate) async fn set_replicas(
+    directory: &DirectoryRaft,
+    machine: &crate::directory::DirectoryMachine,
+    roster: &Arc<Roster>,
+    peers: &Peers,
+    me: NodeId,
+    replicas: usize,
+) -> Result<String> {
+    use openraft::async_runtime::WatchReceiver;
+    let m = directory.metrics().borrow_watched().clone();
+    if m.current_leader != Some(me) || m.state != openraft::ServerState::Leader {
+        let known = m.current_leader.and_then(|l| m.membership_config.membership().get_node(&l).cloned());
+        let Some(leader) = known.or_else(|| roster.manager_leader()) else {
+            return Err(ReplicationError::Refused(
+                "the partition manager has no leader at the moment (an election, or fewer than a quorum of its nodes is up)"
+                    .into(),
+            ));
+        };
+        return match call(peers, &leader.rpc_addr, &Request::SetReplicas(replicas)).await? {
+            Reply::Done(msg) => Ok(msg),
+            Reply::Failed(e) => Err(ReplicationError::Refused(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to set replicas".into())),
+        };
+    }
+    // The nodes the directory lists, and any heard from but not recorded yet.
+    let mut known: std::collections::BTreeSet<NodeId> = machine.directory().nodes.into_keys().collect();
+    known.extend(roster.spares().into_iter().map(|(id, _, _)| id));
+    known.insert(me);
+    let nodes = known.len();
+    if replicas == 0 || replicas > nodes {
+        return Err(ReplicationError::Refused(format!(
+            "the cluster has {nodes} nodes: it can keep between 1 and {nodes} replicas, not {replicas} (add nodes first)"
+        )));
+    }
+    let command = crate::directory::DirectoryCommand::Target { group: crate::directory::DATA_GROUP, replicas };
+    directory.client_write(command.to_entry(me)).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+    Ok(format!(
+        "the data group keeps {replicas} replicas from now on: the partition manager builds or removes replicas to match"
+    ))
+}
+
 async fn call(peers: &Peers, addr: &str, request: &Request) -> Result<Reply> {
     let bytes = postcard::to_allocvec(request).map_err(|e| ReplicationError::Codec(e.to_string()))?;
     let reply = peers.client(addr).call(bytes, Duration::from_secs(20)).await?;
@@ -150,6 +194,14 @@ impl Admin {
             Reply::Status(rows) => Ok(rows),
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),
             _ => Err(ReplicationError::Codec("unexpected reply to status".into())),
+        }
+    }
+
+    pub async fn set_replicas(&self, replicas: usize) -> Result<String> {
+        match call(&self.peers, &self.addr, &Request::SetReplicas(replicas)).await? {
+            Reply::Done(msg) => Ok(msg),
+            Reply::Failed(e) => Err(ReplicationError::Refused(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to set replicas".into())),
         }
     }
 

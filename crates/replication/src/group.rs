@@ -229,6 +229,7 @@ impl Group {
                 freshness: freshness.clone(),
                 roster: roster.clone(),
                 directory: directory.clone(),
+                machine: machine.clone(),
             }),
         ));
         runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
@@ -658,8 +659,8 @@ async fn report_loop(directory: DirectoryRaft, data: Raft, peers: Peers, config:
             let addr = candidates[i].clone();
             i += 1;
             match peers.report(&addr, &config.info, load).await {
-                Ok((Some(_), member, true, group)) => {
-                    roster.set_manager_group(group);
+                Ok((Some((_, leader)), member, true, group)) => {
+                    roster.set_manager_group(group, Some(leader));
                     last_leader = Some(addr);
                     if member != campaigns {
                         directory.runtime_config().elect(member);

@@ -67,8 +67,9 @@ pub struct Roster {
     spares: Mutex<BTreeMap<NodeId, (NodeInfo, Instant)>>,
     loads: Mutex<BTreeMap<NodeId, (Load, Instant)>>,
     meter: LoadMeter,
-    /// The manager group as the manager's leader last told this node.
-    manager_group: Mutex<Option<(crate::status::ManagerGroup, Instant)>>,
+    /// The manager group as the manager's leader last told this node, and
+    /// where that leader is.
+    manager_group: Mutex<Option<(crate::status::ManagerGroup, Option<NodeInfo>, Instant)>>,
 }
 
 impl Roster {
@@ -76,13 +77,18 @@ impl Roster {
         Roster { spares: Mutex::default(), loads: Mutex::default(), meter, manager_group: Mutex::default() }
     }
 
-    pub(crate) fn set_manager_group(&self, group: crate::status::ManagerGroup) {
-        *self.manager_group.lock() = Some((group, Instant::now()));
+    pub(crate) fn set_manager_group(&self, group: crate::status::ManagerGroup, leader: Option<NodeInfo>) {
+        *self.manager_group.lock() = Some((group, leader, Instant::now()));
     }
 
     /// The manager group as last heard, if within `ALIVE`.
     pub(crate) fn manager_group(&self) -> Option<crate::status::ManagerGroup> {
-        self.manager_group.lock().as_ref().filter(|(_, at)| at.elapsed() < ALIVE).map(|(g, _)| g.clone())
+        self.manager_group.lock().as_ref().filter(|(_, _, at)| at.elapsed() < ALIVE).map(|(g, _, _)| g.clone())
+    }
+
+    /// Where the manager's leader is, as last heard within `ALIVE`.
+    pub(crate) fn manager_leader(&self) -> Option<NodeInfo> {
+        self.manager_group.lock().as_ref().filter(|(_, _, at)| at.elapsed() < ALIVE).and_then(|(_, l, _)| l.clone())
     }
 
     pub(crate) fn heard(&self, id: NodeId, info: NodeInfo) {

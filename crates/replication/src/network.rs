@@ -82,6 +82,9 @@ pub(crate) enum Request {
     /// node that was cut off does not raise the term and depose a primary
     /// the others still hear)
     PreVote(VoteRequest<C>),
+    /// Keep this many replicas of the data group (an administrator's
+    /// request; the manager's leader records it in the directory).
+    SetReplicas(usize),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -121,6 +124,8 @@ pub(crate) enum Reply {
     },
     GroupView(crate::manager::GroupView),
     Reconfigured,
+    /// An administrative request done, and what it did.
+    Done(String),
 }
 
 pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -137,11 +142,12 @@ pub(crate) struct Services {
     pub freshness: Arc<crate::freshness::Freshness>,
     pub roster: Arc<crate::manager::Roster>,
     pub directory: crate::directory::DirectoryRaft,
+    pub machine: crate::directory::DirectoryMachine,
 }
 
 /// The server side: answers peers' requests with the local Rafts.
 pub(crate) fn handler(services: Services) -> Handler {
-    let Services { raft, id, info, peers, snapshots, freshness, roster, directory } = services;
+    let Services { raft, id, info, peers, snapshots, freshness, roster, directory, machine } = services;
     let sessions = Arc::new(crate::append_stream::Sessions::default());
     Arc::new(move |from, body| {
         let request = postcard::from_bytes::<Request>(&body);
@@ -159,6 +165,7 @@ pub(crate) fn handler(services: Services) -> Handler {
         let peers = peers.clone();
         let snapshots = snapshots.clone();
         let directory = directory.clone();
+        let machine = machine.clone();
         Box::pin(async move {
             let reply = match request {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
@@ -256,6 +263,9 @@ pub(crate) fn handler(services: Services) -> Handler {
                             .map_or_else(Reply::Failed, |()| Reply::Reconfigured)
                     }
                 }
+                Ok(Request::SetReplicas(n)) => crate::admin::set_replicas(&directory, &machine, &roster, &peers, id, n)
+                    .await
+                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
                 Ok(Request::PreVote(rpc)) => {
                     raft.pre_vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
                 }

@@ -125,6 +125,14 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `tessera replicas N`.
+pub fn set_replicas(args: AdminArgs, count: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let (admin, runtime) = args.connect()?;
+    let message = runtime.block_on(admin.set_replicas(count)).map_err(|e| e.message())?;
+    println!("tessera: {message}");
+    Ok(())
+}
+
 /// `tessera node drain N`.
 pub fn drain(args: AdminArgs, node: u64) -> Result<(), Box<dyn std::error::Error>> {
     let (admin, runtime) = args.connect()?;

@@ -83,6 +83,14 @@ enum Command {
         #[command(flatten)]
         admin: cluster::AdminArgs,
     },
+    /// Change how many replicas the cluster keeps of its data (the
+    /// partition manager builds or removes replicas to match).
+    Replicas {
+        /// The replica count, between 1 and the number of nodes.
+        count: usize,
+        #[command(flatten)]
+        admin: cluster::AdminArgs,
+    },
     /// Planned maintenance of a node.
     Node {
         #[command(subcommand)]
@@ -129,6 +137,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Status { admin } => report(cluster::status(admin)),
         Command::Node { action: NodeAction::Drain { node, admin } } => report(cluster::drain(admin, node)),
+        Command::Replicas { count, admin } => report(cluster::set_replicas(admin, count)),
         Command::Demo { nodes, data_dir, port, rpc_port } => match cluster::demo(nodes, &data_dir, port, rpc_port) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -457,7 +457,7 @@ fn bank_transfers_balance_under_kills_pauses_and_partitions() {
 }
 
 /// Runs a `tessera` administration command; its exit success and output.
-fn admin(args: &[&str]) -> (bool, String) {
+pub(crate) fn admin(args: &[&str]) -> (bool, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args(args)
         .env("TESSERA_CLUSTER_SECRET", SECRET)

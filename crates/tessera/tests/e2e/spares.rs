@@ -4,15 +4,17 @@
 //! downshifts it and builds a replica on the spare (snapshot, then log),
 //! which then votes: the group survives losing a second original node. A
 //! lost node that returns is a spare, and is rebuilt in place of the next
-//! loss; a new node joins a formed cluster as a spare.
+//! loss; a new node joins a formed cluster as a spare. The replica count
+//! changes at run time (`tessera replicas N`): the manager builds or sheds
+//! replicas to match.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use crate::client::block_on;
 use crate::cluster::{
-    Outcome, SECRET, connect_reading_secondary, free_port, insert, keys, query, run_anywhere, start_cluster_with,
-    wait_rows,
+    Outcome, SECRET, admin, connect_reading_secondary, free_port, insert, keys, query, run_anywhere,
+    start_cluster_with, wait_rows,
 };
 use crate::harness::Server;
 
@@ -181,4 +183,72 @@ fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
     });
+}
+
+#[test]
+fn the_replica_count_changes_at_run_time() {
+    let rpc: Vec<u16> = (0..4).map(|_| free_port()).collect();
+    let nodes: Vec<Server> = start_cluster_with(&rpc, |_| Vec::new());
+    let addr = format!("127.0.0.1:{}", rpc[3]);
+    block_on(Duration::from_secs(300), async {
+        let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+        assert_eq!(
+            run_anywhere(&all, "tessera", "CREATE DATABASE plain", Duration::from_secs(60)).await,
+            Outcome::Done
+        );
+        let sql = "CREATE TABLE kv (k int PRIMARY KEY, v text)";
+        assert_eq!(run_anywhere(&all, "plain", sql, Duration::from_secs(30)).await, Outcome::Done);
+        let (mut acked, mut maybe) = (BTreeSet::new(), BTreeSet::new());
+        for k in 1..=20 {
+            insert(&all, k, &mut acked, &mut maybe).await;
+        }
+        // Three voters and a spare at first; four replicas asked for: the
+        // spare is built and votes.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let spare = loop {
+            let r = roles(&all).await;
+            if let Some((s, _)) = r.iter().find(|(_, role)| role == "spare") {
+                break *s;
+            }
+            assert!(Instant::now() < deadline, "expected a spare: {r:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        };
+        let (ok, text) = admin(&["replicas", "4", "--rpc-addr", &addr]);
+        assert!(ok && text.contains("keeps 4 replicas"), "{text}");
+        let every: BTreeSet<usize> = (1..=4).collect();
+        wait_voters(&all, &every, "four voters").await;
+        wait_local_keys(port_of(&nodes, spare), |got| got.len() == acked.len(), "the new replica's rows").await;
+
+        // Down to two: two voters go, never the primary, and writes go on
+        // (a quorum of two is both).
+        let (ok, text) = admin(&["replicas", "2", "--rpc-addr", &addr]);
+        assert!(ok, "{text}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let primary = loop {
+            let r = roles(&all).await;
+            let voting: Vec<usize> =
+                r.iter().filter(|(_, role)| role == "primary" || role == "secondary").map(|(id, _)| *id).collect();
+            let spares = r.iter().filter(|(_, role)| role == "spare").count();
+            if let (2, 2, Some((p, _))) = (voting.len(), spares, r.iter().find(|(_, role)| role == "primary")) {
+                break *p;
+            }
+            assert!(Instant::now() < deadline, "expected two voters and two spares: {r:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        };
+        for k in 21..=30 {
+            insert(&all, k, &mut acked, &mut maybe).await;
+        }
+        let rows = query(port_of(&nodes, primary), "plain", "SELECT count(*) FROM kv").await.unwrap();
+        assert_eq!(rows[0][0], acked.len().to_string());
+
+        // More replicas than nodes, or none, is refused with the reason.
+        let (ok, text) = admin(&["replicas", "9", "--rpc-addr", &addr]);
+        assert!(!ok && text.contains("the cluster has 4 nodes"), "{text}");
+        let (ok, text) = admin(&["replicas", "0", "--rpc-addr", &addr]);
+        assert!(!ok && text.contains("between 1 and 4"), "{text}");
+    });
+}
+
+fn port_of(nodes: &[Server], id: usize) -> u16 {
+    nodes[id - 1].port()
 }

@@ -164,7 +164,7 @@ pub(crate) async fn set_replicas(
             "the cluster has {nodes} nodes: it can keep between 1 and {nodes} replicas, not {replicas} (add nodes first)"
         )));
     }
-    let command = crate::directory::DirectoryCommand::Target { group: crate::directory::DATA_GROUP, replicas };
+    let command = crate::directory::DirectoryCommand::Target { group: crate::types::DATA_GROUP, replicas };
     directory.client_write(command.to_entry(me)).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
     Ok(format!(
         "the data group keeps {replicas} replicas from now on: the partition manager builds or removes replicas to match"

@@ -104,6 +104,7 @@ struct Pipeline<S> {
     input: S,
     client: Arc<RpcClient>,
     target: NodeId,
+    group: crate::types::GroupId,
     session: u64,
     ttl: Duration,
     in_flight: VecDeque<InFlight>,
@@ -127,7 +128,7 @@ where
         if cut.is_some() {
             self.drained = true;
         }
-        let request = Request::AppendStream { session: self.session, rpc };
+        let request = Request::AppendStream { group: self.group, session: self.session, rpc };
         let pending = self.client.send(encode(&request)).await.map_err(|e| self.unreachable(e))?;
         self.in_flight.push_back(InFlight { reply: Box::pin(pending.wait(ttl)) });
         Ok(())
@@ -195,6 +196,7 @@ where
 pub(crate) fn pipeline<S>(
     client: Arc<RpcClient>,
     target: NodeId,
+    group: crate::types::GroupId,
     input: S,
     option: &RPCOption,
 ) -> impl Stream<Item = Answer> + Send + 'static
@@ -205,6 +207,7 @@ where
         input,
         client,
         target,
+        group,
         session: new_session(),
         ttl: option.hard_ttl(),
         in_flight: VecDeque::new(),

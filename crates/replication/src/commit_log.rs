@@ -162,21 +162,46 @@ impl Proposals {
     pub fn is_serving(&self) -> bool {
         self.serving.load(Ordering::SeqCst)
     }
+}
+
+/// Which group's proposals an engine's commits go to: the stream's group
+/// when one claimed it, the node's first data group otherwise.
+pub struct Router {
+    default: Arc<Proposals>,
+    claimed: parking_lot::RwLock<HashMap<u32, Arc<Proposals>>>,
+}
+
+impl Router {
+    pub fn new(default: Arc<Proposals>) -> Arc<Router> {
+        Arc::new(Router { default, claimed: Default::default() })
+    }
+
+    /// Sends the commits of `streams` to `proposals` (a group hosted for them).
+    pub fn claim(&self, streams: &[u32], proposals: &Arc<Proposals>) {
+        let mut claimed = self.claimed.write();
+        for s in streams {
+            claimed.insert(*s, proposals.clone());
+        }
+    }
+
+    fn proposals(&self, stream: u32) -> Arc<Proposals> {
+        self.claimed.read().get(&stream).cloned().unwrap_or_else(|| self.default.clone())
+    }
 
     /// The commit log of one engine (stream) of this node.
     pub fn commit_log(self: &Arc<Self>, stream: u32) -> ReplicatedCommitLog {
-        ReplicatedCommitLog { stream, proposals: self.clone() }
+        ReplicatedCommitLog { stream, router: self.clone() }
     }
 }
 
 pub struct ReplicatedCommitLog {
     stream: u32,
-    proposals: Arc<Proposals>,
+    router: Arc<Router>,
 }
 
 impl CommitLog for ReplicatedCommitLog {
     fn append(&self, record: &[u8]) -> Result<u64, LogError> {
-        let p = &self.proposals;
+        let p = &self.router.proposals(self.stream);
         if !p.is_serving() {
             return Err(LogError::NotReplicated(p.why_not.lock().clone()));
         }
@@ -207,7 +232,8 @@ impl CommitLog for ReplicatedCommitLog {
     }
 
     fn wait_durable(&self, ticket: u64) -> Result<(), LogError> {
-        let tickets = &self.proposals.tickets;
+        let proposals = self.router.proposals(self.stream);
+        let tickets = &proposals.tickets;
         let mut open = tickets.open.lock();
         loop {
             let Some(t) = open.get(&ticket) else { return Ok(()) };
@@ -222,7 +248,8 @@ impl CommitLog for ReplicatedCommitLog {
     }
 
     fn poll_durable(&self, ticket: u64, cx: &mut Context<'_>) -> Poll<Result<(), LogError>> {
-        let mut open = self.proposals.tickets.open.lock();
+        let proposals = self.router.proposals(self.stream);
+        let mut open = proposals.tickets.open.lock();
         let Some(t) = open.get_mut(&ticket) else {
             return Poll::Ready(Err(LogError::OutcomeUnknown("the commit's ticket was lost".into())));
         };

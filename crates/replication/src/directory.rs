@@ -31,13 +31,10 @@ use openraft::{EntryPayload, OptionalSend};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{C, Command, Load, LogId, NodeId, NodeInfo, SnapshotMeta, StoredMembership};
+use crate::types::{C, Command, GroupId, Load, LogId, NodeId, NodeInfo, SnapshotMeta, StoredMembership};
 
 /// The stream a directory command's [`Command`] names.
 pub const DIRECTORY_STREAM: u32 = u32::MAX;
-
-/// The group whose target replica count is the data group's.
-pub const DATA_GROUP: u64 = 0;
 
 /// The manager group's Raft.
 pub type DirectoryRaft = openraft::Raft<C, DirectoryMachine>;
@@ -49,7 +46,7 @@ pub struct Directory {
     /// Every node that joined the cluster: where it is, its domains.
     pub nodes: BTreeMap<NodeId, NodeInfo>,
     /// Replicas each group keeps (the data group: [`DATA_GROUP`]).
-    pub targets: BTreeMap<u64, usize>,
+    pub targets: BTreeMap<GroupId, usize>,
     /// Load figures as last recorded (every few seconds, when they moved).
     pub loads: BTreeMap<NodeId, Load>,
 }
@@ -60,7 +57,7 @@ pub enum DirectoryCommand {
     /// A node joined, or its addresses or domains changed.
     Node { id: NodeId, info: NodeInfo },
     /// A group's replica count.
-    Target { group: u64, replicas: usize },
+    Target { group: GroupId, replicas: usize },
     /// The nodes' load figures now.
     Loads(BTreeMap<NodeId, Load>),
 }
@@ -253,6 +250,7 @@ impl RaftStateMachine<C> for DirectoryMachine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::DATA_GROUP;
 
     #[test]
     fn commands_change_the_directory_and_a_snapshot_survives_a_reopen() {

@@ -3,31 +3,29 @@
 //! its RPC listener, and its *role*, which tells the SQL front end whether
 //! to serve clients here, forward them to the primary, or refuse them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use futures::StreamExt;
-use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
-use openraft::{Config, ReadPolicy, ServerState, SnapshotPolicy};
+use openraft::{Config, SnapshotPolicy};
 use tessera_engine::{CommitLogSource, EngineConfig, Node};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::commit_log::{Outcome, Proposals};
+use crate::commit_log::{Proposals, Router};
+use crate::data_group::{DataGroup, GroupContext, SpareState, SpareView};
 use crate::directory::{DirectoryMachine, DirectoryRaft};
 use crate::directory_link::DirectoryPeers;
 use crate::error::{ReplicationError, Result};
-use crate::log_store::{DATA_LOG, LogStore, MANAGER_LOG, SharedLog};
+use crate::log_store::{MANAGER_LOG, SharedLog};
 use crate::manager::{Manager, Roster, manager_size};
-use crate::network::{Peers, Services, handler};
+use crate::network::{Hosts, Peers, Services, handler};
 use crate::rpc::{self, ClusterSecret};
-use crate::snapshot::SnapshotStore;
-use crate::state_machine::StateMachine;
-use crate::types::{Command, NodeId, NodeInfo, Raft};
+use crate::state_machine::Owns;
+use crate::types::{Command, DATA_GROUP, GroupId, NodeId, NodeInfo, Raft};
 
 /// How this node takes part in the group, as the front end needs to know.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,21 +115,15 @@ pub struct Group {
     role: watch::Receiver<Role>,
     freshness: Arc<crate::freshness::Freshness>,
     roster: Arc<Roster>,
+    /// What hosting another data group needs.
+    context: GroupContext,
+    router: Arc<Router>,
+    /// The streams other data groups claimed (the first group's are the rest).
+    claimed: Arc<parking_lot::RwLock<HashSet<u32>>>,
+    /// The data groups hosted besides the first.
+    more: parking_lot::Mutex<BTreeMap<GroupId, DataGroup>>,
     runtime: Option<tokio::runtime::Runtime>,
 }
-
-/// What a node outside the group's configuration (a spare, or a node that
-/// was replaced while away) last heard from the primary when registering.
-#[derive(Debug, Clone)]
-struct SpareView {
-    primary: NodeId,
-    info: NodeInfo,
-    /// The primary counts this node a member (a learner being built, or a voter).
-    member: bool,
-    at: std::time::Instant,
-}
-
-type SpareState = Arc<parking_lot::Mutex<Option<SpareView>>>;
 
 impl Group {
     /// Opens the node's engines (empty, in memory: the Raft log is their
@@ -148,21 +140,14 @@ impl Group {
             .map_err(|e| ReplicationError::Internal(format!("starting the replication runtime: {e}")))?;
         let (submit, submitted) = mpsc::unbounded_channel::<Command>();
         let proposals = Proposals::new(config.id, submit);
+        let router = Router::new(proposals.clone());
         let source = {
-            let proposals = proposals.clone();
-            CommitLogSource(Arc::new(move |stream| Box::new(proposals.commit_log(stream))))
+            let router = router.clone();
+            CommitLogSource(Arc::new(move |stream| Box::new(router.commit_log(stream))))
         };
         let node = Arc::new(Node::open(EngineConfig { dir: None, commit_log: Some(source), ..engine })?);
-        // One log for the node's groups: the data group's and the manager's.
+        // One log for the node's groups: the data groups' and the manager's.
         let shared_log = SharedLog::open(&config.dir, config.log_cache_bytes)?;
-        let log = shared_log.group(DATA_LOG, config.log_cache_bytes);
-        let fresh = log.is_empty();
-        let snapshots = SnapshotStore::open(&config.snapshot_dir)?;
-        let sm = StateMachine::open(node.clone(), proposals.clone(), log.clone(), snapshots.clone())?;
-        let freshness = {
-            let sm = sm.clone();
-            Arc::new(crate::freshness::Freshness::new(Arc::new(move || sm.last_applied())))
-        };
         let peers = Peers::new(config.id, config.secret.clone()).with_routes(&config.routes);
         let raft_config = Arc::new(
             Config {
@@ -186,9 +171,24 @@ impl Group {
             .validate()
             .map_err(|e| ReplicationError::Internal(format!("Raft configuration: {e}")))?,
         );
-        let raft = runtime
-            .block_on(Raft::new(config.id, raft_config.clone(), peers.clone(), log.clone(), sm.clone()))
-            .map_err(|e| ReplicationError::Raft(e.to_string()))?;
+        let context = GroupContext {
+            config: config.clone(),
+            node: node.clone(),
+            shared_log: shared_log.clone(),
+            peers: peers.clone(),
+            raft_config: raft_config.clone(),
+            hosts: Hosts::default(),
+            runtime: runtime.handle().clone(),
+        };
+        // The first data group replicates every stream no other group claims.
+        let claimed: Arc<parking_lot::RwLock<HashSet<u32>>> = Arc::default();
+        let owns: Owns = {
+            let claimed = claimed.clone();
+            Arc::new(move |stream| !claimed.read().contains(&stream))
+        };
+        let spare = SpareState::default();
+        let first = context.start_group(DATA_GROUP, proposals.clone(), submitted, owns, spare.clone())?;
+        let raft = first.raft.clone();
         // The manager group: the same timing, its part of the node's log, a
         // snapshot of the whole directory every thousand entries.
         let directory_log = shared_log.group(MANAGER_LOG, DIRECTORY_CACHE_BYTES);
@@ -221,35 +221,21 @@ impl Group {
             listener,
             config.secret.clone(),
             handler(Services {
-                raft: raft.clone(),
+                hosts: context.hosts.clone(),
                 id: config.id,
                 info: config.info.clone(),
                 peers: peers.clone(),
-                snapshots,
-                freshness: freshness.clone(),
                 roster: roster.clone(),
                 directory: directory.clone(),
                 machine: machine.clone(),
             }),
         ));
-        runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
-        if fresh {
+        if first.fresh {
             runtime.spawn(bootstrap(raft.clone(), directory.clone(), peers.clone(), config.clone()));
         }
         runtime.spawn(report_loop(directory.clone(), raft.clone(), peers.clone(), config.clone(), roster.clone()));
-        let (role_tx, role) = watch::channel(Role::Starting);
-        let spare = SpareState::default();
-        runtime.spawn(spare_watch(raft.clone(), peers.clone(), config.clone(), spare.clone(), roster.clone()));
-        let watcher = RoleWatch {
-            raft: raft.clone(),
-            node: node.clone(),
-            log: log.clone(),
-            proposals: proposals.clone(),
-            peers: peers.clone(),
-            config: config.clone(),
-            spare,
-        };
-        runtime.spawn(watcher.run(role_tx));
+        runtime.spawn(spare_watch(raft.clone(), peers.clone(), config.clone(), spare, roster.clone()));
+        let role = first.role.clone();
         let manager = Manager {
             directory: directory.clone(),
             machine: machine.clone(),
@@ -272,8 +258,12 @@ impl Group {
             machine,
             proposals,
             role,
-            freshness,
+            freshness: first.freshness,
             roster,
+            context,
+            router,
+            claimed,
+            more: parking_lot::Mutex::default(),
             runtime: Some(runtime),
         })
     }
@@ -320,10 +310,61 @@ impl Group {
         self.proposals.tickets.pending()
     }
 
+    /// Hosts data group `id` on this node for `streams` (engines it opens
+    /// on demand): their commits go to this group from now on, and its
+    /// snapshots and log are its own (`snapshots-<id>/`, its frames in the
+    /// shared log). Every node that is to hold a replica hosts the group;
+    /// one of them then forms it ([`Group::form`]).
+    pub fn host(&self, id: GroupId, streams: &[u32]) -> Result<()> {
+        if id == DATA_GROUP || id == crate::log_store::MANAGER_LOG || self.more.lock().contains_key(&id) {
+            return Err(ReplicationError::Refused(format!("group {id} is already hosted here")));
+        }
+        let (submit, submitted) = mpsc::unbounded_channel::<Command>();
+        let proposals = Proposals::new(self.id, submit);
+        let mine: HashSet<u32> = streams.iter().copied().collect();
+        self.claimed.write().extend(mine.iter().copied());
+        self.router.claim(streams, &proposals);
+        let owns: Owns = Arc::new(move |stream| mine.contains(&stream));
+        let group = self.context.start_group(id, proposals, submitted, owns, SpareState::default())?;
+        self.more.lock().insert(id, group);
+        Ok(())
+    }
+
+    /// Forms hosted data group `id` with these voters (call on one of them).
+    pub fn form(&self, id: GroupId, voters: BTreeMap<NodeId, NodeInfo>) -> Result<()> {
+        let raft =
+            self.raft_of(id).ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
+        self.context.runtime.block_on(raft.initialize(voters)).map_err(|e| ReplicationError::Raft(e.to_string()))
+    }
+
+    /// Data group `id`'s Raft on this node, if it hosts the group.
+    pub fn raft_of(&self, id: GroupId) -> Option<Raft> {
+        if id == DATA_GROUP {
+            return Some(self.raft.clone());
+        }
+        self.more.lock().get(&id).map(|g| g.raft.clone())
+    }
+
+    /// This node's role in data group `id`, if it hosts the group.
+    pub fn role_of(&self, id: GroupId) -> Option<watch::Receiver<Role>> {
+        if id == DATA_GROUP {
+            return Some(self.role.clone());
+        }
+        self.more.lock().get(&id).map(|g| g.role.clone())
+    }
+
     /// Stops Raft and the listener; commits still waiting fail as unknown.
     pub fn shutdown(mut self) -> Result<()> {
         self.proposals.set_serving(false, "the node is shutting down");
+        let more: Vec<DataGroup> = std::mem::take(&mut *self.more.lock()).into_values().collect();
+        for g in &more {
+            g.proposals.set_serving(false, "the node is shutting down");
+        }
         if let Some(rt) = self.runtime.take() {
+            for g in &more {
+                let _ = rt.block_on(g.raft.shutdown());
+                g.proposals.tickets.fail_all("the node shut down before the commit's outcome was known");
+            }
             let _ = rt.block_on(self.raft.shutdown());
             let _ = rt.block_on(self.directory.shutdown());
             self.proposals.tickets.fail_all("the node shut down before the commit's outcome was known");
@@ -341,53 +382,6 @@ impl Drop for Group {
     }
 }
 
-/// Feeds proposals to Raft: whatever commits are queued when the loop
-/// comes round go to Raft as one batch (one message to its core, one
-/// append to the log), and a task per batch waits for their outcomes, so
-/// many batches are in flight at once.
-async fn submit_loop(raft: Raft, proposals: Arc<Proposals>, mut submitted: mpsc::UnboundedReceiver<Command>) {
-    let mut batch = Vec::new();
-    while submitted.recv_many(&mut batch, SUBMIT_BATCH).await > 0 {
-        let commands = std::mem::take(&mut batch);
-        // (ticket, whole): one part of a split record decides nothing — the
-        // record commits when all its parts have been applied.
-        let tickets: Vec<(u64, bool)> = commands.iter().map(|c| (c.ticket, c.part.is_none())).collect();
-        let unknown = |proposals: &Proposals, tickets: &[(u64, bool)], e: &dyn std::fmt::Display| {
-            for (ticket, _) in tickets {
-                proposals.tickets.decide(
-                    *ticket,
-                    Outcome::Unknown(format!("the primary changed while the commit waited for its quorum ({e})")),
-                );
-            }
-        };
-        match raft.client_write_many(commands).await {
-            Ok(mut results) => {
-                let proposals = proposals.clone();
-                tokio::spawn(async move {
-                    let mut decided = 0;
-                    while let Some(result) = results.next().await {
-                        let (ticket, whole) = tickets[decided];
-                        decided += 1;
-                        match result {
-                            // Applying the entry decided the ticket already.
-                            Ok(Ok(_)) if whole => {
-                                proposals.tickets.decide(ticket, Outcome::Committed);
-                            }
-                            Ok(Ok(_)) => {}
-                            Ok(Err(e)) => unknown(&proposals, &[(ticket, whole)], &e),
-                            Err(e) => unknown(&proposals, &tickets[decided - 1..], &e),
-                        }
-                    }
-                    // The stream ends early only after an error (decided above).
-                });
-            }
-            Err(e) => unknown(&proposals, &tickets, &e),
-        }
-    }
-}
-
-/// At most this many queued commits go to Raft in one batch.
-const SUBMIT_BATCH: usize = 256;
 /// The manager group's entries kept in memory (they are small and few).
 const DIRECTORY_CACHE_BYTES: usize = 1 << 20;
 
@@ -444,119 +438,6 @@ async fn bootstrap(raft: Raft, directory: DirectoryRaft, peers: Peers, config: G
         }
         tracing::info!(waiting_for = ?missing, "waiting for the other founding nodes");
         tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
-
-/// Follows Raft's metrics and turns them into this node's role. A node
-/// becomes primary only once it leads with a quorum and has applied every
-/// entry committed before its term (so its engines hold everything), and
-/// its engines' clocks are above every timestamp in its log.
-struct RoleWatch {
-    raft: Raft,
-    node: Arc<Node>,
-    log: LogStore,
-    proposals: Arc<Proposals>,
-    peers: Peers,
-    config: GroupConfig,
-    spare: SpareState,
-}
-
-impl RoleWatch {
-    async fn run(self, role: watch::Sender<Role>) {
-        let mut metrics = self.raft.metrics();
-        // No other node can be elected before its followers have missed
-        // the leader for the lease (the maximum election timeout) plus at
-        // least the minimum election timeout; until then this node may
-        // still serve, even if a large entry delays the quorum's answers.
-        let (min, max) = self.config.election_timeout_ms;
-        let lease = Duration::from_millis(max + min - self.config.heartbeat_ms.min(min / 2));
-        let mut tick = tokio::time::interval(Duration::from_millis(self.config.heartbeat_ms.max(20) / 2));
-        // The primary's addresses as it reports them now (they may differ
-        // from those recorded when the cluster formed).
-        let mut resolved: Option<(NodeId, NodeInfo)> = None;
-        loop {
-            tokio::select! {
-                changed = metrics.changed() => if changed.is_err() { return },
-                _ = tick.tick() => {}
-            }
-            let m = metrics.borrow_and_update().clone();
-            let me = self.config.id;
-            let leads = m.state == ServerState::Leader && m.current_leader == Some(me);
-            let voters = m.membership_config.membership().voter_ids().count();
-            let quorum = voters <= 1 || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease);
-            let current = role.borrow().clone();
-            // Outside the configuration (a spare, or a node replaced while
-            // away), or a member hearing no primary while the primary says
-            // it is not one: a gateway to the primary it registered with.
-            let spare = self.spare.lock().clone().filter(|s| {
-                !s.member
-                    && s.at.elapsed() < crate::status::ALIVE
-                    && s.primary != me
-                    && (m.current_leader.is_none() || m.membership_config.membership().get_node(&me).is_none())
-            });
-            let next = if let Some(s) = spare.filter(|_| !leads) {
-                Role::Secondary { primary: s.primary, info: s.info }
-            } else if leads && quorum {
-                if current == Role::Primary { Role::Primary } else { self.promote(m.current_term).await }
-            } else if leads {
-                Role::Unavailable(format!(
-                    "the cluster has lost its quorum: this node leads but fewer than {} of {voters} nodes answer",
-                    voters / 2 + 1
-                ))
-            } else {
-                let recorded = m
-                    .current_leader
-                    .and_then(|l| m.membership_config.membership().get_node(&l).map(|i| (l, i.clone())));
-                match recorded {
-                    Some((primary, info)) => {
-                        if resolved.as_ref().is_none_or(|(id, _)| *id != primary) {
-                            let live =
-                                self.peers.hello(&info.rpc_addr).await.ok().filter(|(id, _, _)| *id == primary);
-                            resolved = Some((primary, live.map_or(info, |(_, i, _)| i)));
-                        }
-                        let (primary, info) = resolved.clone().expect("resolved above");
-                        Role::Secondary { primary, info }
-                    }
-                    None if voters == 0 => Role::Starting,
-                    None => Role::Unavailable(
-                        "the cluster has no primary: an election is under way, or fewer than a quorum of nodes is reachable"
-                            .into(),
-                    ),
-                }
-            };
-            if next != Role::Primary && current == Role::Primary {
-                let why = match &next {
-                    Role::Unavailable(why) => why.clone(),
-                    _ => "this node is no longer the primary".to_string(),
-                };
-                self.proposals.set_serving(false, &why);
-                if !leads {
-                    self.proposals.tickets.fail_all("the primary changed while the commit waited for its quorum");
-                }
-                tracing::warn!("this node stopped serving as primary: {why}");
-            }
-            if next != current {
-                let _ = role.send(next);
-            }
-        }
-    }
-
-    /// Catches up (everything committed before this term applied), lifts
-    /// the engines' clocks above every timestamp in the log, and serves.
-    async fn promote(&self, term: u64) -> Role {
-        match self.raft.ensure_linearizable(ReadPolicy::ReadIndex).await {
-            Ok(_) => {
-                let ts = self.log.max_ts();
-                self.node.system().raise_clock(ts);
-                for (_, engine) in self.node.partitions() {
-                    engine.raise_clock(ts);
-                }
-                self.proposals.set_serving(true, "");
-                tracing::info!(term, "this node is now the primary");
-                Role::Primary
-            }
-            Err(e) => Role::Unavailable(format!("this node is becoming the primary ({e})")),
-        }
     }
 }
 

@@ -41,9 +41,15 @@
 //!   messages over it, and `append_stream` pipelines replication: several
 //!   AppendEntries in flight per secondary, which appends each as it comes
 //!   and answers each, in order, once it is durable.
-//! - `group`: starts all of it and derives this node's [`Role`] — primary
-//!   (serve clients), secondary (forward clients to the primary),
-//!   unavailable (no primary, or no quorum: refuse, with the reason).
+//! - `group`: starts all of it for the node; `data_group`: one data group
+//!   on the node — its Raft over its part of the shared log, its state
+//!   machine over the streams it replicates, its proposals — and this
+//!   node's [`Role`] in it: primary (serve clients), secondary (forward
+//!   clients to the primary), unavailable (no primary, or no quorum:
+//!   refuse, with the reason). Every node hosts the first data group, which
+//!   replicates every stream no other group claims; `Group::host` adds a
+//!   group for given streams (its messages carry its id, its commits are
+//!   routed to it by stream, its snapshots touch only its streams).
 //!
 //! Safety of a change of primary rests on three rules. A node serves as
 //! primary only once it leads with a quorum and has applied everything
@@ -67,15 +73,16 @@
 //!   its registration; the manager places replicas on the less busy of
 //!   otherwise equal nodes, and `tessera.nodes` shows them.
 //!
-//! Not yet here (see `docs/design/cluster.md`): one Raft group per
-//! partition (today one data group replicates all of a node's engines, so
-//! all primaries are on one node, and the replica count is the cluster's,
-//! not a database's). `freshness` tells the gateway how far behind the primary
+//! Not yet here (see `docs/design/cluster.md`): the SQL layer on many data
+//! groups — today the server runs the first group alone, which replicates
+//! all of a node's engines, so all primaries are on one node and the
+//! replica count is the cluster's, not a database's. `freshness` tells the gateway how far behind the primary
 //! a secondary is, for reads served there.
 
 pub mod admin;
 pub mod append_stream;
 pub mod commit_log;
+mod data_group;
 pub mod directory;
 mod directory_link;
 pub mod error;

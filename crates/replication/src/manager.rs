@@ -48,12 +48,12 @@ use serde::{Deserialize, Serialize};
 use tessera_cluster::{Action, ClusterMap, PartitionInfo, Replica, plan_repair};
 use tokio::sync::watch;
 
-use crate::directory::{DATA_GROUP, DirectoryCommand, DirectoryMachine, DirectoryRaft};
+use crate::directory::{DirectoryCommand, DirectoryMachine, DirectoryRaft};
 use crate::group::Role;
 use crate::load::LoadMeter;
 use crate::network::{Peers, Reply, Request};
 use crate::status::{ALIVE, answered, matched};
-use crate::types::{C, Load, NodeId, NodeInfo, Raft};
+use crate::types::{C, DATA_GROUP, Load, NodeId, NodeInfo, Raft};
 
 /// A learner this close to the primary's last log index becomes a voter.
 const CAUGHT_UP: u64 = 64;
@@ -340,7 +340,7 @@ impl Manager {
         let role = self.role.borrow().clone();
         match role {
             Role::Primary => GroupView::of_leader(&self.data, self.me),
-            Role::Secondary { info, .. } => match self.call(&info.rpc_addr, Request::GroupView).await? {
+            Role::Secondary { info, .. } => match self.call(&info.rpc_addr, Request::GroupView(DATA_GROUP)).await? {
                 Reply::GroupView(view) => Ok(view),
                 Reply::Failed(e) => Err(e),
                 _ => Err("unexpected reply to a group view".into()),
@@ -369,7 +369,7 @@ impl Manager {
                 match role {
                     Role::Primary => reconfigure(&self.data, step).await,
                     Role::Secondary { info, .. } => {
-                        match self.call(&info.rpc_addr, Request::Reconfigure(step)).await? {
+                        match self.call(&info.rpc_addr, Request::Reconfigure { group: DATA_GROUP, step }).await? {
                             Reply::Reconfigured => Ok(()),
                             Reply::Failed(e) => Err(e),
                             _ => Err("unexpected reply to a reconfiguration".into()),

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ReplicationError, Result};
 use crate::rpc::{ClusterSecret, Handler, RpcClient};
 use crate::snapshot::{SnapshotFiles, SnapshotStore};
-use crate::types::{C, Load, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
+use crate::types::{C, DATA_GROUP, GroupId, Load, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
 
 /// Bytes of a snapshot file per message.
 const SNAPSHOT_CHUNK: usize = 1 << 20;
@@ -40,20 +40,31 @@ pub(crate) enum Request {
         /// The registering node's load figures.
         load: Load,
     },
-    AppendEntries(AppendEntriesRequest<C>),
+    AppendEntries {
+        group: GroupId,
+        rpc: AppendEntriesRequest<C>,
+    },
     /// One request of a pipelined replication session (`append_stream`).
     AppendStream {
+        group: GroupId,
         session: u64,
         rpc: AppendEntriesRequest<C>,
     },
-    Vote(VoteRequest<C>),
-    TransferLeader(TransferLeaderRequest<C>),
+    Vote {
+        group: GroupId,
+        rpc: VoteRequest<C>,
+    },
+    TransferLeader {
+        group: GroupId,
+        rpc: TransferLeaderRequest<C>,
+    },
     /// The cluster map as this node's Raft sees it.
     Status,
     /// Move primaries off a node before maintenance, if that is safe.
     Drain(NodeId),
     /// A piece of a snapshot's file (`path` relative to the snapshot).
     SnapshotChunk {
+        group: GroupId,
         index: u64,
         path: String,
         offset: u64,
@@ -61,6 +72,7 @@ pub(crate) enum Request {
     },
     /// Every file of the snapshot was sent: install it.
     InstallSnapshot {
+        group: GroupId,
         vote: Vote,
         meta: SnapshotMeta,
     },
@@ -73,15 +85,21 @@ pub(crate) enum Request {
         info: NodeInfo,
         load: Load,
     },
-    /// The data group as its primary sees it, for the manager's leader.
-    GroupView,
-    /// A membership step of the data group, asked of its primary by the
+    /// A data group as its primary sees it, for the manager's leader.
+    GroupView(GroupId),
+    /// A membership step of a data group, asked of its primary by the
     /// manager's leader.
-    Reconfigure(crate::manager::Step),
+    Reconfigure {
+        group: GroupId,
+        step: crate::manager::Step,
+    },
     /// Would you vote for this candidate? (asked before an election, so a
     /// node that was cut off does not raise the term and depose a primary
     /// the others still hear)
-    PreVote(VoteRequest<C>),
+    PreVote {
+        group: GroupId,
+        rpc: VoteRequest<C>,
+    },
     /// Keep this many replicas of the data group (an administrator's
     /// request; the manager's leader records it in the directory).
     SetReplicas(usize),
@@ -132,38 +150,75 @@ pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     postcard::to_allocvec(v).expect("replication messages always encode")
 }
 
+/// A data group this node hosts: what its peers' requests reach.
+pub(crate) struct Hosted {
+    pub raft: Raft,
+    pub snapshots: SnapshotStore,
+    pub freshness: Arc<crate::freshness::Freshness>,
+    /// Pipelined replication sessions from the group's primary.
+    pub sessions: Arc<crate::append_stream::Sessions>,
+}
+
+/// The data groups a node hosts, by id (the first, [`DATA_GROUP`], always).
+pub(crate) type Hosts = Arc<parking_lot::RwLock<HashMap<GroupId, Arc<Hosted>>>>;
+
 /// What a node's RPC server answers with.
 pub(crate) struct Services {
-    pub raft: Raft,
+    pub hosts: Hosts,
     pub id: NodeId,
     pub info: NodeInfo,
     pub peers: Peers,
-    pub snapshots: SnapshotStore,
-    pub freshness: Arc<crate::freshness::Freshness>,
     pub roster: Arc<crate::manager::Roster>,
     pub directory: crate::directory::DirectoryRaft,
     pub machine: crate::directory::DirectoryMachine,
 }
 
+/// The group a request is for (requests not of a data group's Raft: the first).
+fn group_of(request: &Request) -> GroupId {
+    match request {
+        Request::AppendEntries { group, .. }
+        | Request::AppendStream { group, .. }
+        | Request::Vote { group, .. }
+        | Request::PreVote { group, .. }
+        | Request::TransferLeader { group, .. }
+        | Request::SnapshotChunk { group, .. }
+        | Request::InstallSnapshot { group, .. }
+        | Request::GroupView(group)
+        | Request::Reconfigure { group, .. } => *group,
+        _ => DATA_GROUP,
+    }
+}
+
 /// The server side: answers peers' requests with the local Rafts.
 pub(crate) fn handler(services: Services) -> Handler {
-    let Services { raft, id, info, peers, snapshots, freshness, roster, directory, machine } = services;
-    let sessions = Arc::new(crate::append_stream::Sessions::default());
+    let Services { hosts, id, info, peers, roster, directory, machine } = services;
     Arc::new(move |from, body| {
         let request = postcard::from_bytes::<Request>(&body);
+        let hosted = |group: GroupId| {
+            hosts.read().get(&group).cloned().ok_or_else(|| format!("node {id} does not host group {group}"))
+        };
+        let failed = |e: String| -> std::pin::Pin<Box<dyn Future<Output = Vec<u8>> + Send>> {
+            Box::pin(async move { encode(&Reply::Failed(e)) })
+        };
+        let (first, target) = match (hosted(DATA_GROUP), request.as_ref().map(group_of).unwrap_or(DATA_GROUP)) {
+            (Err(e), _) => return failed(e),
+            (Ok(first), DATA_GROUP) => (first.clone(), first),
+            (Ok(first), group) => match hosted(group) {
+                Ok(target) => (first, target),
+                Err(e) => return failed(e),
+            },
+        };
         // A pipelined session's requests are queued now, in arrival order.
-        if let Ok(Request::AppendStream { session, rpc }) = request {
-            let answer = sessions.enqueue(&raft, &freshness, from, session, rpc);
+        if let Ok(Request::AppendStream { session, rpc, .. }) = request {
+            let answer = target.sessions.enqueue(&target.raft, &target.freshness, from, session, rpc);
             return Box::pin(async move {
                 encode(&answer.await.unwrap_or_else(|_| Reply::Failed("the append session ended".into())))
             });
         }
-        let raft = raft.clone();
+        let raft = first.raft.clone();
         let roster = roster.clone();
-        let freshness = freshness.clone();
         let info = info.clone();
         let peers = peers.clone();
-        let snapshots = snapshots.clone();
         let directory = directory.clone();
         let machine = machine.clone();
         Box::pin(async move {
@@ -191,20 +246,21 @@ pub(crate) fn handler(services: Services) -> Handler {
                     };
                     Reply::Registered { primary, member, by_primary: leads }
                 }
-                Ok(Request::AppendEntries(rpc)) => {
+                Ok(Request::AppendEntries { rpc, .. }) => {
                     let commit = rpc.leader_commit.as_ref().map(|l| l.index);
-                    let reply = raft.append_entries(rpc).await;
+                    let reply = target.raft.append_entries(rpc).await;
                     // Only a primary this node accepts speaks for freshness.
                     if let (Ok(AppendEntriesResponse::Success), Some(c)) = (&reply, commit) {
-                        freshness.heard(c);
+                        target.freshness.heard(c);
                     }
                     reply.map_or_else(|e| Reply::Failed(e.to_string()), Reply::AppendEntries)
                 }
                 Ok(Request::AppendStream { .. }) => unreachable!("queued above"),
-                Ok(Request::Vote(rpc)) => {
-                    raft.vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
+                Ok(Request::Vote { rpc, .. }) => {
+                    target.raft.vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
                 }
-                Ok(Request::TransferLeader(rpc)) => raft
+                Ok(Request::TransferLeader { rpc, .. }) => target
+                    .raft
                     .handle_transfer_leader(rpc)
                     .await
                     .map_or_else(|e| Reply::Failed(e.to_string()), Reply::TransferLeader),
@@ -214,18 +270,21 @@ pub(crate) fn handler(services: Services) -> Handler {
                 Ok(Request::Drain(node)) => crate::admin::drain(&raft, &roster, &directory, &peers, id, node)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained),
-                Ok(Request::SnapshotChunk { index, path, offset, data }) => {
-                    let dir = snapshots.receive_dir(index);
+                Ok(Request::SnapshotChunk { index, path, offset, data, .. }) => {
+                    let dir = target.snapshots.receive_dir(index);
                     tokio::task::spawn_blocking(move || receive_chunk(&dir, &path, offset, &data))
                         .await
                         .map_err(|e| e.to_string())
                         .and_then(|r| r)
                         .map_or_else(Reply::Failed, |()| Reply::Chunk)
                 }
-                Ok(Request::InstallSnapshot { vote, meta }) => {
+                Ok(Request::InstallSnapshot { vote, meta, .. }) => {
                     let index = meta.last_log_id.as_ref().map_or(0, |l| l.index);
-                    let snapshot = Snapshot { meta, snapshot: SnapshotFiles { dir: snapshots.receive_dir(index) } };
-                    raft.install_full_snapshot(vote, snapshot)
+                    let dir = target.snapshots.receive_dir(index);
+                    let snapshot = Snapshot { meta, snapshot: SnapshotFiles { dir } };
+                    target
+                        .raft
+                        .install_full_snapshot(vote, snapshot)
                         .await
                         .map_or_else(|e| Reply::Failed(e.to_string()), Reply::Installed)
                 }
@@ -250,15 +309,15 @@ pub(crate) fn handler(services: Services) -> Handler {
                         group: crate::status::ManagerGroup::of(&m),
                     }
                 }
-                Ok(Request::GroupView) => {
-                    crate::manager::GroupView::of_leader(&raft, id).map_or_else(Reply::Failed, Reply::GroupView)
+                Ok(Request::GroupView(_)) => {
+                    crate::manager::GroupView::of_leader(&target.raft, id).map_or_else(Reply::Failed, Reply::GroupView)
                 }
-                Ok(Request::Reconfigure(step)) => {
-                    let m = raft.metrics().borrow_watched().clone();
+                Ok(Request::Reconfigure { group, step }) => {
+                    let m = target.raft.metrics().borrow_watched().clone();
                     if m.current_leader != Some(id) {
-                        Reply::Failed(format!("node {id} is not the data group's primary"))
+                        Reply::Failed(format!("node {id} is not group {group}'s primary"))
                     } else {
-                        crate::manager::reconfigure(&raft, step)
+                        crate::manager::reconfigure(&target.raft, step)
                             .await
                             .map_or_else(Reply::Failed, |()| Reply::Reconfigured)
                     }
@@ -266,8 +325,8 @@ pub(crate) fn handler(services: Services) -> Handler {
                 Ok(Request::SetReplicas(n)) => crate::admin::set_replicas(&directory, &machine, &roster, &peers, id, n)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
-                Ok(Request::PreVote(rpc)) => {
-                    raft.pre_vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
+                Ok(Request::PreVote { rpc, .. }) => {
+                    target.raft.pre_vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
                 }
             };
             encode(&reply)
@@ -397,25 +456,35 @@ impl Peers {
     }
 }
 
-impl RaftNetworkFactory<C> for Peers {
+/// A data group's network: its messages, tagged with its id, over the
+/// node's RPC clients.
+#[derive(Clone)]
+pub struct GroupPeers {
+    pub peers: Peers,
+    pub group: GroupId,
+}
+
+impl RaftNetworkFactory<C> for GroupPeers {
     type Network = PeerLink;
 
     async fn new_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
-        PeerLink { target, client: self.client(&node.rpc_addr), heartbeat: false }
+        PeerLink { target, group: self.group, client: self.peers.client(&node.rpc_addr), heartbeat: false }
     }
 
     /// Heartbeats get a connection of their own, so that they are never
     /// stuck behind a large batch of entries on the replication stream (a
     /// late heartbeat looks like a lost quorum).
     async fn new_heartbeat_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
-        let client = Arc::new(RpcClient::new(self.route(&node.rpc_addr), self.me, self.secret.clone()));
-        PeerLink { target, client, heartbeat: true }
+        let p = &self.peers;
+        let client = Arc::new(RpcClient::new(p.route(&node.rpc_addr), p.me, p.secret.clone()));
+        PeerLink { target, group: self.group, client, heartbeat: true }
     }
 }
 
 /// Raft's view of one peer.
 pub struct PeerLink {
     target: NodeId,
+    group: GroupId,
     client: Arc<RpcClient>,
     /// The link heartbeats go over. openraft sends a heartbeat as a stream
     /// of one request; here it travels as a plain AppendEntries call, never
@@ -460,7 +529,7 @@ impl RaftNetworkV2<C> for PeerLink {
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<C>, RPCError<C>> {
         let (cut, ttl) = crate::append_stream::fit(&mut rpc, option.hard_ttl());
-        match self.call_within(Request::AppendEntries(rpc), ttl).await? {
+        match self.call_within(Request::AppendEntries { group: self.group, rpc }, ttl).await? {
             Reply::AppendEntries(AppendEntriesResponse::Success) if cut.is_some() => {
                 Ok(AppendEntriesResponse::PartialSuccess(cut.flatten()))
             }
@@ -481,19 +550,19 @@ impl RaftNetworkV2<C> for PeerLink {
         if self.heartbeat {
             return openraft::network::stream_append_sequential(self, input, option);
         }
-        let answers = crate::append_stream::pipeline(self.client.clone(), self.target, input, &option);
+        let answers = crate::append_stream::pipeline(self.client.clone(), self.target, self.group, input, &option);
         Box::pin(async move { Ok(answers.boxed()) })
     }
 
     async fn vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {
-        match self.call(Request::Vote(rpc), &option).await? {
+        match self.call(Request::Vote { group: self.group, rpc }, &option).await? {
             Reply::Vote(r) => Ok(r),
             _ => Err(unexpected("vote").into()),
         }
     }
 
     async fn pre_vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {
-        match self.call(Request::PreVote(rpc), &option).await? {
+        match self.call(Request::PreVote { group: self.group, rpc }, &option).await? {
             Reply::Vote(r) => Ok(r),
             _ => Err(unexpected("pre-vote").into()),
         }
@@ -524,7 +593,7 @@ impl RaftNetworkV2<C> for PeerLink {
                     .map_err(|e| Unreachable::from_string(e.to_string()))?
                     .map_err(|e| Unreachable::from_string(format!("reading {}: {e}", file.display())))?;
                 let n = data.len();
-                let request = Request::SnapshotChunk { index, path: path.clone(), offset, data };
+                let request = Request::SnapshotChunk { group: self.group, index, path: path.clone(), offset, data };
                 tokio::select! {
                     closed = &mut cancel => return Err(closed.into()),
                     reply = self.call(request, &piece) => match reply? {
@@ -541,7 +610,8 @@ impl RaftNetworkV2<C> for PeerLink {
         // Loading a large snapshot takes a while on the replica (about a
         // second per million rows): do not give up and send it all again.
         let install = RPCOption::new(Duration::from_secs(600));
-        match self.call(Request::InstallSnapshot { vote, meta: snapshot.meta }, &install).await? {
+        let request = Request::InstallSnapshot { group: self.group, vote, meta: snapshot.meta };
+        match self.call(request, &install).await? {
             Reply::Installed(r) => Ok(r),
             _ => Err(unexpected("install snapshot").into()),
         }
@@ -552,7 +622,7 @@ impl RaftNetworkV2<C> for PeerLink {
         req: TransferLeaderRequest<C>,
         option: RPCOption,
     ) -> Result<TransferLeaderResponse<C>, RPCError<C>> {
-        match self.call(Request::TransferLeader(req), &option).await? {
+        match self.call(Request::TransferLeader { group: self.group, rpc: req }, &option).await? {
             Reply::TransferLeader(r) => Ok(r),
             _ => Err(unexpected("transfer leader").into()),
         }

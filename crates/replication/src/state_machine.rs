@@ -92,7 +92,13 @@ pub struct StateMachine {
     snapshots: SnapshotStore,
     /// One snapshot is built at a time.
     building: Arc<tokio::sync::Mutex<()>>,
+    /// The streams (engines) this group replicates; a snapshot it installs
+    /// replaces those and leaves other groups' alone.
+    owns: Owns,
 }
+
+/// Whether a group replicates a stream.
+pub type Owns = Arc<dyn Fn(u32) -> bool + Send + Sync>;
 
 /// Records below this size, with no local writer in their engine, are
 /// applied without leaving the task.
@@ -117,6 +123,7 @@ impl StateMachine {
         proposals: Arc<Proposals>,
         log: LogStore,
         snapshots: SnapshotStore,
+        owns: Owns,
     ) -> crate::error::Result<StateMachine> {
         let sm = StateMachine {
             node,
@@ -126,6 +133,7 @@ impl StateMachine {
             log,
             snapshots,
             building: Arc::default(),
+            owns,
         };
         if let Some((meta, dir)) = sm.snapshots.latest()? {
             sm.load_snapshot(&dir, &meta, "loaded the newest snapshot")
@@ -154,16 +162,16 @@ impl StateMachine {
         Ok(())
     }
 
-    /// Replaces every engine's contents with the snapshot in `dir`.
+    /// Replaces the contents of the group's engines with the snapshot in `dir`.
     fn restore(&self, dir: &Path) -> io::Result<usize> {
         let streams = crate::snapshot::streams(dir).map_err(io::Error::other)?;
         let mut rows = 0;
         for (stream, _) in self.node.partitions() {
-            if !streams.contains(&stream) {
+            if (self.owns)(stream) && !streams.contains(&stream) {
                 self.node.drop_partition(stream).map_err(io::Error::other)?;
             }
         }
-        if !streams.contains(&SYSTEM_STREAM) {
+        if (self.owns)(SYSTEM_STREAM) && !streams.contains(&SYSTEM_STREAM) {
             rows += self.node.system().restore_checkpoint(&dir.join("0")).map_err(io::Error::other)?;
         }
         for stream in streams {

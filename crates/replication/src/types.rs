@@ -6,6 +6,12 @@ use serde::{Deserialize, Serialize};
 
 pub type NodeId = u64;
 
+/// A data group's id: its Raft's tag on the wire and in the node's shared
+/// log. Every node hosts [`DATA_GROUP`]; more are hosted for the streams
+/// they claim (`Group::host`).
+pub type GroupId = u32;
+pub const DATA_GROUP: GroupId = 0;
+
 /// What the cluster knows of a node: where to reach it, and the fault and
 /// maintenance domains placement spreads replicas across.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

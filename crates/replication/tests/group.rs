@@ -559,3 +559,115 @@ fn the_manager_is_a_group_of_its_own_and_survives_its_leader() {
         n.stop();
     }
 }
+
+/// Rows of table `u` in stream `stream`'s engine on `node` (none: no engine yet).
+fn ids_in(node: &TestNode, stream: u32) -> Vec<i64> {
+    let Some(engine) = node.group().node().partition(stream) else { return Vec::new() };
+    let Some(t) = engine.table("u") else { return Vec::new() };
+    let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+    let mut out: Vec<i64> = tx
+        .scan_collect(&t, PRIMARY, &KeyRange::all())
+        .unwrap()
+        .iter()
+        .map(|r| decode_i64(Tuple::parse(r).unwrap().field(0).unwrap()).unwrap())
+        .collect();
+    out.sort();
+    out
+}
+
+fn insert_in(node: &TestNode, stream: u32, ids: std::ops::RangeInclusive<i64>) {
+    let engine = node.group().node().partition(stream).expect("the partition's engine");
+    let t = engine.table("u").expect("table u");
+    for id in ids {
+        let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+        tx.insert(&t, row(id)).unwrap();
+        tx.commit().unwrap();
+    }
+}
+
+/// The node whose role in data group `group` is primary.
+fn primary_of(nodes: &[TestNode], group: u32) -> usize {
+    wait_for(&format!("a primary of group {group}"), Duration::from_secs(30), || {
+        let p: Vec<usize> = (0..nodes.len())
+            .filter(|&i| {
+                nodes[i].group.as_ref().and_then(|g| g.role_of(group)).is_some_and(|r| *r.borrow() == Role::Primary)
+            })
+            .collect();
+        (p.len() == 1).then(|| p[0])
+    })
+}
+
+#[test]
+fn two_data_groups_share_the_nodes_with_their_primaries_apart() {
+    init_tracing();
+    let root = tempfile::tempdir().unwrap();
+    // Snapshots every 30 entries: each group snapshots and purges its own.
+    let (mut nodes, join) = cluster_with(root.path(), 30);
+    let p = primary(&nodes);
+    // Every node hosts group 1 for stream 5; a node other than the first
+    // group's primary forms it, and leads it.
+    for n in &nodes {
+        n.group().host(1, &[5]).unwrap();
+    }
+    let q = (p + 1) % 3;
+    let voters: std::collections::BTreeMap<u64, NodeInfo> = nodes
+        .iter()
+        .map(|n| (n.id, NodeInfo { rpc_addr: n.addr.clone(), pg_addr: String::new(), ..Default::default() }))
+        .collect();
+    nodes[q].group().form(1, voters).unwrap();
+    let mut g1 = primary_of(&nodes, 1);
+    if g1 != q {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let to = nodes[q].id;
+        rt.block_on(nodes[g1].group().raft_of(1).unwrap().trigger().transfer_leader(to)).unwrap();
+        wait_for("group 1's primary to move", Duration::from_secs(10), || (primary_of(&nodes, 1) == q).then_some(()));
+        g1 = q;
+    }
+    assert_ne!(g1, p, "the two groups' primaries are on different nodes");
+    let first = nodes[p].id;
+    assert!(matches!(nodes[g1].role(), Role::Secondary { primary, .. } if primary == first));
+
+    // Each primary commits to its own group's stream; every node gets both.
+    let system = nodes[p].group().node().system().clone();
+    system.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+    let part = nodes[g1].group().node().open_partition(5, true).unwrap();
+    part.create_table(TableSpec::new("u", vec![0], IndexKind::Ordered)).unwrap();
+    insert(&nodes[p], 1..=40).unwrap();
+    insert_in(&nodes[g1], 5, 1..=40);
+    for n in &nodes {
+        wait_rows(n, 40);
+        wait_for("stream 5's rows", Duration::from_secs(30), || {
+            (ids_in(n, 5) == (1..=40).collect::<Vec<_>>()).then_some(())
+        });
+    }
+    // The first group's primary is a secondary of the second: it may not
+    // write the second group's stream (nothing is written).
+    {
+        let engine = nodes[p].group().node().partition(5).unwrap();
+        let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+        tx.insert(&engine.table("u").unwrap(), row(1000)).unwrap();
+        assert!(tx.commit().is_err(), "a secondary of group 1 committed to its stream");
+    }
+
+    // Group 1's primary is lost: its group elects another; the first
+    // group keeps its primary, and both go on.
+    nodes[g1].stop();
+    let g1b = primary_of(&nodes, 1);
+    assert_ne!(g1b, g1);
+    assert_eq!(primary(&nodes), p, "the first group kept its primary");
+    insert(&nodes[p], 41..=80).unwrap();
+    insert_in(&nodes[g1b], 5, 41..=80);
+
+    // The lost node returns: each group catches it up (from the log, or the
+    // group's own snapshot), and neither group's snapshot wipes the other's stream.
+    nodes[g1].start(&join);
+    nodes[g1].group().host(1, &[5]).unwrap();
+    wait_rows(&nodes[g1], 80);
+    wait_for("the returned node's stream 5", Duration::from_secs(30), || {
+        (ids_in(&nodes[g1], 5) == (1..=80).collect::<Vec<_>>()).then_some(())
+    });
+    assert!(snapshot_state(&nodes[p]).0.is_some(), "the first group snapshotted");
+    for n in nodes.iter_mut() {
+        n.stop();
+    }
+}

@@ -1,0 +1,282 @@
+//! One data group on this node: its Raft, its state machine over the
+//! engines (streams) it replicates, its proposals, and this node's *role*
+//! in it. A node hosts the first data group ([`DATA_GROUP`]), which
+//! replicates every stream no other group claimed, and may host more
+//! (`Group::host`), each over the streams it claims; they share the node's
+//! engines, RPC listener and Raft log (`log_store::SharedLog`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use openraft::Instant as _;
+use openraft::async_runtime::WatchReceiver;
+use openraft::{ReadPolicy, ServerState};
+use tessera_engine::{Node, SYSTEM_STREAM};
+use tokio::sync::{mpsc, watch};
+
+use crate::commit_log::{Outcome, Proposals};
+use crate::error::{ReplicationError, Result};
+use crate::group::{GroupConfig, Role};
+use crate::log_store::{LogStore, SharedLog};
+use crate::network::{GroupPeers, Hosted, Hosts, Peers};
+use crate::snapshot::SnapshotStore;
+use crate::state_machine::{Owns, StateMachine};
+use crate::types::{Command, DATA_GROUP, GroupId, NodeId, NodeInfo, Raft};
+
+/// What every data group of a node shares.
+#[derive(Clone)]
+pub(crate) struct GroupContext {
+    pub config: GroupConfig,
+    pub node: Arc<Node>,
+    pub shared_log: Arc<SharedLog>,
+    pub peers: Peers,
+    pub raft_config: Arc<openraft::Config>,
+    pub hosts: Hosts,
+    pub runtime: tokio::runtime::Handle,
+}
+
+/// A data group as this node takes part in it.
+pub(crate) struct DataGroup {
+    pub raft: Raft,
+    pub proposals: Arc<Proposals>,
+    pub role: watch::Receiver<Role>,
+    pub freshness: Arc<crate::freshness::Freshness>,
+    /// Its log held nothing when the node started (a new node).
+    pub fresh: bool,
+}
+
+impl GroupContext {
+    /// Starts this node's part in data group `id`: its Raft over its part
+    /// of the shared log, its state machine over the streams `owns`
+    /// accepts, the task feeding `submitted` proposals to Raft, and the
+    /// watch on its role. `spare` is what registering with the primary
+    /// tells a node outside the group (the first group only).
+    pub fn start_group(
+        &self,
+        id: GroupId,
+        proposals: Arc<Proposals>,
+        submitted: mpsc::UnboundedReceiver<Command>,
+        owns: Owns,
+        spare: SpareState,
+    ) -> Result<DataGroup> {
+        let config = &self.config;
+        let log = self.shared_log.group(id, config.log_cache_bytes);
+        let fresh = log.is_empty();
+        let snapshot_dir = if id == DATA_GROUP {
+            config.snapshot_dir.clone()
+        } else {
+            config.snapshot_dir.with_file_name(format!("snapshots-{id}"))
+        };
+        let snapshots = SnapshotStore::open(&snapshot_dir)?;
+        let sm =
+            StateMachine::open(self.node.clone(), proposals.clone(), log.clone(), snapshots.clone(), owns.clone())?;
+        let freshness = {
+            let sm = sm.clone();
+            Arc::new(crate::freshness::Freshness::new(Arc::new(move || sm.last_applied())))
+        };
+        let network = GroupPeers { peers: self.peers.clone(), group: id };
+        let raft = self
+            .runtime
+            .block_on(Raft::new(config.id, self.raft_config.clone(), network, log.clone(), sm))
+            .map_err(|e| ReplicationError::Raft(e.to_string()))?;
+        self.hosts.write().insert(
+            id,
+            Arc::new(Hosted { raft: raft.clone(), snapshots, freshness: freshness.clone(), sessions: Arc::default() }),
+        );
+        self.runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
+        let (role_tx, role) = watch::channel(Role::Starting);
+        let watcher = RoleWatch {
+            raft: raft.clone(),
+            node: self.node.clone(),
+            log,
+            proposals: proposals.clone(),
+            peers: self.peers.clone(),
+            config: config.clone(),
+            spare,
+            owns,
+        };
+        self.runtime.spawn(watcher.run(role_tx));
+        Ok(DataGroup { raft, proposals, role, freshness, fresh })
+    }
+}
+
+/// What a node outside the group's configuration (a spare, or a node that
+/// was replaced while away) last heard from the primary when registering.
+#[derive(Debug, Clone)]
+pub(crate) struct SpareView {
+    pub primary: NodeId,
+    pub info: NodeInfo,
+    /// The primary counts this node a member (a learner being built, or a voter).
+    pub member: bool,
+    pub at: std::time::Instant,
+}
+
+pub(crate) type SpareState = Arc<parking_lot::Mutex<Option<SpareView>>>;
+
+/// Feeds proposals to Raft: whatever commits are queued when the loop
+/// comes round go to Raft as one batch (one message to its core, one
+/// append to the log), and a task per batch waits for their outcomes, so
+/// many batches are in flight at once.
+async fn submit_loop(raft: Raft, proposals: Arc<Proposals>, mut submitted: mpsc::UnboundedReceiver<Command>) {
+    let mut batch = Vec::new();
+    while submitted.recv_many(&mut batch, SUBMIT_BATCH).await > 0 {
+        let commands = std::mem::take(&mut batch);
+        // (ticket, whole): one part of a split record decides nothing — the
+        // record commits when all its parts have been applied.
+        let tickets: Vec<(u64, bool)> = commands.iter().map(|c| (c.ticket, c.part.is_none())).collect();
+        let unknown = |proposals: &Proposals, tickets: &[(u64, bool)], e: &dyn std::fmt::Display| {
+            for (ticket, _) in tickets {
+                proposals.tickets.decide(
+                    *ticket,
+                    Outcome::Unknown(format!("the primary changed while the commit waited for its quorum ({e})")),
+                );
+            }
+        };
+        match raft.client_write_many(commands).await {
+            Ok(mut results) => {
+                let proposals = proposals.clone();
+                tokio::spawn(async move {
+                    let mut decided = 0;
+                    while let Some(result) = results.next().await {
+                        let (ticket, whole) = tickets[decided];
+                        decided += 1;
+                        match result {
+                            // Applying the entry decided the ticket already.
+                            Ok(Ok(_)) if whole => {
+                                proposals.tickets.decide(ticket, Outcome::Committed);
+                            }
+                            Ok(Ok(_)) => {}
+                            Ok(Err(e)) => unknown(&proposals, &[(ticket, whole)], &e),
+                            Err(e) => unknown(&proposals, &tickets[decided - 1..], &e),
+                        }
+                    }
+                    // The stream ends early only after an error (decided above).
+                });
+            }
+            Err(e) => unknown(&proposals, &tickets, &e),
+        }
+    }
+}
+
+/// At most this many queued commits go to Raft in one batch.
+const SUBMIT_BATCH: usize = 256;
+
+/// Follows Raft's metrics and turns them into this node's role. A node
+/// becomes primary only once it leads with a quorum and has applied every
+/// entry committed before its term (so its engines hold everything), and
+/// its engines' clocks are above every timestamp in its log.
+struct RoleWatch {
+    raft: Raft,
+    node: Arc<Node>,
+    log: LogStore,
+    proposals: Arc<Proposals>,
+    peers: Peers,
+    config: GroupConfig,
+    spare: SpareState,
+    /// The streams the group replicates: a new primary raises their clocks.
+    owns: Owns,
+}
+
+impl RoleWatch {
+    async fn run(self, role: watch::Sender<Role>) {
+        let mut metrics = self.raft.metrics();
+        // No other node can be elected before its followers have missed
+        // the leader for the lease (the maximum election timeout) plus at
+        // least the minimum election timeout; until then this node may
+        // still serve, even if a large entry delays the quorum's answers.
+        let (min, max) = self.config.election_timeout_ms;
+        let lease = Duration::from_millis(max + min - self.config.heartbeat_ms.min(min / 2));
+        let mut tick = tokio::time::interval(Duration::from_millis(self.config.heartbeat_ms.max(20) / 2));
+        // The primary's addresses as it reports them now (they may differ
+        // from those recorded when the cluster formed).
+        let mut resolved: Option<(NodeId, NodeInfo)> = None;
+        loop {
+            tokio::select! {
+                changed = metrics.changed() => if changed.is_err() { return },
+                _ = tick.tick() => {}
+            }
+            let m = metrics.borrow_and_update().clone();
+            let me = self.config.id;
+            let leads = m.state == ServerState::Leader && m.current_leader == Some(me);
+            let voters = m.membership_config.membership().voter_ids().count();
+            let quorum = voters <= 1 || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease);
+            let current = role.borrow().clone();
+            // Outside the configuration (a spare, or a node replaced while
+            // away), or a member hearing no primary while the primary says
+            // it is not one: a gateway to the primary it registered with.
+            let spare = self.spare.lock().clone().filter(|s| {
+                !s.member
+                    && s.at.elapsed() < crate::status::ALIVE
+                    && s.primary != me
+                    && (m.current_leader.is_none() || m.membership_config.membership().get_node(&me).is_none())
+            });
+            let next = if let Some(s) = spare.filter(|_| !leads) {
+                Role::Secondary { primary: s.primary, info: s.info }
+            } else if leads && quorum {
+                if current == Role::Primary { Role::Primary } else { self.promote(m.current_term).await }
+            } else if leads {
+                Role::Unavailable(format!(
+                    "the cluster has lost its quorum: this node leads but fewer than {} of {voters} nodes answer",
+                    voters / 2 + 1
+                ))
+            } else {
+                let recorded = m
+                    .current_leader
+                    .and_then(|l| m.membership_config.membership().get_node(&l).map(|i| (l, i.clone())));
+                match recorded {
+                    Some((primary, info)) => {
+                        if resolved.as_ref().is_none_or(|(id, _)| *id != primary) {
+                            let live =
+                                self.peers.hello(&info.rpc_addr).await.ok().filter(|(id, _, _)| *id == primary);
+                            resolved = Some((primary, live.map_or(info, |(_, i, _)| i)));
+                        }
+                        let (primary, info) = resolved.clone().expect("resolved above");
+                        Role::Secondary { primary, info }
+                    }
+                    None if voters == 0 => Role::Starting,
+                    None => Role::Unavailable(
+                        "the cluster has no primary: an election is under way, or fewer than a quorum of nodes is reachable"
+                            .into(),
+                    ),
+                }
+            };
+            if next != Role::Primary && current == Role::Primary {
+                let why = match &next {
+                    Role::Unavailable(why) => why.clone(),
+                    _ => "this node is no longer the primary".to_string(),
+                };
+                self.proposals.set_serving(false, &why);
+                if !leads {
+                    self.proposals.tickets.fail_all("the primary changed while the commit waited for its quorum");
+                }
+                tracing::warn!("this node stopped serving as primary: {why}");
+            }
+            if next != current {
+                let _ = role.send(next);
+            }
+        }
+    }
+
+    /// Catches up (everything committed before this term applied), lifts
+    /// the engines' clocks above every timestamp in the log, and serves.
+    async fn promote(&self, term: u64) -> Role {
+        match self.raft.ensure_linearizable(ReadPolicy::ReadIndex).await {
+            Ok(_) => {
+                let ts = self.log.max_ts();
+                if (self.owns)(SYSTEM_STREAM) {
+                    self.node.system().raise_clock(ts);
+                }
+                for (stream, engine) in self.node.partitions() {
+                    if (self.owns)(stream) {
+                        engine.raise_clock(ts);
+                    }
+                }
+                self.proposals.set_serving(true, "");
+                tracing::info!(term, "this node is now the primary");
+                Role::Primary
+            }
+            Err(e) => Role::Unavailable(format!("this node is becoming the primary ({e})")),
+        }
+    }
+}

@@ -52,7 +52,7 @@ async fn count(session: &mut Session, sql: &str) -> Result<i64> {
     let stmt = crate::session::parse_sql(sql)?.pop().expect("statement");
     let started = session.txn.lock().is_none();
     if started {
-        *session.txn.lock() = Some(crate::txn::Txn::begin(session.catalog().engine(), Isolation::Snapshot)?);
+        *session.txn.lock() = Some(session.begin_txn(Isolation::Snapshot)?);
     }
     let plan = session.plan_query(stmt, &[]).await;
     let result = match plan {
@@ -118,8 +118,7 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
                         crate::session::parse_sql(&format!("SELECT CAST({d} AS {})", crate::dml::cast_type(ty)))?
                             .pop()
                             .expect("stmt");
-                    *session.txn.lock() =
-                        Some(crate::txn::Txn::begin(session.catalog().engine(), Isolation::Snapshot)?);
+                    *session.txn.lock() = Some(session.begin_txn(Isolation::Snapshot)?);
                     let out = async { session.collect(session.plan_query(stmt, &[]).await?).await }.await;
                     if let Some(t) = session.txn.lock().take() {
                         t.abort();
@@ -466,7 +465,8 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
 /// Rewrites every row of a table in one transaction.
 fn rewrite_rows(session: &Session, def: &TableDef, mut f: impl FnMut(&mut Vec<Option<Vec<u8>>>)) -> Result<()> {
     let table = session.catalog().engine_table(def)?;
-    let mut txn = crate::txn::Txn::begin(session.catalog().engine(), Isolation::Snapshot)?;
+    let (stream, base) = session.catalog().base_engine(&def.db)?;
+    let mut txn = crate::txn::Txn::begin(&base, stream, Isolation::Snapshot)?;
     txn.allow_multi_partition_writes();
     let rows = txn.scan_collect(&table, PRIMARY, &KeyRange::all())?;
     for r in rows {

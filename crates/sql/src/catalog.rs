@@ -2,7 +2,11 @@
 //! sequences and roles.
 //!
 //! Definitions live as JSON documents in the engine table `__catalog`, so
-//! DDL is logged, checkpointed and recovered like any data. Each SQL table is
+//! DDL is logged, checkpointed and recovered like any data. The system
+//! engine's holds what is cluster-wide (databases, roles, streams, jobs);
+//! a database made by CREATE DATABASE keeps its own tables' and
+//! sequences' entries in its *home* engine (`catalog/home.rs`), with its
+//! rows, so that a database is self-contained. Each SQL table is
 //! one engine table named `t<oid>` (renames touch only the catalog); its
 //! engine primary key is the SQL primary key, or a hidden row id when the
 //! table has none. The in-memory copy answers lookups; every change writes the
@@ -19,13 +23,17 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use tessera_engine::tuple::{Tuple, encode_key, encode_tuple};
-use tessera_engine::{Engine, IndexKind, Isolation, KeyRange, Node, PRIMARY, Table, TableSpec};
+use tessera_engine::{Engine, IndexKind, Isolation, Node, Table, TableSpec};
 
 use crate::jobs::{JobDef, JobState};
 use crate::partition::{Part, PartitionDef, PartitionGate, StoredTable};
 
 use crate::error::{Result, SqlError, code};
 use crate::types::SqlType;
+
+mod home;
+mod sequences;
+pub use home::Home;
 
 pub const CATALOG_TABLE: &str = "__catalog";
 pub const SEQUENCE_TABLE: &str = "__sequences";
@@ -176,6 +184,10 @@ pub struct DatabaseDef {
     /// version it has applied.
     #[serde(default)]
     pub schema_version: u64,
+    /// The stream of the engine holding its catalog entries and keyless
+    /// tables (see `catalog/home.rs`); None: the system engine.
+    #[serde(default)]
+    pub home: Option<u32>,
 }
 
 /// A SCRAM-SHA-256 verifier: what the server keeps instead of a password.
@@ -262,8 +274,10 @@ pub struct Catalog {
     /// A secondary's catalog: it follows DDL replicated after it was
     /// loaded (`refresh_if_changed`) instead of making any.
     replica: bool,
-    /// The catalog table's change count when it was last loaded.
+    /// The catalog tables' change count when they were last loaded.
     loaded_changes: AtomicI64,
+    /// The databases' homes attached so far, by stream.
+    homes: RwLock<std::collections::HashMap<u32, Home>>,
 }
 
 impl Catalog {
@@ -319,6 +333,7 @@ impl Catalog {
             cluster: std::sync::OnceLock::new(),
             replica,
             loaded_changes: AtomicI64::new(0),
+            homes: RwLock::default(),
         };
         catalog.load()?;
         Ok(catalog)
@@ -347,7 +362,10 @@ impl Catalog {
     /// reading there sees tables created after it connected. Nothing on a
     /// primary's catalog, which DDL updates as it runs.
     pub fn refresh_if_changed(&self) -> Result<()> {
-        if !self.replica || self.catalog_table.changes() == self.loaded_changes.load(Ordering::Acquire) {
+        if !self.replica
+            || (self.catalog_table.changes() + self.home_changes() == self.loaded_changes.load(Ordering::Acquire)
+                && !self.home_arrived())
+        {
             return Ok(());
         }
         self.load()?;
@@ -355,7 +373,8 @@ impl Catalog {
         Ok(())
     }
 
-    /// The system engine: the catalog itself and keyless databases' data.
+    /// The system engine: the cluster-wide catalog, and the home of the
+    /// databases without one of their own.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }
@@ -392,8 +411,13 @@ impl Catalog {
     /// Opens (recovering) every keyed database's partitions; only then may
     /// the node truncate its shared log.
     fn open_partitions(&self) -> Result<()> {
-        let streams: Vec<u32> =
-            self.state.read().databases.values().flat_map(|d| d.partitions.iter().map(|p| p.stream)).collect();
+        let streams: Vec<u32> = self
+            .state
+            .read()
+            .databases
+            .values()
+            .flat_map(|d| d.partitions.iter().map(|p| p.stream).chain(d.home))
+            .collect();
         for &stream in &streams {
             self.node.open_partition(stream, false)?;
         }
@@ -411,10 +435,10 @@ impl Catalog {
     }
 
     /// The engines holding database `db`'s tables: its partitions' in key
-    /// order, or the system engine for a keyless database.
+    /// order, or its home for a keyless database.
     pub fn engines_of(&self, db: &DatabaseDef) -> Result<Vec<Arc<Engine>>> {
         if db.partitions.is_empty() {
-            return Ok(vec![self.engine.clone()]);
+            return Ok(vec![self.home_of(&db.name)?.engine]);
         }
         db.partitions
             .iter()
@@ -532,20 +556,41 @@ impl Catalog {
 
     fn load(&self) -> Result<()> {
         // Counted before the scan: a change during it is seen next time.
-        let changes = self.catalog_table.changes();
-        let mut txn = self.engine.begin(Isolation::Snapshot)?;
-        let rows = txn.scan_collect(&self.catalog_table, PRIMARY, &KeyRange::all())?;
-        let seq_rows = txn.scan_collect(&self.sequence_table, PRIMARY, &KeyRange::all())?;
-        txn.abort();
+        let mut changes = self.catalog_table.changes();
+        let (rows, mut seq_rows) = self.system_home().scan()?;
+        let parse = |rows: Vec<Vec<u8>>| -> Result<Vec<Entry>> {
+            rows.iter()
+                .map(|row| {
+                    let t = Tuple::parse(row).map_err(|e| SqlError::internal(e.to_string()))?;
+                    let doc = t.field(1).ok_or_else(|| SqlError::internal("catalog entry without a document"))?;
+                    serde_json::from_slice(doc)
+                        .map_err(|e| SqlError::new(code::DATA_CORRUPTED, format!("catalog entry is unreadable: {e}")))
+                })
+                .collect()
+        };
+        let mut entries = parse(rows)?;
+        // Then every database's home (a replica's may not be there yet).
+        let homes: Vec<u32> = entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Database(d) => d.home,
+                _ => None,
+            })
+            .collect();
+        self.homes.write().retain(|s, _| homes.contains(s));
+        for stream in homes {
+            if let Some(h) = self.attach_home(stream)? {
+                changes += h.changes();
+                let (rows, seqs) = h.scan()?;
+                entries.extend(parse(rows)?);
+                seq_rows.extend(seqs);
+            }
+        }
         let mut state = self.state.write();
         // From scratch (a replica reloads into a catalog in use).
         *state = State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() };
         self.loaded_changes.store(changes, Ordering::Release);
-        for row in rows {
-            let t = Tuple::parse(&row).map_err(|e| SqlError::internal(e.to_string()))?;
-            let doc = t.field(1).ok_or_else(|| SqlError::internal("catalog entry without a document"))?;
-            let entry: Entry = serde_json::from_slice(doc)
-                .map_err(|e| SqlError::new(code::DATA_CORRUPTED, format!("catalog entry is unreadable: {e}")))?;
+        for entry in entries {
             let oid = match &entry {
                 Entry::Database(d) => d.oid,
                 Entry::Table(t) => t.oid,
@@ -584,7 +629,7 @@ impl Catalog {
             }
         }
         // Never hand out a stream a database still uses (belt and braces).
-        let used = state.databases.values().flat_map(|d| d.partitions.iter().map(|p| p.stream)).max();
+        let used = state.databases.values().flat_map(|d| d.partitions.iter().map(|p| p.stream).chain(d.home)).max();
         if let Some(max) = used {
             state.next_stream = state.next_stream.max(max + 1);
         }
@@ -634,6 +679,7 @@ impl Catalog {
             partition_key: None,
             partitions: Vec::new(),
             schema_version: 0,
+            home: None,
         })])?;
         // `postgres` exists too: many tools connect to it first.
         let oid = self.alloc_oid();
@@ -644,6 +690,7 @@ impl Catalog {
             partition_key: None,
             partitions: Vec::new(),
             schema_version: 0,
+            home: None,
         })])
     }
 
@@ -673,15 +720,26 @@ impl Catalog {
 
     /// Writes catalog documents durably, then applies them in memory.
     fn write_entries(&self, entries: &[Entry]) -> Result<()> {
-        let mut txn = self.engine.begin(Isolation::Snapshot)?;
+        // One durable commit per home the entries are kept in.
+        let mut by_home: Vec<(Home, Vec<&Entry>)> = Vec::new();
         for e in entries {
-            let key = e.key();
-            let doc = serde_json::to_vec(e).map_err(|e| SqlError::internal(e.to_string()))?;
-            let row = encode_tuple(&[Some(key.as_bytes()), Some(&doc)]);
-            txn.put(&self.catalog_table, row, tessera_engine::PutCondition::Always)?;
+            let home = self.entry_home(e)?;
+            match by_home.iter_mut().find(|(h, _)| h.stream == home.stream) {
+                Some((_, es)) => es.push(e),
+                None => by_home.push((home, vec![e])),
+            }
         }
-        // A durable commit: wait for the fsync off the runtime's thread.
-        crate::session::blocking(|| txn.commit())?;
+        for (home, entries) in by_home {
+            let mut txn = home.engine.begin(Isolation::Snapshot)?;
+            for e in entries {
+                let key = e.key();
+                let doc = serde_json::to_vec(e).map_err(|e| SqlError::internal(e.to_string()))?;
+                let row = encode_tuple(&[Some(key.as_bytes()), Some(&doc)]);
+                txn.put(&home.catalog, row, tessera_engine::PutCondition::Always)?;
+            }
+            // A durable commit: wait for the fsync off the runtime's thread.
+            crate::session::blocking(|| txn.commit())?;
+        }
         let mut state = self.state.write();
         for e in entries {
             match e.clone() {
@@ -712,12 +770,22 @@ impl Catalog {
     }
 
     fn delete_entries(&self, keys: &[String]) -> Result<()> {
-        let mut txn = self.engine.begin(Isolation::Snapshot)?;
+        let mut by_home: Vec<(Home, Vec<&String>)> = Vec::new();
         for key in keys {
-            txn.delete(&self.catalog_table, &encode_key(&[Some(key.as_bytes())]))?;
+            let home = self.key_home(key)?;
+            match by_home.iter_mut().find(|(h, _)| h.stream == home.stream) {
+                Some((_, ks)) => ks.push(key),
+                None => by_home.push((home, vec![key])),
+            }
         }
-        // A durable commit: wait for the fsync off the runtime's thread.
-        crate::session::blocking(|| txn.commit())?;
+        for (home, keys) in by_home {
+            let mut txn = home.engine.begin(Isolation::Snapshot)?;
+            for key in keys {
+                txn.delete(&home.catalog, &encode_key(&[Some(key.as_bytes())]))?;
+            }
+            // A durable commit: wait for the fsync off the runtime's thread.
+            crate::session::blocking(|| txn.commit())?;
+        }
         let mut state = self.state.write();
         for key in keys {
             let (kind, oid) = key.split_once(':').expect("catalog key");
@@ -786,8 +854,9 @@ impl Catalog {
         let missing = || SqlError::internal(format!("engine table {} of \"{}\" is missing", def.engine_name, def.name));
         let db = self.database(&def.db).ok_or_else(missing)?;
         let (Some(key), false) = (&db.partition_key, db.partitions.is_empty()) else {
-            let table = self.engine.table(&def.engine_name).ok_or_else(missing)?;
-            return Ok(Arc::new(StoredTable::single(self.engine.clone(), table)));
+            let home = self.home_of(&def.db)?;
+            let table = home.engine.table(&def.engine_name).ok_or_else(missing)?;
+            return Ok(Arc::new(StoredTable::single(home.engine, table, home.stream)));
         };
         let mut db = db.clone();
         let mut key = key.clone();
@@ -869,92 +938,6 @@ impl Catalog {
     pub fn drop_sequence_entry(&self, oid: u32) -> Result<()> {
         self.delete_entries(&[format!("sequence:{oid}")])?;
         self.sequences.write().remove(&oid);
-        Ok(())
-    }
-
-    // ----- sequences -----
-
-    /// The next value of a sequence. Values are handed out without regard to
-    /// transactions (as in PostgreSQL); a durable reservation is written
-    /// every few values so a restart never repeats one.
-    pub fn nextval(&self, seq: &SequenceDef) -> Result<i64> {
-        Ok(self.nextval_many(seq, 1)?[0])
-    }
-
-    /// The next `n` values of a sequence (for a multi-row INSERT or a COPY),
-    /// reserved with one durable write instead of one per
-    /// [`SEQUENCE_BATCH`] values. If the sequence runs out inside the
-    /// range, the values up to its end are spent and the error is nextval's.
-    pub fn nextval_many(&self, seq: &SequenceDef, n: usize) -> Result<Vec<i64>> {
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let state =
-            self.sequences.read().get(&seq.oid).cloned().ok_or_else(|| {
-                SqlError::new(code::UNDEFINED_TABLE, format!("sequence \"{}\" does not exist", seq.name))
-            })?;
-        let mut reserved = state.reserved.lock();
-        let v = state.next.load(Ordering::Acquire);
-        let steps = i64::try_from(n - 1).unwrap_or(i64::MAX);
-        let last = v.checked_add(seq.increment.saturating_mul(steps));
-        let beyond = |x: i64| (seq.increment > 0 && x > seq.max) || (seq.increment < 0 && x < seq.min);
-        if !beyond(v) && last.is_none_or(beyond) {
-            // Runs out inside the range: take values one by one up to the
-            // end, as nextval per row would (the values are spent, as in
-            // PostgreSQL), and fail there.
-            drop(reserved);
-            for _ in 0..n {
-                self.nextval_many(seq, 1)?;
-            }
-            return Err(SqlError::internal("a sequence ran out without an error"));
-        }
-        if beyond(v) {
-            let (end, limit) = if seq.increment > 0 { ("maximum", seq.max) } else { ("minimum", seq.min) };
-            return Err(SqlError::new(
-                code::SEQUENCE_LIMIT,
-                format!("nextval: reached {end} value of sequence \"{}\" ({limit})", seq.name),
-            ));
-        }
-        let last = last.expect("checked above");
-        let past = if seq.increment > 0 { last > *reserved } else { last < *reserved };
-        if past {
-            // Hidden row-id sequences reserve more at a time: their gaps
-            // after a restart are invisible, their writes are not.
-            let batch = if seq.name.starts_with("__rowid_") { ROWID_SEQUENCE_BATCH } else { SEQUENCE_BATCH };
-            let ahead = last.saturating_add(seq.increment.saturating_mul(batch - 1));
-            let upto = if seq.increment > 0 { ahead.min(seq.max) } else { ahead.max(seq.min) };
-            self.write_sequence_mark(seq.oid, upto)?;
-            *reserved = upto;
-        }
-        state.next.store(last.saturating_add(seq.increment), Ordering::Release);
-        state.called.store(true, Ordering::Release);
-        Ok((0..n as i64).map(|i| v + i * seq.increment).collect())
-    }
-
-    /// Sets the sequence so that the next nextval returns `next`.
-    pub fn setval(&self, seq: &SequenceDef, value: i64, is_called: bool) -> Result<()> {
-        let state = self.sequences.read().get(&seq.oid).cloned();
-        let Some(state) = state else { return Ok(()) };
-        let mut reserved = state.reserved.lock();
-        let next = if is_called { value + seq.increment } else { value };
-        self.write_sequence_mark(seq.oid, next - seq.increment)?;
-        *reserved = next - seq.increment;
-        state.next.store(next, Ordering::Release);
-        Ok(())
-    }
-
-    /// The value the last nextval returned, if any (across sessions).
-    pub fn last_value(&self, seq: &SequenceDef) -> Option<i64> {
-        let state = self.sequences.read().get(&seq.oid).cloned()?;
-        state.called.load(Ordering::Acquire).then(|| state.next.load(Ordering::Acquire) - seq.increment)
-    }
-
-    fn write_sequence_mark(&self, oid: u32, value: i64) -> Result<()> {
-        let mut txn = self.engine.begin(Isolation::Snapshot)?;
-        let row = encode_tuple(&[Some(&oid.to_be_bytes()), Some(&value.to_be_bytes())]);
-        txn.put(&self.sequence_table, row, tessera_engine::PutCondition::Always)?;
-        // A durable commit: wait for the fsync off the runtime's thread.
-        crate::session::blocking(|| txn.commit())?;
         Ok(())
     }
 }

@@ -106,11 +106,16 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
                 return Err(SqlError::new(code::DUPLICATE_DATABASE, format!("database \"{name}\" already exists")));
             }
             let oid = session.catalog().alloc_oid();
-            let partitions = match options.key {
-                Some(_) => crate::session::blocking(|| {
-                    session.catalog().create_partitions(crate::partition::ranges(&options.splits))
-                })?,
-                None => Vec::new(),
+            // A keyed database's rows live in its partitions; a keyless
+            // one gets a home engine of its own (see `catalog/home.rs`).
+            let (partitions, home) = match options.key {
+                Some(_) => (
+                    crate::session::blocking(|| {
+                        session.catalog().create_partitions(crate::partition::ranges(&options.splits))
+                    })?,
+                    None,
+                ),
+                None => (Vec::new(), Some(crate::session::blocking(|| session.catalog().create_home())?)),
             };
             session.catalog().put_database(DatabaseDef {
                 oid,
@@ -119,6 +124,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
                 partition_key: options.key,
                 partitions,
                 schema_version: 0,
+                home,
             })?;
             cmd("CREATE DATABASE")
         }
@@ -210,6 +216,9 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
         }
         Statement::Vacuum(_) => {
             session.catalog().engine().collect_garbage();
+            for engine in session.catalog().engines_of_name(&session.info.db)? {
+                engine.collect_garbage();
+            }
             cmd("VACUUM")
         }
         _ => Ok(None),
@@ -744,9 +753,13 @@ fn drop_objects(
                         catalog.drop_sequence_entry(s.oid)?;
                     }
                     catalog.drop_database_entry(d.oid)?;
-                    // The partitions go with their database, files and all.
+                    // The partitions and the home go with their database,
+                    // files and all.
                     drop(engines);
                     crate::session::blocking(|| catalog.drop_partitions(&d.partitions))?;
+                    if let Some(home) = d.home {
+                        crate::session::blocking(|| catalog.drop_home(home))?;
+                    }
                 }
                 None => missing("database")?,
             },

@@ -255,15 +255,9 @@ impl std::fmt::Debug for StoredTable {
 }
 
 impl StoredTable {
-    /// A table of a keyless database (one partition).
-    pub fn single(engine: Arc<Engine>, table: Arc<Table>) -> StoredTable {
-        let def = PartitionDef {
-            stream: tessera_engine::SYSTEM_STREAM,
-            low: Vec::new(),
-            high: None,
-            schema_version: 0,
-            dirty: false,
-        };
+    /// A table of a keyless database (one partition: its home, `stream`).
+    pub fn single(engine: Arc<Engine>, table: Arc<Table>, stream: u32) -> StoredTable {
+        let def = PartitionDef { stream, low: Vec::new(), high: None, schema_version: 0, dirty: false };
         StoredTable { parts: vec![Part { def, engine, table, gate: None }], key: None, route: None }
     }
 

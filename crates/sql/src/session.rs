@@ -444,11 +444,17 @@ impl Session {
         (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms))
     }
 
+    /// A transaction of this session's database, on its home engine.
+    pub(crate) fn begin_txn(&self, isolation: tessera_engine::Isolation) -> Result<Txn> {
+        let (stream, engine) = self.shared.catalog.base_engine(&self.info.db)?;
+        Txn::begin(&engine, stream, isolation)
+    }
+
     pub(crate) fn ensure_txn(&mut self) -> Result<()> {
         let mut slot = self.txn.lock();
         if slot.is_none() {
             let isolation = self.current_isolation();
-            let mut txn = Txn::begin(&self.shared.engine, isolation)?;
+            let mut txn = self.begin_txn(isolation)?;
             if self.info.settings.lock().hot().lazy_commit {
                 txn.set_durability(tessera_engine::Durability::Lazy);
             }

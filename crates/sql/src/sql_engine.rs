@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use datafusion::sql::sqlparser::ast::Statement;
 use parking_lot::Mutex;
-use tessera_engine::{Engine, Node};
+use tessera_engine::Node;
 
 use crate::catalog::Catalog;
 use crate::cluster_view::SecondaryState;
@@ -20,8 +20,6 @@ pub struct SqlEngine {
     /// Open sessions per database (DROP DATABASE refuses while there are).
     pub(crate) connected: Mutex<std::collections::HashMap<String, usize>>,
     pub node: Arc<Node>,
-    /// The node's system engine (catalog, keyless databases).
-    pub engine: Arc<Engine>,
     pub catalog: Arc<Catalog>,
     next_pid: AtomicI32,
     /// Set on a secondary serving reads: its sessions are read-only and
@@ -45,14 +43,7 @@ impl SqlEngine {
     }
 
     fn new(node: Arc<Node>, catalog: Arc<Catalog>, secondary: Option<Arc<dyn SecondaryState>>) -> Arc<SqlEngine> {
-        Arc::new(SqlEngine {
-            connected: Default::default(),
-            engine: node.system().clone(),
-            node,
-            catalog,
-            next_pid: AtomicI32::new(1000),
-            secondary,
-        })
+        Arc::new(SqlEngine { connected: Default::default(), node, catalog, next_pid: AtomicI32::new(1000), secondary })
     }
 
     pub fn is_secondary(&self) -> bool {

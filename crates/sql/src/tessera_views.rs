@@ -167,7 +167,7 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
             let mut rows = Vec::new();
             for d in r.catalog.databases() {
                 let parts: Vec<(i64, i64)> = if d.partitions.is_empty() {
-                    vec![(1, 0)]
+                    vec![(1, d.home.unwrap_or(0) as i64)]
                 } else {
                     d.partitions.iter().enumerate().map(|(k, p)| (k as i64 + 1, p.stream as i64)).collect()
                 };

@@ -1,8 +1,9 @@
 //! A session's transaction over the partitions it touches.
 //!
 //! Each partition is an engine with its own clock, so a SQL transaction is a
-//! set of engine transactions: one on the system engine, begun at once (it
-//! serves keyless databases), and one per partition of a keyed database,
+//! set of engine transactions: one on the database's home engine (its own,
+//! or the system engine), begun at once (it serves keyless databases), and
+//! one per partition of a keyed database,
 //! begun when a statement first touches that partition, at the same
 //! isolation level. Reads across partitions therefore see each partition at
 //! its own snapshot — the read-committed fan-out of the Cloud SQL Server
@@ -55,11 +56,12 @@ pub struct Txn {
 }
 
 impl Txn {
-    pub fn begin(system: &Engine, isolation: Isolation) -> SqlResult<Txn> {
-        let t = system.begin(isolation)?;
+    /// Begins on `base`, the database's home engine (stream `stream`).
+    pub fn begin(base: &Engine, stream: u32, isolation: Isolation) -> SqlResult<Txn> {
+        let t = base.begin(isolation)?;
         Ok(Txn {
             isolation,
-            parts: vec![(tessera_engine::SYSTEM_STREAM, t)],
+            parts: vec![(stream, t)],
             initial: Vec::new(),
             marks: Vec::new(),
             durability: None,

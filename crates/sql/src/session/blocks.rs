@@ -170,7 +170,7 @@ impl Session {
                         if let Some(old) = slot.take() {
                             old.abort();
                         }
-                        *slot = Some(Txn::begin(&self.shared.engine, iso)?);
+                        *slot = Some(self.begin_txn(iso)?);
                     } else {
                         self.next_isolation = Some(iso);
                     }

@@ -237,3 +237,71 @@ fn one_copy_of_a_million_rows() {
         assert_eq!(query_text(&client, "SELECT count(*), sum(balance) FROM accounts").await, expected);
     });
 }
+
+/// A client of database `db` on `server`.
+async fn connect_db(server: &Server, db: &str) -> Client {
+    let conn_str = format!("host=127.0.0.1 port={} user=tessera dbname={db}", server.port());
+    let (client, connection) = tokio_postgres::connect(&conn_str, tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("connecting with `{conn_str}`: {}", describe(&e)));
+    tokio::spawn(connection);
+    client
+}
+
+/// A database made by CREATE DATABASE keeps its schema, rows and sequences
+/// in an engine of its own (its home, a stream apart from the system
+/// engine's): everything survives `kill -9`, and DROP DATABASE takes the
+/// home with it.
+#[test]
+fn a_databases_home_engine_survives_kill9_and_goes_with_drop() {
+    let mut server = Server::start();
+    block_on(Duration::from_secs(120), async {
+        let admin = connect(&server).await;
+        exec(&admin, "CREATE DATABASE shop").await;
+        let shop = connect_db(&server, "shop").await;
+        exec(
+            &shop,
+            "CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL);
+             CREATE SEQUENCE tickets;
+             INSERT INTO items (name) VALUES ('a'), ('b'), ('c');
+             SELECT nextval('tickets'); SELECT nextval('tickets');",
+        )
+        .await;
+        // Its home is a stream of its own; the bootstrap database's is the system engine's.
+        let streams = query_text(&admin, "SELECT database, stream FROM tessera.replicas ORDER BY database").await;
+        let stream_of = |db: &str| streams.iter().find(|r| r[0].as_deref() == Some(db)).and_then(|r| r[1].clone());
+        assert_eq!(stream_of("tessera").as_deref(), Some("0"), "{streams:?}");
+        assert!(stream_of("shop").is_some_and(|s| s != "0"), "{streams:?}");
+        // Its tables are its own: the bootstrap database does not see them.
+        let err = admin.simple_query("SELECT * FROM items").await.unwrap_err();
+        assert_eq!(err.code().map(|c| c.code()), Some("42P01"));
+    });
+    server.kill9();
+    server.restart();
+    block_on(Duration::from_secs(120), async {
+        let shop = connect_db(&server, "shop").await;
+        exec(&shop, "INSERT INTO items (name) VALUES ('d')").await;
+        // The serial goes on past the values reserved before the crash (as
+        // PostgreSQL's does after one), never repeating one.
+        let items = query_text(&shop, "SELECT id, name FROM items ORDER BY id").await;
+        let names: Vec<&str> = items.iter().map(|r| r[1].as_deref().unwrap()).collect();
+        assert_eq!(names, ["a", "b", "c", "d"], "{items:?}");
+        assert!(items[3][0].as_deref().and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v > 3), "{items:?}");
+        // The sequence goes on past what it handed out before the crash.
+        let next = query_text(&shop, "SELECT nextval('tickets')").await;
+        assert!(next[0][0].as_deref().and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v > 2), "{next:?}");
+        drop(shop);
+        let admin = connect(&server).await;
+        exec(&admin, "DROP DATABASE shop").await;
+        exec(&admin, "CREATE DATABASE shop").await;
+        let shop = connect_db(&server, "shop").await;
+        let err = shop.simple_query("SELECT * FROM items").await.unwrap_err();
+        assert_eq!(err.code().map(|c| c.code()), Some("42P01"), "a new database of the same name starts empty");
+    });
+    server.kill9();
+    server.restart();
+    block_on(Duration::from_secs(60), async {
+        let shop = connect_db(&server, "shop").await;
+        exec(&shop, "CREATE TABLE items (id int PRIMARY KEY)").await;
+    });
+}

@@ -1,0 +1,190 @@
+//! A database's *home*: the engine that holds its catalog entries (tables,
+//! sequences), its sequences' reservations and, for a keyless database,
+//! its tables' rows.
+//!
+//! A keyless database created by CREATE DATABASE gets an engine of its own
+//! (a stream, like a keyed database's partitions), so that everything a
+//! transaction of that database touches — data and schema — lives in one
+//! engine, apart from the other databases. That is what lets a database be
+//! replicated as a group of its own, its primary on any node (see
+//! `docs/design/cluster.md`). The system engine (stream 0) keeps what is
+//! cluster-wide — databases, roles, the stream counter, schema-change
+//! jobs — and is the home of the bootstrap databases (`tessera`,
+//! `postgres`), of keyed databases (their rows live in their partitions)
+//! and of databases created before homes existed.
+
+use std::sync::Arc;
+
+use tessera_engine::{Engine, IndexKind, Isolation, KeyRange, PRIMARY, Table, TableSpec};
+
+use super::{CATALOG_TABLE, Catalog, Entry, SEQUENCE_TABLE};
+use crate::error::{Result, SqlError};
+
+/// Rows as an engine scan returns them.
+type Rows = Vec<Vec<u8>>;
+
+/// The engine holding a database's catalog entries, and its two tables.
+#[derive(Clone)]
+pub struct Home {
+    pub stream: u32,
+    pub engine: Arc<Engine>,
+    pub(super) catalog: Arc<Table>,
+    pub(super) sequences: Arc<Table>,
+}
+
+impl Home {
+    /// The home in `engine`: its two tables, created when `create` (a new
+    /// home) and looked up otherwise (None if they are not there yet, as
+    /// on a secondary the creation has not reached).
+    pub(super) fn in_engine(stream: u32, engine: Arc<Engine>, create: bool) -> Result<Option<Home>> {
+        let table = |name: &str| -> Result<Option<Arc<Table>>> {
+            match engine.table(name) {
+                Some(t) => Ok(Some(t)),
+                None if create => Ok(Some(engine.create_table(TableSpec::new(name, vec![0], IndexKind::Hash))?)),
+                None => Ok(None),
+            }
+        };
+        let (Some(catalog), Some(sequences)) = (table(CATALOG_TABLE)?, table(SEQUENCE_TABLE)?) else {
+            return Ok(None);
+        };
+        Ok(Some(Home { stream, engine, catalog, sequences }))
+    }
+
+    /// Its catalog rows and sequence reservations, read at one snapshot.
+    pub(super) fn scan(&self) -> Result<(Rows, Rows)> {
+        let mut txn = self.engine.begin(Isolation::Snapshot)?;
+        let rows = txn.scan_collect(&self.catalog, PRIMARY, &KeyRange::all())?;
+        let seq_rows = txn.scan_collect(&self.sequences, PRIMARY, &KeyRange::all())?;
+        txn.abort();
+        Ok((rows, seq_rows))
+    }
+
+    /// How often its catalog table changed (a replica reloads on a change).
+    pub(super) fn changes(&self) -> i64 {
+        self.catalog.changes()
+    }
+}
+
+impl Catalog {
+    /// The system engine as a home.
+    pub(super) fn system_home(&self) -> Home {
+        Home {
+            stream: tessera_engine::SYSTEM_STREAM,
+            engine: self.engine.clone(),
+            catalog: self.catalog_table.clone(),
+            sequences: self.sequence_table.clone(),
+        }
+    }
+
+    /// Makes a home for a new keyless database: a new stream, its engine
+    /// and its two tables. The caller records the stream in the database's
+    /// entry; a crash before that leaves a stream no database owns, which
+    /// the next start removes.
+    pub fn create_home(&self) -> Result<u32> {
+        let stream = {
+            let mut s = self.state.write();
+            let stream = s.next_stream;
+            s.next_stream += 1;
+            stream
+        };
+        self.write_entries(&[Entry::Streams { next: stream + 1 }])?;
+        let engine = self.node.open_partition(stream, true)?;
+        let home = Home::in_engine(stream, engine, true)?.expect("created");
+        self.homes.write().insert(stream, home);
+        Ok(stream)
+    }
+
+    /// Forgets a dropped database's home and deletes its engine.
+    pub fn drop_home(&self, stream: u32) -> Result<()> {
+        self.homes.write().remove(&stream);
+        self.node.drop_partition(stream)?;
+        Ok(())
+    }
+
+    /// The home with this stream, attached when first asked for: opened
+    /// (and recovered) on a primary; on a replica, only once replication
+    /// has created it (None before).
+    pub(super) fn attach_home(&self, stream: u32) -> Result<Option<Home>> {
+        if let Some(h) = self.homes.read().get(&stream) {
+            return Ok(Some(h.clone()));
+        }
+        let engine =
+            if self.replica { self.node.partition(stream) } else { Some(self.node.open_partition(stream, false)?) };
+        let Some(engine) = engine else { return Ok(None) };
+        let home = Home::in_engine(stream, engine, false)?;
+        if let Some(h) = &home {
+            self.homes.write().insert(stream, h.clone());
+        }
+        Ok(home)
+    }
+
+    /// The home of database `db` (the system engine when it has none of
+    /// its own, or does not exist).
+    pub(super) fn home_of(&self, db: &str) -> Result<Home> {
+        let stream = self.state.read().databases.get(db).and_then(|d| d.home);
+        match stream {
+            None => Ok(self.system_home()),
+            Some(s) => self.attach_home(s)?.ok_or_else(|| {
+                SqlError::new(
+                    crate::error::code::CANNOT_CONNECT_NOW,
+                    format!("database \"{db}\" has not reached this node yet"),
+                )
+            }),
+        }
+    }
+
+    /// The engine a transaction of database `db` starts on (its home), and
+    /// its stream.
+    pub fn base_engine(&self, db: &str) -> Result<(u32, Arc<Engine>)> {
+        let h = self.home_of(db)?;
+        Ok((h.stream, h.engine))
+    }
+
+    /// Where a catalog entry is kept: a table's or sequence's in its
+    /// database's home, everything else in the system engine.
+    pub(super) fn entry_home(&self, e: &Entry) -> Result<Home> {
+        match e {
+            Entry::Table(t) => self.home_of(&t.db),
+            Entry::Sequence(s) => self.home_of(&s.db),
+            _ => Ok(self.system_home()),
+        }
+    }
+
+    /// Where the entry with this key is kept (see [`Self::entry_home`]).
+    pub(super) fn key_home(&self, key: &str) -> Result<Home> {
+        let (kind, oid) = key.split_once(':').unwrap_or((key, ""));
+        let oid: u32 = oid.parse().unwrap_or(u32::MAX);
+        let db = {
+            let s = self.state.read();
+            match kind {
+                "table" => s.tables.values().find(|t| t.oid == oid).map(|t| t.db.clone()),
+                "sequence" => s.sequences.values().find(|q| q.oid == oid).map(|q| q.db.clone()),
+                _ => None,
+            }
+        };
+        match db {
+            Some(db) => self.home_of(&db),
+            None => Ok(self.system_home()),
+        }
+    }
+
+    /// The home holding sequence `oid`'s reservations.
+    pub(super) fn sequence_home(&self, oid: u32) -> Result<Home> {
+        self.key_home(&format!("sequence:{oid}"))
+    }
+
+    /// Whether a database's home that was missing when the catalog was
+    /// loaded (a replica's, before replication created it) is there now.
+    pub(super) fn home_arrived(&self) -> bool {
+        let wanted: Vec<u32> = self.state.read().databases.values().filter_map(|d| d.home).collect();
+        let homes = self.homes.read();
+        wanted.iter().any(|s| {
+            !homes.contains_key(s) && self.node.partition(*s).is_some_and(|e| e.table(CATALOG_TABLE).is_some())
+        })
+    }
+
+    /// The change count of every attached home's catalog table.
+    pub(super) fn home_changes(&self) -> i64 {
+        self.homes.read().values().map(Home::changes).sum()
+    }
+}

@@ -138,21 +138,8 @@ pub(crate) async fn set_replicas(
     me: NodeId,
     replicas: usize,
 ) -> Result<String> {
-    use openraft::async_runtime::WatchReceiver;
-    let m = directory.metrics().borrow_watched().clone();
-    if m.current_leader != Some(me) || m.state != openraft::ServerState::Leader {
-        let known = m.current_leader.and_then(|l| m.membership_config.membership().get_node(&l).cloned());
-        let Some(leader) = known.or_else(|| roster.manager_leader()) else {
-            return Err(ReplicationError::Refused(
-                "the partition manager has no leader at the moment (an election, or fewer than a quorum of its nodes is up)"
-                    .into(),
-            ));
-        };
-        return match call(peers, &leader.rpc_addr, &Request::SetReplicas(replicas)).await? {
-            Reply::Done(msg) => Ok(msg),
-            Reply::Failed(e) => Err(ReplicationError::Refused(e)),
-            _ => Err(ReplicationError::Codec("unexpected reply to set replicas".into())),
-        };
+    if let Some(answer) = on_manager_leader(directory, roster, peers, me, &Request::SetReplicas(replicas)).await {
+        return answer;
     }
     // The nodes the directory lists, and any heard from but not recorded yet.
     let mut known: std::collections::BTreeSet<NodeId> = machine.directory().nodes.into_keys().collect();
@@ -169,6 +156,55 @@ pub(crate) async fn set_replicas(
     Ok(format!(
         "the data group keeps {replicas} replicas from now on: the partition manager builds or removes replicas to match"
     ))
+}
+
+/// Passes `request` on to the manager's leader when this node is not it
+/// (None: it is; answer here).
+async fn on_manager_leader(
+    directory: &DirectoryRaft,
+    roster: &Arc<Roster>,
+    peers: &Peers,
+    me: NodeId,
+    request: &Request,
+) -> Option<Result<String>> {
+    use openraft::async_runtime::WatchReceiver;
+    let m = directory.metrics().borrow_watched().clone();
+    if m.current_leader == Some(me) && m.state == openraft::ServerState::Leader {
+        return None;
+    }
+    let known = m.current_leader.and_then(|l| m.membership_config.membership().get_node(&l).cloned());
+    let Some(leader) = known.or_else(|| roster.manager_leader()) else {
+        return Some(Err(ReplicationError::Refused(
+            "the partition manager has no leader at the moment (an election, or fewer than a quorum of its nodes is up)"
+                .into(),
+        )));
+    };
+    Some(match call(peers, &leader.rpc_addr, request).await {
+        Ok(Reply::Done(msg)) => Ok(msg),
+        Ok(Reply::Failed(e)) => Err(ReplicationError::Refused(e)),
+        Ok(_) => Err(ReplicationError::Codec("unexpected reply from the manager's leader".into())),
+        Err(e) => Err(e),
+    })
+}
+
+/// Records a new data group in the directory (on the manager's leader):
+/// every node then hosts it, and the manager builds its replicas.
+pub(crate) async fn create_group(
+    directory: &DirectoryRaft,
+    roster: &Arc<Roster>,
+    peers: &Peers,
+    me: NodeId,
+    group: crate::types::GroupId,
+    streams: Vec<u32>,
+    replicas: usize,
+) -> Result<String> {
+    let request = Request::CreateGroup { group, streams: streams.clone(), replicas };
+    if let Some(answer) = on_manager_leader(directory, roster, peers, me, &request).await {
+        return answer;
+    }
+    let command = crate::directory::DirectoryCommand::Group { group, streams, replicas };
+    directory.client_write(command.to_entry(me)).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+    Ok(format!("data group {group} keeps {replicas} replicas"))
 }
 
 async fn call(peers: &Peers, addr: &str, request: &Request) -> Result<Reply> {

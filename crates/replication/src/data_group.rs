@@ -5,6 +5,7 @@
 //! (`Group::host`), each over the streams it claims; they share the node's
 //! engines, RPC listener and Raft log (`log_store::SharedLog`).
 
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use openraft::{ReadPolicy, ServerState};
 use tessera_engine::{Node, SYSTEM_STREAM};
 use tokio::sync::{mpsc, watch};
 
-use crate::commit_log::{Outcome, Proposals};
+use crate::commit_log::{Outcome, Proposals, Router};
 use crate::error::{ReplicationError, Result};
 use crate::group::{GroupConfig, Role};
 use crate::log_store::{LogStore, SharedLog};
@@ -36,6 +37,59 @@ pub(crate) struct GroupContext {
     pub runtime: tokio::runtime::Handle,
 }
 
+/// The data groups a node hosts besides the first, and what hosting
+/// another needs. Shared by the node (`Group`) and the loop that hosts
+/// the groups the manager's directory lists.
+pub(crate) struct Hosting {
+    pub context: GroupContext,
+    pub router: Arc<Router>,
+    /// The streams these groups claimed (the first group's are the rest).
+    pub claimed: Arc<parking_lot::RwLock<HashSet<u32>>>,
+    pub more: parking_lot::Mutex<BTreeMap<GroupId, DataGroup>>,
+    /// One group is started at a time.
+    starting: tokio::sync::Mutex<()>,
+}
+
+impl Hosting {
+    pub fn new(context: GroupContext, router: Arc<Router>, claimed: Arc<parking_lot::RwLock<HashSet<u32>>>) -> Self {
+        Hosting { context, router, claimed, more: Default::default(), starting: Default::default() }
+    }
+
+    pub fn is_hosted(&self, id: GroupId) -> bool {
+        id == DATA_GROUP || self.more.lock().contains_key(&id)
+    }
+
+    /// Hosts data group `id` for `streams` (see `Group::host`); nothing
+    /// if it is hosted already.
+    pub async fn host(&self, id: GroupId, streams: &[u32]) -> Result<()> {
+        let _one = self.starting.lock().await;
+        if self.is_hosted(id) {
+            return Ok(());
+        }
+        if id == crate::log_store::MANAGER_LOG {
+            return Err(ReplicationError::Refused(format!("group id {id} is the manager's")));
+        }
+        let (submit, submitted) = mpsc::unbounded_channel::<Command>();
+        let proposals = Proposals::new(self.context.config.id, submit);
+        let mine: HashSet<u32> = streams.iter().copied().collect();
+        self.claimed.write().extend(mine.iter().copied());
+        self.router.claim(streams, &proposals);
+        let owns: Owns = Arc::new(move |stream| mine.contains(&stream));
+        let group = self.context.start_group(id, proposals, submitted, owns, SpareState::default()).await?;
+        tracing::info!(group = id, ?streams, "hosting data group {id}");
+        self.more.lock().insert(id, group);
+        Ok(())
+    }
+
+    pub fn raft_of(&self, id: GroupId) -> Option<Raft> {
+        self.more.lock().get(&id).map(|g| g.raft.clone())
+    }
+
+    pub fn role_of(&self, id: GroupId) -> Option<watch::Receiver<Role>> {
+        self.more.lock().get(&id).map(|g| g.role.clone())
+    }
+}
+
 /// A data group as this node takes part in it.
 pub(crate) struct DataGroup {
     pub raft: Raft,
@@ -52,7 +106,7 @@ impl GroupContext {
     /// accepts, the task feeding `submitted` proposals to Raft, and the
     /// watch on its role. `spare` is what registering with the primary
     /// tells a node outside the group (the first group only).
-    pub fn start_group(
+    pub async fn start_group(
         &self,
         id: GroupId,
         proposals: Arc<Proposals>,
@@ -76,9 +130,8 @@ impl GroupContext {
             Arc::new(crate::freshness::Freshness::new(Arc::new(move || sm.last_applied())))
         };
         let network = GroupPeers { peers: self.peers.clone(), group: id };
-        let raft = self
-            .runtime
-            .block_on(Raft::new(config.id, self.raft_config.clone(), network, log.clone(), sm))
+        let raft = Raft::new(config.id, self.raft_config.clone(), network, log.clone(), sm)
+            .await
             .map_err(|e| ReplicationError::Raft(e.to_string()))?;
         self.hosts.write().insert(
             id,

@@ -45,8 +45,12 @@ pub type DirectorySnapshot = openraft::type_config::alias::SnapshotOf<C, Directo
 pub struct Directory {
     /// Every node that joined the cluster: where it is, its domains.
     pub nodes: BTreeMap<NodeId, NodeInfo>,
-    /// Replicas each group keeps (the data group: [`DATA_GROUP`]).
+    /// Replicas each data group keeps (the first: [`crate::types::DATA_GROUP`]).
     pub targets: BTreeMap<GroupId, usize>,
+    /// The streams each data group besides the first replicates (the first
+    /// replicates the rest); every node hosts every group listed here.
+    #[serde(default)]
+    pub streams: BTreeMap<GroupId, Vec<u32>>,
     /// Load figures as last recorded (every few seconds, when they moved).
     pub loads: BTreeMap<NodeId, Load>,
 }
@@ -58,6 +62,8 @@ pub enum DirectoryCommand {
     Node { id: NodeId, info: NodeInfo },
     /// A group's replica count.
     Target { group: GroupId, replicas: usize },
+    /// A new data group, over these streams, keeping this many replicas.
+    Group { group: GroupId, streams: Vec<u32>, replicas: usize },
     /// The nodes' load figures now.
     Loads(BTreeMap<NodeId, Load>),
 }
@@ -86,6 +92,10 @@ impl Directory {
                 self.targets.insert(group, replicas);
             }
             DirectoryCommand::Loads(loads) => self.loads = loads,
+            DirectoryCommand::Group { group, streams, replicas } => {
+                self.streams.insert(group, streams);
+                self.targets.insert(group, replicas);
+            }
         }
     }
 }

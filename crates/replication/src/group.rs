@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use crate::commit_log::{Proposals, Router};
-use crate::data_group::{DataGroup, GroupContext, SpareState, SpareView};
+use crate::data_group::{DataGroup, GroupContext, Hosting, SpareState, SpareView};
 use crate::directory::{DirectoryMachine, DirectoryRaft};
 use crate::directory_link::DirectoryPeers;
 use crate::error::{ReplicationError, Result};
@@ -115,13 +115,8 @@ pub struct Group {
     role: watch::Receiver<Role>,
     freshness: Arc<crate::freshness::Freshness>,
     roster: Arc<Roster>,
-    /// What hosting another data group needs.
-    context: GroupContext,
-    router: Arc<Router>,
-    /// The streams other data groups claimed (the first group's are the rest).
-    claimed: Arc<parking_lot::RwLock<HashSet<u32>>>,
     /// The data groups hosted besides the first.
-    more: parking_lot::Mutex<BTreeMap<GroupId, DataGroup>>,
+    hosting: Arc<Hosting>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -187,8 +182,10 @@ impl Group {
             Arc::new(move |stream| !claimed.read().contains(&stream))
         };
         let spare = SpareState::default();
-        let first = context.start_group(DATA_GROUP, proposals.clone(), submitted, owns, spare.clone())?;
+        let first =
+            runtime.block_on(context.start_group(DATA_GROUP, proposals.clone(), submitted, owns, spare.clone()))?;
         let raft = first.raft.clone();
+        let hosting = Arc::new(Hosting::new(context, router, claimed));
         // The manager group: the same timing, its part of the node's log, a
         // snapshot of the whole directory every thousand entries.
         let directory_log = shared_log.group(MANAGER_LOG, DIRECTORY_CACHE_BYTES);
@@ -221,7 +218,7 @@ impl Group {
             listener,
             config.secret.clone(),
             handler(Services {
-                hosts: context.hosts.clone(),
+                hosts: hosting.context.hosts.clone(),
                 id: config.id,
                 info: config.info.clone(),
                 peers: peers.clone(),
@@ -233,7 +230,14 @@ impl Group {
         if first.fresh {
             runtime.spawn(bootstrap(raft.clone(), directory.clone(), peers.clone(), config.clone()));
         }
-        runtime.spawn(report_loop(directory.clone(), raft.clone(), peers.clone(), config.clone(), roster.clone()));
+        runtime.spawn(report_loop(
+            (directory.clone(), machine.clone()),
+            raft.clone(),
+            hosting.clone(),
+            peers.clone(),
+            config.clone(),
+            roster.clone(),
+        ));
         runtime.spawn(spare_watch(raft.clone(), peers.clone(), config.clone(), spare, roster.clone()));
         let role = first.role.clone();
         let manager = Manager {
@@ -241,6 +245,7 @@ impl Group {
             machine: machine.clone(),
             data: raft.clone(),
             role: role.clone(),
+            hosting: hosting.clone(),
             peers: peers.clone(),
             me: config.id,
             info: config.info.clone(),
@@ -260,10 +265,7 @@ impl Group {
             role,
             freshness: first.freshness,
             roster,
-            context,
-            router,
-            claimed,
-            more: parking_lot::Mutex::default(),
+            hosting,
             runtime: Some(runtime),
         })
     }
@@ -316,25 +318,42 @@ impl Group {
     /// shared log). Every node that is to hold a replica hosts the group;
     /// one of them then forms it ([`Group::form`]).
     pub fn host(&self, id: GroupId, streams: &[u32]) -> Result<()> {
-        if id == DATA_GROUP || id == crate::log_store::MANAGER_LOG || self.more.lock().contains_key(&id) {
+        if self.hosting.is_hosted(id) {
             return Err(ReplicationError::Refused(format!("group {id} is already hosted here")));
         }
-        let (submit, submitted) = mpsc::unbounded_channel::<Command>();
-        let proposals = Proposals::new(self.id, submit);
-        let mine: HashSet<u32> = streams.iter().copied().collect();
-        self.claimed.write().extend(mine.iter().copied());
-        self.router.claim(streams, &proposals);
-        let owns: Owns = Arc::new(move |stream| mine.contains(&stream));
-        let group = self.context.start_group(id, proposals, submitted, owns, SpareState::default())?;
-        self.more.lock().insert(id, group);
-        Ok(())
+        self.hosting.context.runtime.block_on(self.hosting.host(id, streams))
     }
 
     /// Forms hosted data group `id` with these voters (call on one of them).
     pub fn form(&self, id: GroupId, voters: BTreeMap<NodeId, NodeInfo>) -> Result<()> {
         let raft =
             self.raft_of(id).ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
-        self.context.runtime.block_on(raft.initialize(voters)).map_err(|e| ReplicationError::Raft(e.to_string()))
+        self.hosting
+            .context
+            .runtime
+            .block_on(raft.initialize(voters))
+            .map_err(|e| ReplicationError::Raft(e.to_string()))
+    }
+
+    /// Creates data group `id` over `streams`, keeping `replicas` replicas:
+    /// hosted and formed here (this node its first voter and primary), then
+    /// recorded in the manager's directory, after which every node hosts
+    /// it and the manager builds its other replicas and may move its
+    /// primary to spread primaries over the nodes.
+    pub fn create_group(&self, id: GroupId, streams: &[u32], replicas: usize) -> Result<()> {
+        let context = &self.hosting.context;
+        self.host(id, streams)?;
+        self.form(id, BTreeMap::from([(self.id, context.config.info.clone())]))?;
+        let recorded = crate::admin::create_group(
+            &self.directory,
+            &self.roster,
+            &context.peers,
+            self.id,
+            id,
+            streams.to_vec(),
+            replicas.max(1),
+        );
+        context.runtime.block_on(recorded).map(|_| ())
     }
 
     /// Data group `id`'s Raft on this node, if it hosts the group.
@@ -342,7 +361,7 @@ impl Group {
         if id == DATA_GROUP {
             return Some(self.raft.clone());
         }
-        self.more.lock().get(&id).map(|g| g.raft.clone())
+        self.hosting.raft_of(id)
     }
 
     /// This node's role in data group `id`, if it hosts the group.
@@ -350,13 +369,13 @@ impl Group {
         if id == DATA_GROUP {
             return Some(self.role.clone());
         }
-        self.more.lock().get(&id).map(|g| g.role.clone())
+        self.hosting.role_of(id)
     }
 
     /// Stops Raft and the listener; commits still waiting fail as unknown.
     pub fn shutdown(mut self) -> Result<()> {
         self.proposals.set_serving(false, "the node is shutting down");
-        let more: Vec<DataGroup> = std::mem::take(&mut *self.more.lock()).into_values().collect();
+        let more: Vec<DataGroup> = std::mem::take(&mut *self.hosting.more.lock()).into_values().collect();
         for g in &more {
             g.proposals.set_serving(false, "the node is shutting down");
         }
@@ -509,11 +528,33 @@ async fn spare_watch(raft: Raft, peers: Peers, config: GroupConfig, spare: Spare
 /// any node it knows of, which names the leader. A node the leader says is
 /// outside the manager group's configuration does not call the group's
 /// elections (its stale configuration may still name it a voter).
-async fn report_loop(directory: DirectoryRaft, data: Raft, peers: Peers, config: GroupConfig, roster: Arc<Roster>) {
+///
+/// The answer also lists the data groups the directory holds: the node
+/// hosts each (its Raft, idle unless the manager makes it a member).
+async fn report_loop(
+    (directory, machine): (DirectoryRaft, DirectoryMachine),
+    data: Raft,
+    hosting: Arc<Hosting>,
+    peers: Peers,
+    config: GroupConfig,
+    roster: Arc<Roster>,
+) {
     let mut tick = tokio::time::interval(crate::manager::TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_leader: Option<String> = None;
     let mut campaigns = true;
+    let host = |groups: Vec<(GroupId, Vec<u32>)>| {
+        let hosting = hosting.clone();
+        async move {
+            for (group, streams) in groups {
+                if !hosting.is_hosted(group)
+                    && let Err(e) = hosting.host(group, &streams).await
+                {
+                    tracing::warn!(group, "cannot host data group {group}: {e}");
+                }
+            }
+        }
+    };
     loop {
         tick.tick().await;
         let m = directory.metrics().borrow_watched().clone();
@@ -522,6 +563,7 @@ async fn report_loop(directory: DirectoryRaft, data: Raft, peers: Peers, config:
                 directory.runtime_config().elect(true);
                 campaigns = true;
             }
+            host(machine.directory().streams.into_iter().collect()).await;
             continue;
         }
         let mut candidates: Vec<String> = last_leader.iter().cloned().collect();
@@ -540,19 +582,20 @@ async fn report_loop(directory: DirectoryRaft, data: Raft, peers: Peers, config:
             let addr = candidates[i].clone();
             i += 1;
             match peers.report(&addr, &config.info, load).await {
-                Ok((Some((_, leader)), member, true, group)) => {
-                    roster.set_manager_group(group, Some(leader));
+                Ok(r) if r.by_leader => {
+                    roster.set_manager_group(r.group, r.leader.map(|(_, info)| info));
                     last_leader = Some(addr);
-                    if member != campaigns {
-                        directory.runtime_config().elect(member);
-                        campaigns = member;
+                    if r.member != campaigns {
+                        directory.runtime_config().elect(r.member);
+                        campaigns = r.member;
                     }
+                    host(r.groups).await;
                     break;
                 }
                 // Not the leader, but it names one: ask that one next.
-                Ok((Some((_, info)), _, false, _)) if hops < 3 => {
+                Ok(r) if hops < 3 && r.leader.is_some() => {
                     hops += 1;
-                    candidates.insert(i, info.rpc_addr);
+                    candidates.insert(i, r.leader.expect("checked").1.rpc_addr);
                 }
                 _ => {}
             }

@@ -45,7 +45,7 @@ use openraft::storage::RaftStateMachine;
 use openraft::{ChangeMembers, ServerState};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use tessera_cluster::{Action, ClusterMap, PartitionInfo, Replica, plan_repair};
+use tessera_cluster::{Action, ClusterMap, PartitionInfo, Replica, balance_primaries, plan_repair};
 use tokio::sync::watch;
 
 use crate::directory::{DirectoryCommand, DirectoryMachine, DirectoryRaft};
@@ -53,7 +53,7 @@ use crate::group::Role;
 use crate::load::LoadMeter;
 use crate::network::{Peers, Reply, Request};
 use crate::status::{ALIVE, answered, matched};
-use crate::types::{C, DATA_GROUP, Load, NodeId, NodeInfo, Raft};
+use crate::types::{C, DATA_GROUP, GroupId, Load, NodeId, NodeInfo, Raft};
 
 /// A learner this close to the primary's last log index becomes a voter.
 const CAUGHT_UP: u64 = 64;
@@ -235,16 +235,16 @@ pub(crate) async fn reconfigure<SM: RaftStateMachine<C>>(
 enum Target {
     /// The manager group itself.
     Manager,
-    /// The data group (its primary carries out the steps).
-    Data,
+    /// A data group (its primary carries out the steps).
+    Data(GroupId),
 }
 
 impl std::fmt::Display for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Target::Manager => "manager group",
-            Target::Data => "data group",
-        })
+        match self {
+            Target::Manager => f.write_str("manager group"),
+            Target::Data(g) => write!(f, "data group {g}"),
+        }
     }
 }
 
@@ -255,6 +255,8 @@ pub(crate) struct Manager {
     /// This node's data Raft and role: the way to the data group's primary.
     pub data: Raft,
     pub role: watch::Receiver<Role>,
+    /// The other data groups this node hosts.
+    pub hosting: Arc<crate::data_group::Hosting>,
     pub peers: Peers,
     pub me: NodeId,
     pub info: NodeInfo,
@@ -264,6 +266,9 @@ pub(crate) struct Manager {
     /// How long a voter may be unreachable before it is replaced.
     pub replace_after: Duration,
 }
+
+/// How long after moving a primary the manager waits before the next move.
+const SETTLE: Duration = Duration::from_secs(2);
 
 /// Load figures are recorded in the directory every this many ticks.
 const LOAD_TICKS: u64 = 20;
@@ -280,6 +285,7 @@ impl Manager {
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut ticks = 0u64;
+        let mut settled: Option<Instant> = None;
         loop {
             tick.tick().await;
             if GroupView::of_leader(&self.directory, self.me).is_err() {
@@ -297,14 +303,118 @@ impl Manager {
                 let size = manager_size(directory.nodes.len().max(view.members.len()));
                 self.repair(Target::Manager, &view, size, &mut down_since).await;
             }
+            // Every data group, as its primary sees it.
+            let mut views: Vec<(GroupId, GroupView)> = Vec::new();
             match self.data_view().await {
-                Ok(view) => {
-                    let replicas = directory.targets.get(&DATA_GROUP).copied().unwrap_or(self.replicas).max(1);
-                    self.repair(Target::Data, &view, replicas, &mut down_since).await;
-                }
+                Ok(view) => views.push((DATA_GROUP, view)),
                 Err(e) => tracing::debug!("the data group's primary did not answer the manager: {e}"),
             }
+            for &group in directory.streams.keys() {
+                match self.group_view(group).await {
+                    Ok(view) => views.push((group, view)),
+                    Err(e) => tracing::debug!("data group {group}'s primary did not answer the manager: {e}"),
+                }
+            }
+            for (group, view) in &views {
+                let replicas = directory.targets.get(group).copied().unwrap_or(self.replicas).max(1);
+                self.repair(Target::Data(*group), view, replicas, &mut down_since).await;
+            }
+            // A move takes a moment to show in the views: none until the
+            // last one has settled.
+            if settled.is_none_or(|t| t.elapsed() >= SETTLE) && self.balance(&views).await {
+                settled = Some(Instant::now());
+            }
         }
+    }
+
+    /// Data group `group` as its primary sees it: asked of the primary
+    /// this node knows of (it hosts every group; a member knows the
+    /// primary), else of every node heard from until the primary answers.
+    async fn group_view(&self, group: GroupId) -> Result<GroupView, String> {
+        let mut candidates: Vec<String> = Vec::new();
+        if let Some(raft) = self.hosting.raft_of(group) {
+            if let Ok(view) = GroupView::of_leader(&raft, self.me) {
+                return Ok(view);
+            }
+            let m = raft.metrics().borrow_watched().clone();
+            let membership = m.membership_config.membership();
+            candidates.extend(m.current_leader.and_then(|l| membership.get_node(&l)).map(|i| i.rpc_addr.clone()));
+            candidates.extend(membership.nodes().map(|(_, i)| i.rpc_addr.clone()));
+        }
+        candidates.extend(self.roster.spares().into_iter().filter(|(_, _, alive)| *alive).map(|(_, i, _)| i.rpc_addr));
+        candidates.retain(|a| *a != self.info.rpc_addr);
+        let mut seen = std::collections::HashSet::new();
+        candidates.retain(|a| seen.insert(a.clone()));
+        for addr in candidates {
+            if let Ok(Reply::GroupView(view)) = self.call(&addr, Request::GroupView(group)).await {
+                return Ok(view);
+            }
+        }
+        Err(format!("no node answers as data group {group}'s primary"))
+    }
+
+    /// Spreads the data groups' primaries over the nodes (the paper's
+    /// Fig. 2): when some node leads at least two groups more than another
+    /// node holding an up-to-date replica of one of them, that group's
+    /// primary moves there. One move per round, so each is seen through;
+    /// returns whether one was asked for.
+    async fn balance(&self, views: &[(GroupId, GroupView)]) -> bool {
+        let mut map = ClusterMap::default();
+        let heard: HashMap<NodeId, bool> = self.roster.spares().into_iter().map(|(id, _, alive)| (id, alive)).collect();
+        for (group, view) in views {
+            let mut replicas = Vec::new();
+            for m in &view.members {
+                if !map.nodes.contains_key(&m.id) {
+                    add_node(&mut map, m.id, &m.info, m.id == self.me || heard.get(&m.id).copied().unwrap_or(false));
+                }
+                let role = if m.id == view.leader {
+                    tessera_cluster::Role::Primary
+                } else if m.voter && m.answered {
+                    tessera_cluster::Role::Secondary
+                } else {
+                    tessera_cluster::Role::Building
+                };
+                // Within a batch or two of the primary counts as caught up:
+                // the move itself waits for the rest.
+                let caught_up = m.matched.is_some_and(|i| i + CAUGHT_UP >= view.last_index);
+                let applied = if caught_up { view.last_index } else { m.matched.unwrap_or(0) };
+                replicas.push(Replica { node: m.id, role, applied });
+            }
+            let p = PartitionInfo {
+                id: *group as u64,
+                epoch: view.term,
+                target: replicas.len(),
+                replicas,
+                log_start: view.log_start,
+                unavailable: false,
+            };
+            map.partitions.insert(*group as u64, p);
+        }
+        let Some(Action::TransferLeadership { partition, from, to }) = balance_primaries(&map).into_iter().next()
+        else {
+            return false;
+        };
+        let group = partition as GroupId;
+        let Some((_, view)) = views.iter().find(|(g, _)| *g == group) else { return false };
+        let Some(leader) = view.members.iter().find(|m| m.id == view.leader) else { return false };
+        tracing::info!(group, from, to, "moving data group {group}'s primary from node {from} to node {to}");
+        let moved = if leader.id == self.me {
+            match self.hosting.raft_of(group).or_else(|| (group == DATA_GROUP).then(|| self.data.clone())) {
+                Some(raft) => raft.trigger().transfer_leader(to).await.map_err(|e| e.to_string()),
+                None => Err(format!("data group {group} is not hosted here")),
+            }
+        } else {
+            match self.call(&leader.info.rpc_addr, Request::Lead { group, to }).await {
+                Ok(Reply::Done(_)) => Ok(()),
+                Ok(Reply::Failed(e)) => Err(e),
+                Ok(_) => Err("unexpected reply to a move of the primary".into()),
+                Err(e) => Err(e),
+            }
+        };
+        if let Err(e) = moved {
+            tracing::warn!(group, "moving data group {group}'s primary to node {to} did not work: {e}");
+        }
+        true
     }
 
     /// Records in the directory the nodes heard from whose entry is
@@ -359,25 +469,25 @@ impl Manager {
         postcard::from_bytes(&reply).map_err(|e| e.to_string())
     }
 
-    /// Carries out a step on the group: the manager group's here, the
-    /// data group's at its primary.
-    async fn step(&self, target: Target, step: Step) -> Result<(), String> {
-        match target {
-            Target::Manager => reconfigure(&self.directory, step).await,
-            Target::Data => {
-                let role = self.role.borrow().clone();
-                match role {
-                    Role::Primary => reconfigure(&self.data, step).await,
-                    Role::Secondary { info, .. } => {
-                        match self.call(&info.rpc_addr, Request::Reconfigure { group: DATA_GROUP, step }).await? {
-                            Reply::Reconfigured => Ok(()),
-                            Reply::Failed(e) => Err(e),
-                            _ => Err("unexpected reply to a reconfiguration".into()),
-                        }
-                    }
-                    Role::Starting | Role::Unavailable(_) => Err("the data group has no primary".into()),
-                }
-            }
+    /// Carries out a step on the group: the manager group's here, a data
+    /// group's at its primary (`view.leader`).
+    async fn step(&self, target: Target, view: &GroupView, step: Step) -> Result<(), String> {
+        let group = match target {
+            Target::Manager => return reconfigure(&self.directory, step).await,
+            Target::Data(group) => group,
+        };
+        if view.leader == self.me {
+            let raft = if group == DATA_GROUP { Some(self.data.clone()) } else { self.hosting.raft_of(group) };
+            return match raft {
+                Some(raft) => reconfigure(&raft, step).await,
+                None => Err(format!("data group {group} is not hosted here")),
+            };
+        }
+        let leader = view.members.iter().find(|m| m.id == view.leader).ok_or("the group's primary is not a member")?;
+        match self.call(&leader.info.rpc_addr, Request::Reconfigure { group, step }).await? {
+            Reply::Reconfigured => Ok(()),
+            Reply::Failed(e) => Err(e),
+            _ => Err("unexpected reply to a reconfiguration".into()),
         }
     }
 
@@ -462,11 +572,11 @@ impl Manager {
                     node,
                     "downshifting the {target}: node {node} has been unreachable too long and leaves it"
                 );
-                self.step(target, Step::RemoveVoter(*node)).await
+                self.step(target, view, Step::RemoveVoter(*node)).await
             }
             Action::Drop { node, .. } => {
                 tracing::warn!(node, "dropping node {node}'s unfinished replica of the {target}");
-                self.step(target, Step::RemoveNode(*node)).await
+                self.step(target, view, Step::RemoveNode(*node)).await
             }
             Action::Build { node, .. } => match view.member(*node) {
                 None => {
@@ -479,10 +589,10 @@ impl Manager {
                         .or_else(|| self.machine.directory().nodes.get(node).cloned())
                         .ok_or_else(|| format!("node {node} is not known"))?;
                     tracing::info!(node, addr = %info.rpc_addr, "building a replica of the {target} on node {node}");
-                    self.step(target, Step::AddLearner(*node, info)).await
+                    self.step(target, view, Step::AddLearner(*node, info)).await
                 }
                 Some(m) if m.matched.is_some_and(|i| i + CAUGHT_UP >= view.last_index) => {
-                    self.step(target, Step::Promote(*node)).await?;
+                    self.step(target, view, Step::Promote(*node)).await?;
                     tracing::info!(node, "node {node} now holds a replica of the {target} and votes");
                     Ok(())
                 }

@@ -103,6 +103,19 @@ pub(crate) enum Request {
     /// Keep this many replicas of the data group (an administrator's
     /// request; the manager's leader records it in the directory).
     SetReplicas(usize),
+    /// Record a new data group in the directory (asked of the manager's
+    /// leader by the node that formed it).
+    CreateGroup {
+        group: GroupId,
+        streams: Vec<u32>,
+        replicas: usize,
+    },
+    /// Hand the group's primary role to node `to` (asked of the group's
+    /// primary by the manager's leader, to spread primaries).
+    Lead {
+        group: GroupId,
+        to: NodeId,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -139,6 +152,9 @@ pub(crate) enum Reply {
         by_leader: bool,
         /// The manager group's members as the answering node knows them.
         group: crate::status::ManagerGroup,
+        /// The data groups the directory lists besides the first, with
+        /// their streams: every node hosts them.
+        groups: Vec<(GroupId, Vec<u32>)>,
     },
     GroupView(crate::manager::GroupView),
     Reconfigured,
@@ -184,7 +200,8 @@ fn group_of(request: &Request) -> GroupId {
         | Request::SnapshotChunk { group, .. }
         | Request::InstallSnapshot { group, .. }
         | Request::GroupView(group)
-        | Request::Reconfigure { group, .. } => *group,
+        | Request::Reconfigure { group, .. }
+        | Request::Lead { group, .. } => *group,
         _ => DATA_GROUP,
     }
 }
@@ -307,6 +324,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                         member: membership.get_node(&from).is_some(),
                         by_leader: leads,
                         group: crate::status::ManagerGroup::of(&m),
+                        groups: machine.directory().streams.into_iter().collect(),
                     }
                 }
                 Ok(Request::GroupView(_)) => {
@@ -325,6 +343,22 @@ pub(crate) fn handler(services: Services) -> Handler {
                 Ok(Request::SetReplicas(n)) => crate::admin::set_replicas(&directory, &machine, &roster, &peers, id, n)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
+                Ok(Request::CreateGroup { group, streams, replicas }) => {
+                    crate::admin::create_group(&directory, &roster, &peers, id, group, streams, replicas)
+                        .await
+                        .map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
+                }
+                Ok(Request::Lead { group, to }) => {
+                    let m = target.raft.metrics().borrow_watched().clone();
+                    if m.current_leader != Some(id) {
+                        Reply::Failed(format!("node {id} is not group {group}'s primary"))
+                    } else {
+                        match target.raft.trigger().transfer_leader(to).await {
+                            Ok(()) => Reply::Done(format!("group {group}'s primary moves to node {to}")),
+                            Err(e) => Reply::Failed(e.to_string()),
+                        }
+                    }
+                }
                 Ok(Request::PreVote { rpc, .. }) => {
                     target.raft.pre_vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
                 }
@@ -435,21 +469,27 @@ impl Peers {
     }
 }
 
+/// What the manager's leader (or a node naming it) answered a report.
+pub(crate) struct Reported {
+    pub leader: Option<(NodeId, NodeInfo)>,
+    pub member: bool,
+    pub by_leader: bool,
+    pub group: crate::status::ManagerGroup,
+    pub groups: Vec<(GroupId, Vec<u32>)>,
+}
+
 impl Peers {
     /// Reports this node and its load figures to the node at `addr`;
     /// returns the manager's leader it names, whether this node is in the
     /// manager group, whether the answer came from the leader itself, and
     /// the manager group's members.
-    pub(crate) async fn report(
-        &self,
-        addr: &str,
-        info: &NodeInfo,
-        load: Load,
-    ) -> Result<(Option<(NodeId, NodeInfo)>, bool, bool, crate::status::ManagerGroup)> {
+    pub(crate) async fn report(&self, addr: &str, info: &NodeInfo, load: Load) -> Result<Reported> {
         let request = Request::Report { id: self.me, info: info.clone(), load };
         let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
-            Reply::Reported { leader, member, by_leader, group } => Ok((leader, member, by_leader, group)),
+            Reply::Reported { leader, member, by_leader, group, groups } => {
+                Ok(Reported { leader, member, by_leader, group, groups })
+            }
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),
             _ => Err(ReplicationError::Codec("unexpected reply to report".into())),
         }

@@ -671,3 +671,130 @@ fn two_data_groups_share_the_nodes_with_their_primaries_apart() {
         n.stop();
     }
 }
+
+/// Data group `group`'s voters as `node`'s Raft knows them (empty if not hosted).
+fn group_voters(node: &TestNode, group: u32) -> Vec<u64> {
+    use openraft::async_runtime::WatchReceiver;
+    let Some(raft) = node.group().raft_of(group) else { return Vec::new() };
+    let m = raft.metrics().borrow_watched().clone();
+    m.membership_config.membership().voter_ids().collect()
+}
+
+/// For each data group, the node (index) that is its primary, once every
+/// group has exactly one among the live nodes.
+fn primaries(nodes: &[TestNode], groups: &[u32]) -> Option<Vec<usize>> {
+    groups
+        .iter()
+        .map(|&g| {
+            let p: Vec<usize> = (0..nodes.len())
+                .filter(|&i| {
+                    nodes[i].group.as_ref().and_then(|n| n.role_of(g)).is_some_and(|r| *r.borrow() == Role::Primary)
+                })
+                .collect();
+            (p.len() == 1).then(|| p[0])
+        })
+        .collect()
+}
+
+#[test]
+fn the_manager_places_each_groups_replicas_and_spreads_their_primaries() {
+    init_tracing();
+    let root = tempfile::tempdir().unwrap();
+    let (mut nodes, _join) = cluster_of(root.path(), 4, 40, Duration::from_secs(1));
+    let p = primary(&nodes);
+    wait_for("the manager's directory", Duration::from_secs(20), || {
+        (0..4).find_map(|i| (nodes[i].group().directory().nodes.len() == 4).then_some(()))
+    });
+    // Three groups of three replicas and one of two, all created on the
+    // first group's primary: it starts as the primary of all five.
+    for g in 1..=3 {
+        nodes[p].group().create_group(g, &[g], 3).unwrap();
+    }
+    nodes[p].group().create_group(4, &[4], 2).unwrap();
+    let groups = [0, 1, 2, 3, 4];
+    // The manager builds each group's replicas (its own count), and moves
+    // primaries until no node leads two more groups than another.
+    wait_for("the groups' replicas and spread primaries", Duration::from_secs(60), || {
+        let sized = (1..=4).all(|g| {
+            let want = if g == 4 { 2 } else { 3 };
+            group_voters(&nodes[p], g).len() == want || (0..4).any(|i| group_voters(&nodes[i], g).len() == want)
+        });
+        let leaders = primaries(&nodes, &groups)?;
+        let mut counts = [0usize; 4];
+        for &l in &leaders {
+            counts[l] += 1;
+        }
+        (sized && counts.iter().max() <= Some(&2) && counts.iter().filter(|&&c| c > 0).count() >= 3).then_some(leaders)
+    });
+    // Each group's primary commits to the group's stream; its voters (and
+    // only they) hold the rows. (The manager may still move a primary:
+    // writes follow it.)
+    for &g in &groups[1..] {
+        write_group(&nodes, g, |engine| {
+            if engine.table("u").is_none() {
+                engine.create_table(TableSpec::new("u", vec![0], IndexKind::Ordered))?;
+            }
+            Ok(())
+        });
+        for id in 1..=20 {
+            write_group(&nodes, g, |engine| upsert(engine, id));
+        }
+    }
+    for &g in &groups[1..] {
+        let voters = wait_for("the group's voters", Duration::from_secs(10), || {
+            (0..4).map(|i| group_voters(&nodes[i], g)).find(|v| !v.is_empty())
+        });
+        for n in &nodes {
+            let holds = voters.contains(&n.id);
+            wait_for(&format!("group {g} rows on node {} (a voter: {holds})", n.id), Duration::from_secs(30), || {
+                let rows = ids_in(n, g);
+                (if holds { rows == (1..=20).collect::<Vec<_>>() } else { rows.is_empty() }).then_some(())
+            });
+        }
+    }
+    // A node leading a group other than the first is lost for good: its
+    // groups fail over, and the manager rebuilds their replicas elsewhere.
+    let now = primaries(&nodes, &groups).expect("every group has a primary");
+    let (k, _) = groups.iter().enumerate().skip(1).find(|(k, _)| now[*k] != p).expect("a group led elsewhere");
+    let lost = now[k];
+    let lost_id = nodes[lost].id;
+    nodes[lost].stop();
+    let alive: Vec<usize> = (0..4).filter(|&i| i != lost).collect();
+    for &g in &groups[1..] {
+        let want = if g == 4 { 2 } else { 3 };
+        wait_for(&format!("group {g} at {want} voters without node {lost_id}"), Duration::from_secs(60), || {
+            alive
+                .iter()
+                .map(|&i| group_voters(&nodes[i], g))
+                .find(|v| v.len() == want && !v.contains(&lost_id))
+                .map(|_| ())
+        });
+    }
+    let g = groups[k];
+    for id in 21..=30 {
+        write_group(&nodes, g, |engine| upsert(engine, id));
+    }
+    let leader = primary_of(&nodes, g);
+    assert_eq!(ids_in(&nodes[leader], g), (1..=30).collect::<Vec<_>>());
+    for i in alive {
+        nodes[i].stop();
+    }
+}
+
+/// Runs `f` on data group `group`'s stream at its primary, again at the
+/// primary of the moment while it fails (a primary that moves refuses).
+fn write_group(nodes: &[TestNode], group: u32, f: impl Fn(&tessera_engine::Engine) -> Result<(), EngineError>) {
+    wait_for(&format!("a write to group {group}"), Duration::from_secs(30), || {
+        let p = primary_of(nodes, group);
+        let engine = nodes[p].group().node().open_partition(group, false).ok()?;
+        f(&engine).ok()
+    });
+}
+
+/// Writes row `id` of table `u` (again, if an earlier try's outcome was unknown).
+fn upsert(engine: &tessera_engine::Engine, id: i64) -> Result<(), EngineError> {
+    let t = engine.table("u").expect("table u");
+    let mut tx = engine.begin(Isolation::Snapshot)?;
+    tx.put(&t, row(id), tessera_engine::PutCondition::Always)?;
+    tx.commit().map(|_| ())
+}

@@ -332,7 +332,7 @@ fn add_unique(session: &mut Session, def: &TableDef, ci: CreateIndexLite) -> Res
     let mut new_def = def.clone();
     new_def.indexes.push(IndexDef {
         name,
-        oid: session.catalog().alloc_oid(),
+        oid: session.catalog().alloc_oid_in(&session.info.db)?,
         columns: ci.cols,
         unique: ci.unique,
         method: IndexMethod::Btree,
@@ -368,14 +368,14 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
     new_def.rowid_field = None;
     new_def.indexes.push(IndexDef {
         name: pk_name.clone(),
-        oid: session.catalog().alloc_oid(),
+        oid: session.catalog().alloc_oid_in(&session.info.db)?,
         columns: cols.clone(),
         unique: true,
         method: IndexMethod::Btree,
         primary: true,
         constraint: true,
     });
-    let new_engine_name = format!("t{}_{}", def.oid, session.catalog().alloc_oid());
+    let new_engine_name = format!("t{}_{}", def.oid, session.catalog().alloc_oid_in(&session.info.db)?);
     new_def.engine_name = new_engine_name.clone();
     let spec = engine_spec(&new_def, &new_engine_name)?;
     let engines = session.catalog().engines_of_name(&def.db)?;

@@ -254,6 +254,8 @@ struct State {
     jobs: BTreeMap<u32, JobDef>,
     next_oid: u32,
     next_stream: u32,
+    /// The next oid of each home's block (see `home::oid_block`).
+    next_home_oid: std::collections::HashMap<u32, u32>,
 }
 
 pub struct Catalog {
@@ -602,12 +604,18 @@ impl Catalog {
                 }
                 Entry::Job(j) => j.id,
             };
-            state.next_oid = state.next_oid.max(oid + 1);
-            for ix in match &entry {
-                Entry::Table(t) => t.indexes.clone(),
+            let indexes = match &entry {
+                Entry::Table(t) => t.indexes.iter().map(|ix| ix.oid).collect(),
                 _ => vec![],
-            } {
-                state.next_oid = state.next_oid.max(ix.oid + 1);
+            };
+            for oid in std::iter::once(oid).chain(indexes) {
+                match home::block_of(oid) {
+                    None => state.next_oid = state.next_oid.max(oid + 1),
+                    Some(stream) => {
+                        let next = state.next_home_oid.entry(stream).or_insert(oid + 1);
+                        *next = (*next).max(oid + 1);
+                    }
+                }
             }
             match entry {
                 Entry::Database(d) => {
@@ -711,11 +719,32 @@ impl Catalog {
         Ok(())
     }
 
+    /// An oid for a cluster-wide object (a database, a job) or one of a
+    /// database without a home of its own.
     pub fn alloc_oid(&self) -> u32 {
         let mut s = self.state.write();
         let oid = s.next_oid;
         s.next_oid += 1;
         oid
+    }
+
+    /// An oid for an object of database `db` (a table, an index, a
+    /// sequence): from its home's own block when it has a home, so that
+    /// the primaries of different databases never hand out the same one.
+    pub fn alloc_oid_in(&self, db: &str) -> Result<u32> {
+        let home = self.state.read().databases.get(db).and_then(|d| d.home);
+        let Some(stream) = home else { return Ok(self.alloc_oid()) };
+        let mut s = self.state.write();
+        let next = s.next_home_oid.entry(stream).or_insert(home::oid_block(stream) + 1);
+        if *next >= home::oid_block(stream + 1) - 1 {
+            return Err(SqlError::new(
+                code::PROGRAM_LIMIT,
+                format!("database \"{db}\" has used up its object identifiers"),
+            ));
+        }
+        let oid = *next;
+        *next += 1;
+        Ok(oid)
     }
 
     /// Writes catalog documents durably, then applies them in memory.

@@ -139,7 +139,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
                 }
                 return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
             }
-            let mut seq = new_sequence(session, &name, None);
+            let mut seq = new_sequence(session, &name, None)?;
             apply_sequence_options(&mut seq, sequence_options)?;
             session.catalog().put_sequence(seq)?;
             cmd("CREATE SEQUENCE")
@@ -159,7 +159,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
                     Some(Password::Password(e)) => Some(scram_secret(&password_text(e)?)),
                     _ => None,
                 };
-                let oid = session.catalog().alloc_oid();
+                let oid = session.catalog().alloc_oid_in(&session.info.db)?;
                 session.catalog().put_role(RoleDef {
                     oid,
                     name,
@@ -293,9 +293,9 @@ pub fn scram_secret(password: &str) -> ScramSecret {
     ScramSecret { salt, iterations, salted_password: salted }
 }
 
-fn new_sequence(session: &Session, name: &str, owned_by: Option<(u32, String)>) -> SequenceDef {
-    SequenceDef {
-        oid: session.catalog().alloc_oid(),
+fn new_sequence(session: &Session, name: &str, owned_by: Option<(u32, String)>) -> Result<SequenceDef> {
+    Ok(SequenceDef {
+        oid: session.catalog().alloc_oid_in(&session.info.db)?,
         db: session.db().to_string(),
         name: name.to_string(),
         start: 1,
@@ -303,7 +303,7 @@ fn new_sequence(session: &Session, name: &str, owned_by: Option<(u32, String)>) 
         min: 1,
         max: i64::MAX,
         owned_by,
-    }
+    })
 }
 
 fn const_i64(e: &Expr) -> Result<i64> {
@@ -414,7 +414,7 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
     if ct.columns.is_empty() {
         return Err(SqlError::unsupported("a table without columns"));
     }
-    let oid = session.catalog().alloc_oid();
+    let oid = session.catalog().alloc_oid_in(&session.info.db)?;
     let mut def = TableDef {
         oid,
         db: db.clone(),
@@ -450,7 +450,7 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
         let mut col =
             ColumnDef { name: cname.clone(), ty, not_null: false, default: None, identity: None, field: i as u16 };
         if SqlType::is_serial_name(&type_name) {
-            let seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())));
+            let seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())))?;
             col.default = Some(format!("nextval('{}'::regclass)", seq.name));
             col.not_null = true;
             sequences.push(seq);
@@ -474,7 +474,7 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
                         GeneratedAs::Always => Identity::Always,
                         _ => Identity::ByDefault,
                     });
-                    let mut seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())));
+                    let mut seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())))?;
                     if let Some(o) = sequence_options {
                         apply_sequence_options(&mut seq, o)?;
                     }
@@ -516,7 +516,7 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
             }
             def.indexes.push(IndexDef {
                 name: format!("{name}_pkey"),
-                oid: session.catalog().alloc_oid(),
+                oid: session.catalog().alloc_oid_in(&session.info.db)?,
                 columns: cols.clone(),
                 unique: true,
                 method: IndexMethod::Btree,
@@ -528,7 +528,7 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
         None => {
             def.rowid_field = Some(def.next_field);
             def.next_field += 1;
-            let mut seq = new_sequence(session, &rowid_sequence(&def), Some((oid, crate::catalog::ROWID.into())));
+            let mut seq = new_sequence(session, &rowid_sequence(&def), Some((oid, crate::catalog::ROWID.into())))?;
             seq.name = rowid_sequence(&def);
             sequences.push(seq);
         }
@@ -538,7 +538,7 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
         let iname = cname.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
         def.indexes.push(IndexDef {
             name: iname,
-            oid: session.catalog().alloc_oid(),
+            oid: session.catalog().alloc_oid_in(&session.info.db)?,
             columns: cols,
             unique: true,
             method: IndexMethod::Btree,
@@ -634,7 +634,7 @@ fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output
     let mut new_def = (*def).clone();
     new_def.indexes.push(IndexDef {
         name,
-        oid: session.catalog().alloc_oid(),
+        oid: session.catalog().alloc_oid_in(&session.info.db)?,
         columns: cols,
         unique: ci.unique,
         method,

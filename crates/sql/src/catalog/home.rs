@@ -20,6 +20,25 @@ use tessera_engine::{Engine, IndexKind, Isolation, KeyRange, PRIMARY, Table, Tab
 use super::{CATALOG_TABLE, Catalog, Entry, SEQUENCE_TABLE};
 use crate::error::{Result, SqlError};
 
+/// The bits of an oid below a home's block number: each home hands out
+/// the oids of its database's objects from a block of its own, `stream <<
+/// HOME_OID_BITS` onwards, apart from the system engine's counter (which
+/// stays below the first block) and from every other home's.
+const HOME_OID_BITS: u32 = 20;
+/// Homes take streams below this, so that every block fits in an oid.
+pub(super) const MAX_HOME_STREAM: u32 = (1 << (32 - HOME_OID_BITS)) - 1;
+
+/// The first oid of home `stream`'s block.
+pub(super) fn oid_block(stream: u32) -> u32 {
+    u32::try_from(u64::from(stream) << HOME_OID_BITS).unwrap_or(u32::MAX)
+}
+
+/// The home whose block holds `oid` (None: the system engine's counter).
+pub(super) fn block_of(oid: u32) -> Option<u32> {
+    let stream = oid >> HOME_OID_BITS;
+    (stream > 0).then_some(stream)
+}
+
 /// Rows as an engine scan returns them.
 type Rows = Vec<Vec<u8>>;
 
@@ -84,6 +103,12 @@ impl Catalog {
         let stream = {
             let mut s = self.state.write();
             let stream = s.next_stream;
+            if stream >= MAX_HOME_STREAM {
+                return Err(SqlError::new(
+                    crate::error::code::PROGRAM_LIMIT,
+                    format!("this cluster cannot make more databases: their streams are used up ({stream})"),
+                ));
+            }
             s.next_stream += 1;
             stream
         };
@@ -186,5 +211,21 @@ impl Catalog {
     /// The change count of every attached home's catalog table.
     pub(super) fn home_changes(&self) -> i64 {
         self.homes.read().values().map(Home::changes).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_home_has_its_own_block_of_oids_above_the_system_counter() {
+        assert_eq!(block_of(crate::catalog::FIRST_USER_OID), None, "the system counter's oids are in no block");
+        assert_eq!(block_of((1 << 20) - 1), None);
+        assert_eq!(oid_block(1), 1 << 20);
+        assert_eq!(block_of(oid_block(7) + 123), Some(7));
+        assert_eq!(block_of(oid_block(8) - 1), Some(7));
+        assert_eq!(block_of(oid_block(MAX_HOME_STREAM)), Some(MAX_HOME_STREAM));
+        assert_eq!(oid_block(MAX_HOME_STREAM + 1), u32::MAX, "no block past the last stream");
     }
 }

@@ -272,6 +272,11 @@ fn a_databases_home_engine_survives_kill9_and_goes_with_drop() {
         let stream_of = |db: &str| streams.iter().find(|r| r[0].as_deref() == Some(db)).and_then(|r| r[1].clone());
         assert_eq!(stream_of("tessera").as_deref(), Some("0"), "{streams:?}");
         assert!(stream_of("shop").is_some_and(|s| s != "0"), "{streams:?}");
+        // Its objects' oids come from its home's own block (so that the
+        // primaries of different databases never hand out the same one).
+        let oid = query_text(&shop, "SELECT oid FROM pg_class WHERE relname = 'items'").await;
+        let oid: u64 = oid[0][0].as_deref().unwrap().parse().unwrap();
+        assert!(oid >= 1 << 20, "{oid}");
         // Its tables are its own: the bootstrap database does not see them.
         let err = admin.simple_query("SELECT * FROM items").await.unwrap_err();
         assert_eq!(err.code().map(|c| c.code()), Some("42P01"));
@@ -287,6 +292,12 @@ fn a_databases_home_engine_survives_kill9_and_goes_with_drop() {
         let names: Vec<&str> = items.iter().map(|r| r[1].as_deref().unwrap()).collect();
         assert_eq!(names, ["a", "b", "c", "d"], "{items:?}");
         assert!(items[3][0].as_deref().and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v > 3), "{items:?}");
+        // New objects continue the block after a restart.
+        exec(&shop, "CREATE TABLE more (id int PRIMARY KEY)").await;
+        let oids =
+            query_text(&shop, "SELECT relname, oid FROM pg_class WHERE relname IN ('items', 'more') ORDER BY oid")
+                .await;
+        assert_eq!(oids.iter().map(|r| r[0].clone().unwrap()).collect::<Vec<_>>(), ["items", "more"], "{oids:?}");
         // The sequence goes on past what it handed out before the crash.
         let next = query_text(&shop, "SELECT nextval('tickets')").await;
         assert!(next[0][0].as_deref().and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v > 2), "{next:?}");

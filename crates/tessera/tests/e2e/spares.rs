@@ -213,8 +213,19 @@ fn the_replica_count_changes_at_run_time() {
             assert!(Instant::now() < deadline, "expected a spare: {r:?}");
             tokio::time::sleep(Duration::from_millis(250)).await;
         };
-        let (ok, text) = admin(&["replicas", "4", "--rpc-addr", &addr]);
-        assert!(ok && text.contains("keeps 4 replicas"), "{text}");
+        // The manager hears of every node within a second of its start;
+        // until then it refuses with the count it knows (and, while its
+        // leader is not known here, with that): ask again.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (ok, text) = admin(&["replicas", "4", "--rpc-addr", &addr]);
+            if ok {
+                assert!(text.contains("keeps 4 replicas"), "{text}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "{text}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
         let every: BTreeSet<usize> = (1..=4).collect();
         wait_voters(&all, &every, "four voters").await;
         wait_local_keys(port_of(&nodes, spare), |got| got.len() == acked.len(), "the new replica's rows").await;

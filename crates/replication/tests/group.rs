@@ -120,8 +120,12 @@ fn insert(node: &TestNode, ids: std::ops::RangeInclusive<i64>) -> Result<(), Eng
 }
 
 fn ids(node: &TestNode) -> Vec<i64> {
-    let engine = node.group().node().system().clone();
-    let Some(t) = engine.table("t") else { return Vec::new() };
+    table_ids(node.group().node().system(), "t")
+}
+
+/// The sorted keys of `table` in `engine` (none: no such table yet).
+fn table_ids(engine: &tessera_engine::Engine, table: &str) -> Vec<i64> {
+    let Some(t) = engine.table(table) else { return Vec::new() };
     let mut tx = engine.begin(Isolation::Snapshot).unwrap();
     let mut out: Vec<i64> = tx
         .scan_collect(&t, PRIMARY, &KeyRange::all())
@@ -562,17 +566,7 @@ fn the_manager_is_a_group_of_its_own_and_survives_its_leader() {
 
 /// Rows of table `u` in stream `stream`'s engine on `node` (none: no engine yet).
 fn ids_in(node: &TestNode, stream: u32) -> Vec<i64> {
-    let Some(engine) = node.group().node().partition(stream) else { return Vec::new() };
-    let Some(t) = engine.table("u") else { return Vec::new() };
-    let mut tx = engine.begin(Isolation::Snapshot).unwrap();
-    let mut out: Vec<i64> = tx
-        .scan_collect(&t, PRIMARY, &KeyRange::all())
-        .unwrap()
-        .iter()
-        .map(|r| decode_i64(Tuple::parse(r).unwrap().field(0).unwrap()).unwrap())
-        .collect();
-    out.sort();
-    out
+    node.group().node().partition(stream).map_or_else(Vec::new, |engine| table_ids(&engine, "u"))
 }
 
 fn insert_in(node: &TestNode, stream: u32, ids: std::ops::RangeInclusive<i64>) {

@@ -750,15 +750,7 @@ impl Catalog {
     /// Writes catalog documents durably, then applies them in memory.
     fn write_entries(&self, entries: &[Entry]) -> Result<()> {
         // One durable commit per home the entries are kept in.
-        let mut by_home: Vec<(Home, Vec<&Entry>)> = Vec::new();
-        for e in entries {
-            let home = self.entry_home(e)?;
-            match by_home.iter_mut().find(|(h, _)| h.stream == home.stream) {
-                Some((_, es)) => es.push(e),
-                None => by_home.push((home, vec![e])),
-            }
-        }
-        for (home, entries) in by_home {
+        for (home, entries) in self.by_home(entries, |e| self.entry_home(e))? {
             let mut txn = home.engine.begin(Isolation::Snapshot)?;
             for e in entries {
                 let key = e.key();
@@ -799,15 +791,7 @@ impl Catalog {
     }
 
     fn delete_entries(&self, keys: &[String]) -> Result<()> {
-        let mut by_home: Vec<(Home, Vec<&String>)> = Vec::new();
-        for key in keys {
-            let home = self.key_home(key)?;
-            match by_home.iter_mut().find(|(h, _)| h.stream == home.stream) {
-                Some((_, ks)) => ks.push(key),
-                None => by_home.push((home, vec![key])),
-            }
-        }
-        for (home, keys) in by_home {
+        for (home, keys) in self.by_home(keys, |k| self.key_home(k))? {
             let mut txn = home.engine.begin(Isolation::Snapshot)?;
             for key in keys {
                 txn.delete(&home.catalog, &encode_key(&[Some(key.as_bytes())]))?;

@@ -175,6 +175,24 @@ impl Catalog {
         }
     }
 
+    /// `items` grouped by the home `home_of` says each is kept in, in
+    /// order of first appearance.
+    pub(super) fn by_home<'a, T>(
+        &self,
+        items: &'a [T],
+        home_of: impl Fn(&T) -> Result<Home>,
+    ) -> Result<Vec<(Home, Vec<&'a T>)>> {
+        let mut groups: Vec<(Home, Vec<&T>)> = Vec::new();
+        for item in items {
+            let home = home_of(item)?;
+            match groups.iter_mut().find(|(h, _)| h.stream == home.stream) {
+                Some((_, these)) => these.push(item),
+                None => groups.push((home, vec![item])),
+            }
+        }
+        Ok(groups)
+    }
+
     /// Where the entry with this key is kept (see [`Self::entry_home`]).
     pub(super) fn key_home(&self, key: &str) -> Result<Home> {
         let (kind, oid) = key.split_once(':').unwrap_or((key, ""));

@@ -18,6 +18,19 @@ use crate::cluster::{
 };
 use crate::harness::Server;
 
+/// Creates database `plain` with table `kv` and inserts keys 1..=`rows`:
+/// the keys acknowledged, and those whose outcome is unknown.
+async fn load_plain(all: &[u16], rows: i64) -> (BTreeSet<i64>, BTreeSet<i64>) {
+    assert_eq!(run_anywhere(all, "tessera", "CREATE DATABASE plain", Duration::from_secs(60)).await, Outcome::Done);
+    let sql = "CREATE TABLE kv (k int PRIMARY KEY, v text)";
+    assert_eq!(run_anywhere(all, "plain", sql, Duration::from_secs(30)).await, Outcome::Done);
+    let (mut acked, mut maybe) = (BTreeSet::new(), BTreeSet::new());
+    for k in 1..=rows {
+        insert(all, k, &mut acked, &mut maybe).await;
+    }
+    (acked, maybe)
+}
+
 /// (node id, role) of every node, as the primary reports them.
 async fn roles(ports: &[u16]) -> Vec<(usize, String)> {
     for &p in ports {
@@ -79,16 +92,7 @@ fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
     let port = |nodes: &[Server], id: usize| nodes[id - 1].port();
     block_on(Duration::from_secs(400), async {
         let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
-        assert_eq!(
-            run_anywhere(&all, "tessera", "CREATE DATABASE plain", Duration::from_secs(60)).await,
-            Outcome::Done
-        );
-        let sql = "CREATE TABLE kv (k int PRIMARY KEY, v text)";
-        assert_eq!(run_anywhere(&all, "plain", sql, Duration::from_secs(30)).await, Outcome::Done);
-        let (mut acked, mut maybe) = (BTreeSet::new(), BTreeSet::new());
-        for k in 1..=30 {
-            insert(&all, k, &mut acked, &mut maybe).await;
-        }
+        let (mut acked, mut maybe) = load_plain(&all, 30).await;
 
         // Three voters and a spare, placed by the founding node.
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -192,16 +196,7 @@ fn the_replica_count_changes_at_run_time() {
     let addr = format!("127.0.0.1:{}", rpc[3]);
     block_on(Duration::from_secs(300), async {
         let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
-        assert_eq!(
-            run_anywhere(&all, "tessera", "CREATE DATABASE plain", Duration::from_secs(60)).await,
-            Outcome::Done
-        );
-        let sql = "CREATE TABLE kv (k int PRIMARY KEY, v text)";
-        assert_eq!(run_anywhere(&all, "plain", sql, Duration::from_secs(30)).await, Outcome::Done);
-        let (mut acked, mut maybe) = (BTreeSet::new(), BTreeSet::new());
-        for k in 1..=20 {
-            insert(&all, k, &mut acked, &mut maybe).await;
-        }
+        let (mut acked, mut maybe) = load_plain(&all, 20).await;
         // Three voters and a spare at first; four replicas asked for: the
         // spare is built and votes.
         let deadline = Instant::now() + Duration::from_secs(60);

@@ -45,7 +45,8 @@ pub type DirectorySnapshot = openraft::type_config::alias::SnapshotOf<C, Directo
 pub struct Directory {
     /// Every node that joined the cluster: where it is, its domains.
     pub nodes: BTreeMap<NodeId, NodeInfo>,
-    /// Replicas each data group keeps (the first: [`crate::types::DATA_GROUP`]).
+    /// Replicas each data group keeps (the first: [`crate::types::DATA_GROUP`],
+    /// whose count the groups without one of their own keep too).
     pub targets: BTreeMap<GroupId, usize>,
     /// The streams each data group besides the first replicates (the first
     /// replicates the rest); every node hosts every group listed here.
@@ -94,7 +95,10 @@ impl Directory {
             DirectoryCommand::Loads(loads) => self.loads = loads,
             DirectoryCommand::Group { group, streams, replicas } => {
                 self.streams.insert(group, streams);
-                self.targets.insert(group, replicas);
+                // 0: the group keeps the first group's count, as it changes.
+                if replicas > 0 {
+                    self.targets.insert(group, replicas);
+                }
             }
         }
     }

@@ -341,19 +341,21 @@ impl Group {
     /// it and the manager builds its other replicas and may move its
     /// primary to spread primaries over the nodes.
     pub fn create_group(&self, id: GroupId, streams: &[u32], replicas: usize) -> Result<()> {
-        let context = &self.hosting.context;
-        self.host(id, streams)?;
-        self.form(id, BTreeMap::from([(self.id, context.config.info.clone())]))?;
-        let recorded = crate::admin::create_group(
-            &self.directory,
-            &self.roster,
-            &context.peers,
-            self.id,
-            id,
-            streams.to_vec(),
-            replicas.max(1),
-        );
-        context.runtime.block_on(recorded).map(|_| ())
+        self.hosting.context.runtime.block_on(self.groups().create(id, streams.to_vec(), replicas.max(1)))
+    }
+
+    /// A handle on this node's data groups, for the layers above.
+    pub fn groups(&self) -> crate::groups::Groups {
+        crate::groups::Groups {
+            hosting: self.hosting.clone(),
+            directory: self.directory.clone(),
+            machine: self.machine.clone(),
+            roster: self.roster.clone(),
+            me: self.id,
+            first_role: self.role.clone(),
+            first_freshness: self.freshness.clone(),
+            default_replicas: self.hosting.context.config.replicas.max(1),
+        }
     }
 
     /// Data group `id`'s Raft on this node, if it hosts the group.
@@ -584,6 +586,7 @@ async fn report_loop(
             match peers.report(&addr, &config.info, load).await {
                 Ok(r) if r.by_leader => {
                     roster.set_manager_group(r.group, r.leader.map(|(_, info)| info));
+                    roster.set_group_primaries(r.primaries);
                     last_leader = Some(addr);
                     if r.member != campaigns {
                         directory.runtime_config().elect(r.member);

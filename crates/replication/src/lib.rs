@@ -88,6 +88,7 @@ mod directory_link;
 pub mod error;
 pub mod freshness;
 pub mod group;
+pub mod groups;
 pub mod load;
 pub mod log_store;
 pub mod manager;
@@ -117,6 +118,7 @@ pub(crate) fn lower_this_threads_priority() {
 pub use admin::Admin;
 pub use error::{ReplicationError, Result};
 pub use group::{Group, GroupConfig, Role};
+pub use groups::{GroupReplica, Groups};
 pub use rpc::ClusterSecret;
 pub use status::{NodeStatus, StatusSource};
 pub use types::{Load, NodeId, NodeInfo};

@@ -36,7 +36,7 @@
 //! manager leader simply carries on: a build cut by a change of leader,
 //! of either group, is resumed by the next round.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -70,11 +70,24 @@ pub struct Roster {
     /// The manager group as the manager's leader last told this node, and
     /// where that leader is.
     manager_group: Mutex<Option<(crate::status::ManagerGroup, Option<NodeInfo>, Instant)>>,
+    /// Each data group's primary as the manager's leader last saw it (on
+    /// the leader: from its own round; elsewhere: with report answers), for
+    /// nodes outside a group that must send its clients on.
+    primaries: Mutex<(Vec<GroupPrimary>, Option<Instant>)>,
 }
+
+/// A data group's primary, as the manager last saw it.
+pub type GroupPrimary = (GroupId, NodeId, NodeInfo);
 
 impl Roster {
     pub(crate) fn new(meter: LoadMeter) -> Roster {
-        Roster { spares: Mutex::default(), loads: Mutex::default(), meter, manager_group: Mutex::default() }
+        Roster {
+            spares: Mutex::default(),
+            loads: Mutex::default(),
+            meter,
+            manager_group: Mutex::default(),
+            primaries: Mutex::default(),
+        }
     }
 
     pub(crate) fn set_manager_group(&self, group: crate::status::ManagerGroup, leader: Option<NodeInfo>) {
@@ -89,6 +102,17 @@ impl Roster {
     /// Where the manager's leader is, as last heard within `ALIVE`.
     pub(crate) fn manager_leader(&self) -> Option<NodeInfo> {
         self.manager_group.lock().as_ref().filter(|(_, _, at)| at.elapsed() < ALIVE).and_then(|(_, l, _)| l.clone())
+    }
+
+    pub(crate) fn set_group_primaries(&self, primaries: Vec<GroupPrimary>) {
+        *self.primaries.lock() = (primaries, Some(Instant::now()));
+    }
+
+    /// Each data group's primary as the manager last saw it, if heard
+    /// within `ALIVE`.
+    pub(crate) fn group_primaries(&self) -> Vec<GroupPrimary> {
+        let p = self.primaries.lock();
+        if p.1.is_some_and(|at| at.elapsed() < ALIVE) { p.0.clone() } else { Vec::new() }
     }
 
     pub(crate) fn heard(&self, id: NodeId, info: NodeInfo) {
@@ -301,7 +325,7 @@ impl Manager {
             let directory = self.machine.directory();
             if let Ok(view) = GroupView::of_leader(&self.directory, self.me) {
                 let size = manager_size(directory.nodes.len().max(view.members.len()));
-                self.repair(Target::Manager, &view, size, &mut down_since).await;
+                self.repair(Target::Manager, &view, size, None, &mut down_since).await;
             }
             // Every data group, as its primary sees it.
             let mut views: Vec<(GroupId, GroupView)> = Vec::new();
@@ -315,9 +339,29 @@ impl Manager {
                     Err(e) => tracing::debug!("data group {group}'s primary did not answer the manager: {e}"),
                 }
             }
+            self.roster.set_group_primaries(
+                views
+                    .iter()
+                    .filter_map(|(g, v)| {
+                        v.members.iter().find(|m| m.id == v.leader).map(|m| (*g, m.id, m.info.clone()))
+                    })
+                    .collect(),
+            );
+            // A database's group keeps its replicas on nodes that hold the
+            // catalog (the first group's voters): its primary serves the
+            // database's sessions, which read the catalog there.
+            let holders: Option<HashSet<NodeId>> = views
+                .iter()
+                .find(|(g, _)| *g == DATA_GROUP)
+                .map(|(_, v)| v.members.iter().filter(|m| m.voter).map(|m| m.id).collect());
             for (group, view) in &views {
-                let replicas = directory.targets.get(group).copied().unwrap_or(self.replicas).max(1);
-                self.repair(Target::Data(*group), view, replicas, &mut down_since).await;
+                let replicas = (directory.targets.get(group))
+                    .or(directory.targets.get(&DATA_GROUP))
+                    .copied()
+                    .unwrap_or(self.replicas)
+                    .max(1);
+                let within = if *group == DATA_GROUP { None } else { Some(holders.clone().unwrap_or_default()) };
+                self.repair(Target::Data(*group), view, replicas, within.as_ref(), &mut down_since).await;
             }
             // A move takes a moment to show in the views: none until the
             // last one has settled.
@@ -367,9 +411,13 @@ impl Manager {
                 if !map.nodes.contains_key(&m.id) {
                     add_node(&mut map, m.id, &m.info, m.id == self.me || heard.get(&m.id).copied().unwrap_or(false));
                 }
+                // The first group's primary (the cluster's catalog, and
+                // the sessions of `tessera`, `postgres` and keyed
+                // databases) stays where it is: only the databases' own
+                // groups move, as they are small and their sessions few.
                 let role = if m.id == view.leader {
                     tessera_cluster::Role::Primary
-                } else if m.voter && m.answered {
+                } else if m.voter && m.answered && *group != DATA_GROUP {
                     tessera_cluster::Role::Secondary
                 } else {
                     tessera_cluster::Role::Building
@@ -497,9 +545,10 @@ impl Manager {
         target: Target,
         view: &GroupView,
         replicas: usize,
+        within: Option<&HashSet<NodeId>>,
         down_since: &mut HashMap<(Target, NodeId), Instant>,
     ) {
-        let map = self.map(view, replicas);
+        let map = self.map(view, replicas, within);
         let voters: Vec<NodeId> = view.members.iter().filter(|m| m.voter).map(|m| m.id).collect();
         for v in &voters {
             if map.is_live(*v) {
@@ -525,8 +574,9 @@ impl Manager {
     /// The cluster map for one group: its members with their liveness
     /// (a voter: it answers the leader; a replica being built may be busy
     /// installing a snapshot, so reporting to the manager counts too) and
-    /// progress, and the other nodes heard from, as candidates.
-    fn map(&self, view: &GroupView, target: usize) -> ClusterMap {
+    /// progress, and the other nodes heard from (those `within`, when
+    /// given), as candidates.
+    fn map(&self, view: &GroupView, target: usize, within: Option<&HashSet<NodeId>>) -> ClusterMap {
         let mut map = ClusterMap::default();
         let mut replicas = Vec::new();
         let heard: HashMap<NodeId, (NodeInfo, bool)> =
@@ -545,7 +595,7 @@ impl Manager {
             replicas.push(Replica { node: m.id, role, applied: m.matched.unwrap_or(0) });
         }
         for (id, (info, alive)) in &heard {
-            if !map.nodes.contains_key(id) {
+            if !map.nodes.contains_key(id) && within.is_none_or(|w| w.contains(id)) {
                 add_node(&mut map, *id, info, *alive);
                 self.note_load(&mut map, *id);
             }

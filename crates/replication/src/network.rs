@@ -155,6 +155,8 @@ pub(crate) enum Reply {
         /// The data groups the directory lists besides the first, with
         /// their streams: every node hosts them.
         groups: Vec<(GroupId, Vec<u32>)>,
+        /// Each data group's primary as the manager's leader last saw it.
+        primaries: Vec<crate::manager::GroupPrimary>,
     },
     GroupView(crate::manager::GroupView),
     Reconfigured,
@@ -325,6 +327,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                         by_leader: leads,
                         group: crate::status::ManagerGroup::of(&m),
                         groups: machine.directory().streams.into_iter().collect(),
+                        primaries: if leads { roster.group_primaries() } else { Vec::new() },
                     }
                 }
                 Ok(Request::GroupView(_)) => {
@@ -476,6 +479,7 @@ pub(crate) struct Reported {
     pub by_leader: bool,
     pub group: crate::status::ManagerGroup,
     pub groups: Vec<(GroupId, Vec<u32>)>,
+    pub primaries: Vec<crate::manager::GroupPrimary>,
 }
 
 impl Peers {
@@ -487,8 +491,8 @@ impl Peers {
         let request = Request::Report { id: self.me, info: info.clone(), load };
         let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
-            Reply::Reported { leader, member, by_leader, group, groups } => {
-                Ok(Reported { leader, member, by_leader, group, groups })
+            Reply::Reported { leader, member, by_leader, group, groups, primaries } => {
+                Ok(Reported { leader, member, by_leader, group, groups, primaries })
             }
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),
             _ => Err(ReplicationError::Codec("unexpected reply to report".into())),

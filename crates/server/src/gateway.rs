@@ -35,6 +35,7 @@ use tessera_sql::SqlEngine;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use crate::routing::{DatabaseRouting, Reader, Route};
 use crate::{Listener, ServerConfig, accept, refuse};
 
 /// Opens the SQL engine over the node's (replicated) engines.
@@ -61,6 +62,7 @@ pub async fn serve_cluster(
     roles: watch::Receiver<Role>,
     open: OpenSql,
     open_secondary: OpenSql,
+    routing: Option<Arc<DatabaseRouting>>,
     config: ServerConfig,
 ) -> std::io::Result<()> {
     let shared = Arc::new(Listener::new(config)?);
@@ -73,6 +75,11 @@ pub async fn serve_cluster(
             tokio::spawn(refuse(socket, "53300", "sorry, too many clients already".into()));
             continue;
         };
+        if let Some(routing) = &routing {
+            let (shared, serving, open_secondary) = (shared.clone(), serving.clone(), open_secondary.clone());
+            tokio::spawn(serve_routed(shared, serving, open_secondary, routing.clone(), socket, peer, slot));
+            continue;
+        }
         enum Target {
             Local(Arc<SqlEngine>, watch::Receiver<bool>),
             Forward(String),
@@ -85,7 +92,7 @@ pub async fn serve_cluster(
         };
         match target {
             Target::Local(sql, stop) => {
-                if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(stop)) {
+                if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(crate::stop_when(stop))) {
                     tracing::warn!(%peer, "cannot serve a connection: {e}");
                 }
             }
@@ -112,12 +119,24 @@ async fn serve_secondary(
     addr: String,
 ) {
     let greeting = greet(socket, shared.tls.as_ref()).await;
+    serve_greeted_secondary(shared, open_secondary, greeting, peer, slot, addr).await
+}
+
+/// [`serve_secondary`] once the connection has been greeted.
+async fn serve_greeted_secondary(
+    shared: Arc<Listener>,
+    open_secondary: OpenSql,
+    greeting: Greeting,
+    peer: std::net::SocketAddr,
+    slot: crate::Slot,
+    addr: String,
+) {
     let ask = match &greeting {
         Greeting::Plain(_, ask) | Greeting::Tls(_, _, ask) => ask.clone(),
         Greeting::Gone => return,
     };
     match ask {
-        Ask::Secondary => {}
+        Ask::Secondary(_) => {}
         Ask::Cancel(pid, key) if shared.manager.cancel(pid, &key).await => {
             // One of this node's reading sessions: cancelled here. As in
             // PostgreSQL, the connection then just closes (cleanly: the
@@ -137,7 +156,7 @@ async fn serve_secondary(
             }
             return;
         }
-        Ask::Primary | Ask::Cancel(..) => {
+        Ask::Primary(_) | Ask::Cancel(..) => {
             let _slot = slot;
             match greeting {
                 Greeting::Plain(socket, _) => forward(socket, &addr).await,
@@ -154,7 +173,9 @@ async fn serve_secondary(
     };
     let served = match (greeting, sql) {
         (Greeting::Plain(socket, _), Ok(sql)) => shared.spawn_session(socket, peer, slot, sql, None),
-        (Greeting::Tls(stream, startup, _), Ok(sql)) => shared.spawn_greeted_session(stream, startup, peer, slot, sql),
+        (Greeting::Tls(stream, startup, _), Ok(sql)) => {
+            shared.spawn_greeted_session(stream, startup, peer, slot, sql, None)
+        }
         (Greeting::Plain(socket, _), Err(why)) => {
             refuse(socket, "57P03", why).await;
             Ok(())
@@ -167,6 +188,96 @@ async fn serve_secondary(
     };
     if let Err(e) = served {
         tracing::warn!(%peer, "cannot serve a connection: {e}");
+    }
+}
+
+/// A connection on a node that routes by database (see `routing`): served
+/// here, relayed to its database's primary, refused, or left to the first
+/// group's primary as on a node without routing.
+async fn serve_routed(
+    shared: Arc<Listener>,
+    serving: Arc<RwLock<Serving>>,
+    open_secondary: OpenSql,
+    routing: Arc<DatabaseRouting>,
+    socket: TcpStream,
+    peer: std::net::SocketAddr,
+    slot: crate::Slot,
+) {
+    let greeting = greet(socket, shared.tls.as_ref()).await;
+    let ask = match &greeting {
+        Greeting::Plain(_, ask) | Greeting::Tls(_, _, ask) => ask.clone(),
+        Greeting::Gone => return,
+    };
+    let route = match ask {
+        Ask::Primary(db) => routing.route(db).await,
+        Ask::Secondary(db) => match routing.reader(db.clone()).await {
+            Reader::Here(sql) => return serve_here(&shared, greeting, peer, slot, sql, None),
+            Reader::AsPrimary => routing.route(db).await,
+            Reader::Refuse(why) => Route::Refuse(format!("cannot read on this node: {why}")),
+            Reader::FirstGroup => Route::FirstGroup,
+        },
+        Ask::Cancel(..) => Route::FirstGroup,
+    };
+    match route {
+        Route::Serve(sql, stop) => serve_here(&shared, greeting, peer, slot, sql, Some(stop)),
+        Route::Relay(addr) => {
+            let _slot = slot;
+            match greeting {
+                Greeting::Plain(socket, _) => forward(socket, &addr).await,
+                Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr).await,
+                Greeting::Gone => {}
+            }
+        }
+        Route::Refuse(why) => refuse_greeting(greeting, why).await,
+        Route::FirstGroup => {
+            enum Target {
+                Local(Arc<SqlEngine>, watch::Receiver<bool>),
+                Forward(String),
+                Refuse(String),
+            }
+            let target = match &*serving.read() {
+                Serving::Primary { sql, stop } => Target::Local(sql.clone(), stop.subscribe()),
+                Serving::Forward(addr) => Target::Forward(addr.clone()),
+                Serving::Refuse(why) => Target::Refuse(why.clone()),
+            };
+            match target {
+                Target::Local(sql, stop) => {
+                    serve_here(&shared, greeting, peer, slot, sql, Some(crate::stop_when(stop)))
+                }
+                Target::Forward(addr) => {
+                    serve_greeted_secondary(shared, open_secondary, greeting, peer, slot, addr).await
+                }
+                Target::Refuse(why) => refuse_greeting(greeting, why).await,
+            }
+        }
+    }
+}
+
+/// Serves a greeted connection's session here, with `sql`.
+fn serve_here(
+    shared: &Listener,
+    greeting: Greeting,
+    peer: std::net::SocketAddr,
+    slot: crate::Slot,
+    sql: Arc<SqlEngine>,
+    stop: Option<crate::Stop>,
+) {
+    let served = match greeting {
+        Greeting::Plain(socket, _) => shared.spawn_session(socket, peer, slot, sql, stop),
+        Greeting::Tls(stream, startup, _) => shared.spawn_greeted_session(stream, startup, peer, slot, sql, stop),
+        Greeting::Gone => Ok(()),
+    };
+    if let Err(e) = served {
+        tracing::warn!(%peer, "cannot serve a connection: {e}");
+    }
+}
+
+/// Refuses a greeted connection (57P03), telling it why.
+async fn refuse_greeting(greeting: Greeting, why: String) {
+    match greeting {
+        Greeting::Plain(socket, _) => refuse(socket, "57P03", why).await,
+        Greeting::Tls(stream, _, _) => refuse_greeted(stream, "57P03", &why).await,
+        Greeting::Gone => {}
     }
 }
 
@@ -228,10 +339,10 @@ enum Greeting {
 /// What a connection's first message asks of this secondary.
 #[derive(Clone)]
 enum Ask {
-    /// A session on the primary.
-    Primary,
-    /// A session reading on this secondary.
-    Secondary,
+    /// A session on the primary, of this database (when the message names one).
+    Primary(Option<String>),
+    /// A session reading on this secondary, of this database.
+    Secondary(Option<String>),
     /// To cancel the statement of the session with this key: one of this
     /// node's reading sessions, or else one on the primary.
     Cancel(i32, SecretKey),
@@ -251,7 +362,8 @@ fn ask_of(message: &[u8]) -> Ask {
         let pid = i32::from_be_bytes(message[8..12].try_into().expect("12 bytes"));
         return Ask::Cancel(pid, SecretKey::Bytes(bytes::Bytes::copy_from_slice(&message[12..])));
     }
-    if startup_asks_secondary(&message[8..]) { Ask::Secondary } else { Ask::Primary }
+    let db = startup_database(&message[8..]);
+    if startup_asks_secondary(&message[8..]) { Ask::Secondary(db) } else { Ask::Primary(db) }
 }
 
 /// Finds out what a connection asks: to read on this secondary
@@ -268,7 +380,7 @@ async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
     loop {
         let n = match tokio::time::timeout_at(deadline, socket.peek(&mut buf)).await {
             Ok(Ok(n)) => n,
-            _ => return Greeting::Plain(socket, Ask::Primary),
+            _ => return Greeting::Plain(socket, Ask::Primary(None)),
         };
         if n == 0 {
             return Greeting::Gone;
@@ -276,7 +388,7 @@ async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
         if n >= 4 {
             let len = u32::from_be_bytes(buf[..4].try_into().expect("4 bytes")) as usize;
             if len < 8 || len > buf.len() {
-                return Greeting::Plain(socket, Ask::Primary);
+                return Greeting::Plain(socket, Ask::Primary(None));
             }
             if n >= len {
                 let code = u32::from_be_bytes(buf[4..8].try_into().expect("4 bytes"));
@@ -307,7 +419,7 @@ async fn greet(mut socket: TcpStream, tls: Option<&TlsAcceptor>) -> Greeting {
         // The rest of the message is on its way.
         tokio::time::sleep(Duration::from_millis(2)).await;
         if tokio::time::Instant::now() >= deadline {
-            return Greeting::Plain(socket, Ask::Primary);
+            return Greeting::Plain(socket, Ask::Primary(None));
         }
     }
 }
@@ -340,6 +452,22 @@ async fn greet_tls(socket: TcpStream, tls: &TlsAcceptor) -> Greeting {
         Some(Greeting::Tls(stream, message, ask))
     };
     tokio::time::timeout_at(deadline, read).await.ok().flatten().unwrap_or(Greeting::Gone)
+}
+
+/// The database a startup message names (`params`: its name/value pairs),
+/// which is the user's name when it names none, as in PostgreSQL.
+fn startup_database(params: &[u8]) -> Option<String> {
+    let mut parts = params.split(|b| *b == 0).map(|p| String::from_utf8_lossy(p).into_owned());
+    let (mut db, mut user) = (None, None);
+    while let (Some(name), Some(value)) = (parts.next(), parts.next()) {
+        match name.as_str() {
+            "" => break,
+            "database" if !value.is_empty() => db = Some(value),
+            "user" => user = Some(value),
+            _ => {}
+        }
+    }
+    db.or(user)
 }
 
 /// `params`: a startup message's name/value pairs (NUL-terminated strings).
@@ -475,9 +603,9 @@ mod tests {
     #[test]
     fn a_first_message_asks_for_the_primary_a_secondary_or_a_cancel() {
         let reading = message(196608, &params(&[("user", "u"), ("tessera.read_from", "secondary")]));
-        assert!(matches!(ask_of(&reading), Ask::Secondary));
+        assert!(matches!(ask_of(&reading), Ask::Secondary(Some(db)) if db == "u"));
         let plain = message(196608, &params(&[("user", "u"), ("database", "d")]));
-        assert!(matches!(ask_of(&plain), Ask::Primary));
+        assert!(matches!(ask_of(&plain), Ask::Primary(Some(db)) if db == "d"));
         let mut key = 77i32.to_be_bytes().to_vec();
         key.extend_from_slice(&[1, 2, 3, 4]);
         match ask_of(&message(CANCEL_REQUEST, &key)) {

@@ -28,6 +28,7 @@ mod connection;
 mod gateway;
 mod handler;
 mod lane;
+mod routing;
 mod runtimes;
 mod values;
 
@@ -46,6 +47,7 @@ use handler::{Conn, Extended, Parser, Startup, server_params};
 
 pub use gateway::{OpenSql, serve_cluster};
 pub use handler::AuthMode;
+pub use routing::{DatabaseRouting, OpenSqlIn};
 pub use runtimes::ConnectionRuntimes;
 
 pub struct ServerConfig {
@@ -193,7 +195,7 @@ impl Listener {
         peer: SocketAddr,
         slot: Slot,
         sql: Arc<SqlEngine>,
-        stop: Option<tokio::sync::watch::Receiver<bool>>,
+        stop: Option<Stop>,
     ) -> std::io::Result<()> {
         // Second handles on the socket let the idle-in-transaction watchdog
         // and the stop signal close it.
@@ -234,6 +236,7 @@ impl Listener {
         peer: SocketAddr,
         slot: Slot,
         sql: Arc<SqlEngine>,
+        stop: Option<Stop>,
     ) -> std::io::Result<()> {
         use std::os::fd::AsFd;
         let tcp = tls.get_ref().0.as_fd();
@@ -241,7 +244,7 @@ impl Listener {
             watch: std::net::TcpStream::from(tcp.try_clone_to_owned()?),
             closer: std::net::TcpStream::from(tcp.try_clone_to_owned()?),
         };
-        let session = self.session(peer, sql, None, handles, false);
+        let session = self.session(peer, sql, stop, handles, false);
         tokio::spawn(async move {
             let _held = slot;
             session.run(|handlers| connection::serve_greeted(tls, startup, handlers)).await;
@@ -254,7 +257,7 @@ impl Listener {
         &self,
         peer: SocketAddr,
         sql: Arc<SqlEngine>,
-        stop: Option<tokio::sync::watch::Receiver<bool>>,
+        stop: Option<Stop>,
         handles: SocketHandles,
         plaintext: bool,
     ) -> Session {
@@ -311,7 +314,7 @@ struct Session {
     peer: SocketAddr,
     conn: Arc<Conn>,
     handlers: Handlers,
-    stop: Option<tokio::sync::watch::Receiver<bool>>,
+    stop: Option<Stop>,
     handles: SocketHandles,
     /// Whether the connection is plaintext (an error frame may then be
     /// written to the socket directly).
@@ -335,9 +338,9 @@ impl Session {
         let _watchdog = AbortOnDrop(watchdog.abort_handle());
         let result = match stop {
             None => work.await,
-            Some(mut stop) => tokio::select! {
+            Some(stop) => tokio::select! {
                 r = work => r,
-                _ = stop.wait_for(|s| *s) => {
+                _ = stop => {
                     terminate(handles.closer, plaintext, "57P01", "terminating connection: this node is no longer the primary; reconnect to reach the new one");
                     Ok(())
                 }
@@ -351,6 +354,17 @@ impl Session {
             s.reset();
         }
     }
+}
+
+/// Resolves when a session must end because this node stopped serving
+/// its database as primary.
+pub(crate) type Stop = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// A stop that resolves when `stop` turns true (or its sender is gone).
+pub(crate) fn stop_when(mut stop: tokio::sync::watch::Receiver<bool>) -> Stop {
+    Box::pin(async move {
+        let _ = stop.wait_for(|s| *s).await;
+    })
 }
 
 /// Aborts a task when dropped.

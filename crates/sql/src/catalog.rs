@@ -273,6 +273,8 @@ pub struct Catalog {
     gates: RwLock<std::collections::HashMap<u32, Arc<PartitionGate>>>,
     /// The cluster this node belongs to, if any (for `tessera.nodes`).
     cluster: std::sync::OnceLock<Arc<dyn crate::cluster_view::ClusterView>>,
+    /// On a cluster: makes each new home a replication group of its own.
+    groups: std::sync::OnceLock<Arc<dyn crate::cluster_view::DatabaseGroups>>,
     /// A secondary's catalog: it follows DDL replicated after it was
     /// loaded (`refresh_if_changed`) instead of making any.
     replica: bool,
@@ -286,6 +288,16 @@ impl Catalog {
     /// Loads the catalog, creating the bootstrap database and role on a new
     /// data directory and dropping engine tables no catalog entry owns.
     pub fn open(node: Arc<Node>) -> Result<Arc<Catalog>> {
+        Catalog::open_maintaining(node, Arc::new(|_| true))
+    }
+
+    /// [`Catalog::open`], tidying only the streams `maintains` accepts (on
+    /// a cluster: those of the group whose primary this node is; the other
+    /// groups' primaries write theirs).
+    pub fn open_maintaining(
+        node: Arc<Node>,
+        maintains: Arc<dyn Fn(u32) -> bool + Send + Sync>,
+    ) -> Result<Arc<Catalog>> {
         let engine = node.system().clone();
         let catalog_table = match engine.table(CATALOG_TABLE) {
             Some(t) => t,
@@ -301,7 +313,7 @@ impl Catalog {
             catalog.bootstrap()?;
         }
         catalog.open_partitions()?;
-        catalog.drop_orphans()?;
+        catalog.drop_orphans(&*maintains)?;
         crate::jobs::recover(&catalog)?;
         // Finish the clean-up of splits a crash interrupted.
         for d in catalog.databases() {
@@ -333,6 +345,7 @@ impl Catalog {
             version: AtomicI64::new(0),
             gates: RwLock::new(std::collections::HashMap::new()),
             cluster: std::sync::OnceLock::new(),
+            groups: std::sync::OnceLock::new(),
             replica,
             loaded_changes: AtomicI64::new(0),
             homes: RwLock::default(),
@@ -388,6 +401,20 @@ impl Catalog {
     /// Tells the catalog which cluster the node belongs to (once).
     pub fn set_cluster(&self, view: Arc<dyn crate::cluster_view::ClusterView>) {
         let _ = self.cluster.set(view);
+    }
+
+    /// Tells the catalog how the cluster replicates each database (once).
+    pub fn set_groups(&self, groups: Arc<dyn crate::cluster_view::DatabaseGroups>) {
+        let _ = self.groups.set(groups);
+    }
+
+    pub(crate) fn groups(&self) -> Option<&Arc<dyn crate::cluster_view::DatabaseGroups>> {
+        self.groups.get()
+    }
+
+    /// The replicas of a database home's own group, when it has one.
+    pub fn stream_replicas(&self, stream: u32) -> Option<Vec<crate::cluster_view::ReplicaRow>> {
+        self.cluster.get().and_then(|c| c.stream_replicas(stream))
     }
 
     /// The cluster's nodes; a single node shows itself as the primary.
@@ -702,11 +729,11 @@ impl Catalog {
         })])
     }
 
-    fn drop_orphans(&self) -> Result<()> {
+    fn drop_orphans(&self, maintains: &dyn Fn(u32) -> bool) -> Result<()> {
         let owned: std::collections::HashSet<String> =
             self.state.read().tables.values().map(|t| t.engine_name.clone()).collect();
         let mut engines = vec![self.engine.clone()];
-        engines.extend(self.node.partitions().into_iter().map(|(_, e)| e));
+        engines.extend(self.node.partitions().into_iter().filter(|(s, _)| maintains(*s)).map(|(_, e)| e));
         for engine in engines {
             for spec in engine.tables() {
                 if spec.name.starts_with("__") || owned.contains(&spec.name) {
@@ -751,6 +778,7 @@ impl Catalog {
     fn write_entries(&self, entries: &[Entry]) -> Result<()> {
         // One durable commit per home the entries are kept in.
         for (home, entries) in self.by_home(entries, |e| self.entry_home(e))? {
+            self.check_writable(&home)?;
             let mut txn = home.engine.begin(Isolation::Snapshot)?;
             for e in entries {
                 let key = e.key();
@@ -792,6 +820,7 @@ impl Catalog {
 
     fn delete_entries(&self, keys: &[String]) -> Result<()> {
         for (home, keys) in self.by_home(keys, |k| self.key_home(k))? {
+            self.check_writable(&home)?;
             let mut txn = home.engine.begin(Isolation::Snapshot)?;
             for key in keys {
                 txn.delete(&home.catalog, &encode_key(&[Some(key.as_bytes())]))?;
@@ -811,6 +840,21 @@ impl Catalog {
             }
         }
         self.version.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// A replica's catalog (one serving the databases whose groups this
+    /// node leads) writes only their homes: what is cluster-wide —
+    /// databases, roles — is written where the cluster's catalog is
+    /// primary, which sessions of `tessera` and `postgres` reach.
+    fn check_writable(&self, home: &Home) -> Result<()> {
+        if self.replica && home.stream == tessera_engine::SYSTEM_STREAM {
+            return Err(SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                "this statement changes the cluster's catalog (databases, roles), which a session of a database with replicas of its own cannot do",
+            )
+            .with_hint("Connect to database \"tessera\" or \"postgres\" to run it."));
+        }
         Ok(())
     }
 

@@ -39,6 +39,47 @@ pub struct NodeLoad {
 
 pub trait ClusterView: Send + Sync {
     fn nodes(&self) -> Vec<NodeRow>;
+
+    /// The replicas of the group replicating `stream` (a database's home),
+    /// as this node knows them; None when the stream has no group of its
+    /// own (the nodes' roles are then its replicas').
+    fn stream_replicas(&self, _stream: u32) -> Option<Vec<ReplicaRow>> {
+        None
+    }
+}
+
+/// One replica of a database's own group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaRow {
+    pub node_id: u64,
+    /// `primary`, `secondary`, `building` or `unreachable`.
+    pub role: String,
+    pub epoch: u64,
+    pub behind: Option<u64>,
+}
+
+/// Why a database's group could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupsError {
+    /// What was asked cannot be done (more replicas than nodes).
+    Invalid(String),
+    /// Not now: too few nodes took a replica in time, no primary.
+    Unavailable(String),
+}
+
+/// How a cluster replicates each database on its own: the catalog asks it
+/// for a new database's group before anything is written to its home.
+pub trait DatabaseGroups: Send + Sync {
+    /// Creates the replication group of the home on `stream`, keeping
+    /// `replicas` replicas (None: the cluster's count), and returns once
+    /// this node is its primary with a quorum of voters, so that the
+    /// home's first writes are acknowledged only on more than one node.
+    fn create(&self, stream: u32, replicas: Option<usize>) -> Result<(), GroupsError>;
+
+    /// Once the home's tables are made: hands its primary to a node
+    /// leading fewer groups, if the cluster would move it there anyway
+    /// (best effort; the database's sessions then start there).
+    fn place(&self, stream: u32);
 }
 
 /// What a secondary knows of its own freshness, for sessions that read

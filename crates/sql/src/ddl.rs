@@ -115,7 +115,9 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
                     })?,
                     None,
                 ),
-                None => (Vec::new(), Some(crate::session::blocking(|| session.catalog().create_home())?)),
+                None => {
+                    (Vec::new(), Some(crate::session::blocking(|| session.catalog().create_home(options.replicas))?))
+                }
             };
             session.catalog().put_database(DatabaseDef {
                 oid,

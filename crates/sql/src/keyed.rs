@@ -170,13 +170,19 @@ pub struct DatabaseOptions {
     /// Split points of the key space (stored key bytes, sorted); empty: one
     /// partition.
     pub splits: Vec<Vec<u8>>,
+    /// Replicas of the database's data (None: the cluster's count).
+    pub replicas: Option<usize>,
 }
 
-/// Reads `partition_key`, `partitions` and `split_points`.
+/// The most replicas a database may ask for.
+pub const MAX_REPLICAS: usize = 7;
+
+/// Reads `partition_key`, `partitions`, `split_points` and `replicas`.
 pub fn database_options(tags: Option<&Vec<Tag>>) -> Result<DatabaseOptions> {
     let mut key = None;
     let mut count: Option<usize> = None;
     let mut points: Option<String> = None;
+    let mut replicas: Option<usize> = None;
     for tag in tags.into_iter().flatten() {
         let name = tag.key.to_string();
         match name.as_str() {
@@ -192,9 +198,19 @@ pub fn database_options(tags: Option<&Vec<Tag>>) -> Result<DatabaseOptions> {
                 count = Some(n);
             }
             "split_points" => points = Some(tag.value.clone()),
+            "replicas" => {
+                let n: usize =
+                    tag.value.trim().parse().ok().filter(|n| (1..=MAX_REPLICAS).contains(n)).ok_or_else(|| {
+                        SqlError::new(
+                            code::INVALID_PARAMETER_VALUE,
+                            format!("replicas must be an integer from 1 to {MAX_REPLICAS}, not \"{}\"", tag.value),
+                        )
+                    })?;
+                replicas = Some(n);
+            }
             _ => {
                 return Err(SqlError::new(code::SYNTAX, format!("option \"{name}\" not recognized")).with_hint(
-                    "CREATE DATABASE accepts WITH (partition_key = 'column type', partitions = n | split_points = 'v1, v2, …').",
+                    "CREATE DATABASE accepts WITH (partition_key = 'column type', partitions = n | split_points = 'v1, v2, …', replicas = n).",
                 ));
             }
         }
@@ -206,8 +222,14 @@ pub fn database_options(tags: Option<&Vec<Tag>>) -> Result<DatabaseOptions> {
                 "partitions and split_points need a partition_key: a keyless database has one partition",
             ));
         }
-        return Ok(DatabaseOptions::default());
+        return Ok(DatabaseOptions { replicas, ..Default::default() });
     };
+    if replicas.is_some() {
+        return Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            "replicas per database is not supported for keyed databases yet: their partitions keep the cluster's count",
+        ));
+    }
     let splits = match (count, points) {
         (Some(_), Some(_)) => {
             return Err(SqlError::new(
@@ -219,7 +241,7 @@ pub fn database_options(tags: Option<&Vec<Tag>>) -> Result<DatabaseOptions> {
         (None, Some(text)) => crate::partition::parse_split_points(&text, &key)?,
         (None, None) => Vec::new(),
     };
-    Ok(DatabaseOptions { key: Some(key), splits })
+    Ok(DatabaseOptions { key: Some(key), splits, replicas: None })
 }
 
 /// Parses `'customer_id bigint'`.

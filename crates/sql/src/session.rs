@@ -481,7 +481,9 @@ impl Session {
     /// On a secondary: the node is within this session's staleness bound.
     pub(crate) fn check_staleness(&self) -> Result<()> {
         if !self.shared.is_secondary() {
-            return Ok(());
+            // A node serving the databases whose groups it leads follows
+            // the cluster's catalog (nothing on a primary's own catalog).
+            return self.shared.catalog.refresh_if_changed();
         }
         let bound = std::time::Duration::from_millis(self.info.settings.lock().millis("tessera.max_staleness"));
         self.shared.check_staleness(bound)

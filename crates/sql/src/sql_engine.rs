@@ -42,6 +42,27 @@ impl SqlEngine {
         Ok(SqlEngine::new(node, catalog, Some(state)))
     }
 
+    /// Opens the SQL engine a cluster node serves the databases whose own
+    /// groups it leads with: its catalog follows the cluster's catalog as
+    /// replicated to this node (reloading when DDL arrives, as a
+    /// secondary's does), and its sessions write their database's home
+    /// (which this node leads) but nothing cluster-wide.
+    pub fn open_follower(node: Arc<Node>) -> Result<Arc<SqlEngine>> {
+        let catalog = Catalog::open_replica(node.clone())?;
+        Ok(SqlEngine::new(node, catalog, None))
+    }
+
+    /// Opens the SQL engine of the primary of the cluster's catalog, which
+    /// tidies (drops tables no catalog entry owns) only in the streams
+    /// `maintains` accepts: those of its own group.
+    pub fn open_maintaining(
+        node: Arc<Node>,
+        maintains: Arc<dyn Fn(u32) -> bool + Send + Sync>,
+    ) -> Result<Arc<SqlEngine>> {
+        let catalog = Catalog::open_maintaining(node.clone(), maintains)?;
+        Ok(SqlEngine::new(node, catalog, None))
+    }
+
     fn new(node: Arc<Node>, catalog: Arc<Catalog>, secondary: Option<Arc<dyn SecondaryState>>) -> Arc<SqlEngine> {
         Arc::new(SqlEngine { connected: Default::default(), node, catalog, next_pid: AtomicI32::new(1000), secondary })
     }
@@ -52,6 +73,8 @@ impl SqlEngine {
 
     /// Opens a session for `user` on database `db`.
     pub fn session(self: &Arc<Self>, user: &str, db: &str) -> Result<Session> {
+        // A replica's catalog may not have loaded the database yet.
+        self.catalog.refresh_if_changed()?;
         if self.catalog.database(db).is_none() {
             return Err(SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")));
         }

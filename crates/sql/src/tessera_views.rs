@@ -160,8 +160,10 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 .collect(),
         )?,
         // Every replica of every partition: which node holds it, in which
-        // role and epoch, and how far behind the primary it is. (All of a
-        // node's partitions share its group's log, so they share its role.)
+        // role and epoch, and how far behind the primary it is. A database
+        // with a group of its own shows that group's replicas; the others
+        // (keyed databases, `tessera`, `postgres`) are in the first group,
+        // whose replicas are the nodes' roles.
         "replicas" => {
             let nodes = r.catalog.cluster_nodes();
             let mut rows = Vec::new();
@@ -172,6 +174,21 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                     d.partitions.iter().enumerate().map(|(k, p)| (k as i64 + 1, p.stream as i64)).collect()
                 };
                 for (partition, stream) in parts {
+                    // A home with a group of its own: that group's replicas.
+                    if let Some(replicas) = d.home.and_then(|h| r.catalog.stream_replicas(h)) {
+                        for x in replicas {
+                            rows.push(vec![
+                                s(&d.name),
+                                i(partition),
+                                i(stream),
+                                i(x.node_id as i64),
+                                s(&x.role),
+                                i(x.epoch as i64),
+                                x.behind.map_or(V::Int64(None), |b| i(b as i64)),
+                            ]);
+                        }
+                        continue;
+                    }
                     // Spares hold no replica.
                     for n in nodes.iter().filter(|n| !n.role.contains("spare")) {
                         rows.push(vec![

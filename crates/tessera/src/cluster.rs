@@ -235,26 +235,67 @@ pub fn start(
     println!("tessera: listening on {}", info.pg_addr);
     let node = group.node().clone();
     let status = group.status();
+    let groups = group.groups();
+    let view: Arc<View> = Arc::new(View(status.clone(), groups.clone()));
+    // The primary of the first group serves the cluster's catalog (and
+    // `tessera`, `postgres`, keyed databases); its CREATE DATABASE makes
+    // each new database a group of its own.
     let open: tessera_server::OpenSql = {
-        let (node, status) = (node.clone(), status.clone());
+        let (node, view, groups) = (node.clone(), view.clone(), groups.clone());
         Arc::new(move || {
-            let sql = tessera_sql::SqlEngine::open(node.clone()).map_err(|e| e.to_string())?;
-            sql.catalog.set_cluster(Arc::new(View(status.clone())));
+            let first = groups.clone();
+            let sql =
+                tessera_sql::SqlEngine::open_maintaining(node.clone(), Arc::new(move |s| first.in_first_group(s)))
+                    .map_err(|e| e.to_string())?;
+            sql.catalog.set_cluster(view.clone());
+            sql.catalog.set_groups(Arc::new(Homes(groups.clone())));
             Ok(sql)
         })
     };
     // A session reading on this node while it is a secondary gets an engine
     // of its own, whose catalog follows the DDL replicated to this node.
     let (freshness, role) = (group.freshness(), group.role());
-    let open_secondary: tessera_server::OpenSql = Arc::new(move || {
-        let state = Arc::new(Fresh(freshness.clone(), role.clone()));
-        let sql = tessera_sql::SqlEngine::open_secondary(node.clone(), state).map_err(|e| e.to_string())?;
-        sql.catalog.set_cluster(Arc::new(View(status.clone())));
-        Ok(sql)
-    });
+    let open_secondary: tessera_server::OpenSql = {
+        let (node, view) = (node.clone(), view.clone());
+        Arc::new(move || {
+            let state = Arc::new(Fresh(freshness.clone(), role.clone()));
+            let sql = tessera_sql::SqlEngine::open_secondary(node.clone(), state).map_err(|e| e.to_string())?;
+            sql.catalog.set_cluster(view.clone());
+            Ok(sql)
+        })
+    };
+    // The databases with groups of their own: served where their group's
+    // primary is, read where a replica of it is.
+    let open_follower: tessera_server::OpenSql = {
+        let (node, view) = (node.clone(), view.clone());
+        Arc::new(move || {
+            let sql = tessera_sql::SqlEngine::open_follower(node.clone()).map_err(|e| e.to_string())?;
+            sql.catalog.set_cluster(view.clone());
+            Ok(sql)
+        })
+    };
+    let open_secondary_in: tessera_server::OpenSqlIn = {
+        let (node, view, groups) = (node.clone(), view.clone(), groups.clone());
+        Arc::new(move |g| {
+            let (Some(freshness), Some(role)) = (groups.freshness_of(g), groups.role_of(g)) else {
+                return Err("this node holds no replica of the database".into());
+            };
+            let state = Arc::new(Fresh(freshness, role));
+            let sql = tessera_sql::SqlEngine::open_secondary(node.clone(), state).map_err(|e| e.to_string())?;
+            sql.catalog.set_cluster(view.clone());
+            Ok(sql)
+        })
+    };
+    let routing = tessera_server::DatabaseRouting::new(groups.clone(), open_follower, open_secondary_in);
     let session_runtimes = server_config.session_runtimes.clone();
-    let server =
-        runtime.spawn(tessera_server::serve_cluster(listener, group.role(), open, open_secondary, server_config));
+    let server = runtime.spawn(tessera_server::serve_cluster(
+        listener,
+        group.role(),
+        open,
+        open_secondary,
+        Some(routing),
+        server_config,
+    ));
     if let Some(signal) = signals.forever().next() {
         let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
         println!("tessera: received {name}, shutting down");
@@ -283,8 +324,53 @@ impl tessera_sql::cluster_view::SecondaryState for Fresh {
     }
 }
 
+use tessera_sql::cluster_view::GroupsError;
+
+/// Makes each new database's home a replication group of its own (its
+/// group id is the home's stream), and waits until this node is its
+/// primary with a quorum of its replicas' voters.
+struct Homes(tessera_replication::Groups);
+
+impl tessera_sql::cluster_view::DatabaseGroups for Homes {
+    fn create(&self, stream: u32, replicas: Option<usize>) -> Result<(), GroupsError> {
+        let nodes = self.0.node_count();
+        if let Some(n) = replicas.filter(|n| *n > nodes) {
+            return Err(GroupsError::Invalid(format!(
+                "the cluster has {nodes} nodes: a database cannot keep {n} replicas"
+            )));
+        }
+        // None: the cluster's count, followed when it changes (recorded as 0).
+        let quorum = replicas.unwrap_or_else(|| self.0.default_replicas()) / 2 + 1;
+        let groups = self.0.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.0.runtime().spawn(async move {
+            let made = async {
+                groups.create(stream, vec![stream], replicas.unwrap_or(0)).await?;
+                groups.wait_serving(stream, quorum, std::time::Duration::from_secs(30)).await
+            };
+            let _ = tx.send(made.await.map_err(|e| e.message()));
+        });
+        rx.recv()
+            .map_err(|_| GroupsError::Unavailable("the replication layer stopped".into()))?
+            .map_err(GroupsError::Unavailable)
+    }
+
+    fn place(&self, stream: u32) {
+        let groups = self.0.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.0.runtime().spawn(async move {
+            let _ = tx.send(groups.place(stream).await);
+        });
+        match rx.recv() {
+            Ok(Ok(node)) => tracing::info!(group = stream, node, "the new database's primary is on node {node}"),
+            Ok(Err(e)) => tracing::warn!(group = stream, "the new database's primary stays here: {}", e.message()),
+            Err(_) => {}
+        }
+    }
+}
+
 /// The cluster map, as the SQL views show it.
-struct View(tessera_replication::StatusSource);
+struct View(tessera_replication::StatusSource, tessera_replication::Groups);
 
 impl tessera_sql::cluster_view::ClusterView for View {
     fn nodes(&self) -> Vec<tessera_sql::cluster_view::NodeRow> {
@@ -309,6 +395,21 @@ impl tessera_sql::cluster_view::ClusterView for View {
                 manager: n.manager,
             })
             .collect()
+    }
+
+    fn stream_replicas(&self, stream: u32) -> Option<Vec<tessera_sql::cluster_view::ReplicaRow>> {
+        let replicas = self.1.replicas_of(stream)?;
+        Some(
+            replicas
+                .into_iter()
+                .map(|r| tessera_sql::cluster_view::ReplicaRow {
+                    node_id: r.node,
+                    role: r.role.to_string(),
+                    epoch: r.epoch,
+                    behind: r.behind,
+                })
+                .collect(),
+        )
     }
 }
 

@@ -99,7 +99,13 @@ impl Catalog {
     /// and its two tables. The caller records the stream in the database's
     /// entry; a crash before that leaves a stream no database owns, which
     /// the next start removes.
-    pub fn create_home(&self) -> Result<u32> {
+    pub fn create_home(&self, replicas: Option<usize>) -> Result<u32> {
+        if self.groups().is_none() && replicas.is_some_and(|n| n > 1) {
+            return Err(SqlError::new(
+                crate::error::code::INVALID_PARAMETER_VALUE,
+                "a single-node server keeps one replica of each database; replicas above 1 need a cluster",
+            ));
+        }
         let stream = {
             let mut s = self.state.write();
             let stream = s.next_stream;
@@ -113,9 +119,24 @@ impl Catalog {
             stream
         };
         self.write_entries(&[Entry::Streams { next: stream + 1 }])?;
+        // On a cluster the home is a replication group of its own, formed
+        // before anything is written to it (its first write goes to it).
+        if let Some(groups) = self.groups() {
+            use crate::cluster_view::GroupsError;
+            groups.create(stream, replicas).map_err(|e| match e {
+                GroupsError::Invalid(why) => SqlError::new(crate::error::code::INVALID_PARAMETER_VALUE, why),
+                GroupsError::Unavailable(why) => SqlError::new(
+                    crate::error::code::CANNOT_CONNECT_NOW,
+                    format!("cannot make the new database's replicas: {why}"),
+                ),
+            })?;
+        }
         let engine = self.node.open_partition(stream, true)?;
         let home = Home::in_engine(stream, engine, true)?.expect("created");
         self.homes.write().insert(stream, home);
+        if let Some(groups) = self.groups() {
+            groups.place(stream);
+        }
         Ok(stream)
     }
 

@@ -467,6 +467,38 @@ pub(crate) fn admin(args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// The node id of database `db`'s primary (its own group's), as
+/// `tessera.replicas` shows it through any node, once it has stayed for
+/// three seconds (the manager moves a new group's primary to spread
+/// primaries over the nodes).
+pub(crate) async fn db_primary(ports: &[u16], db: &str) -> usize {
+    let sql = format!("SELECT node_id FROM tessera.replicas WHERE database = '{db}' AND role = 'primary'");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen: Option<(usize, Instant)> = None;
+    loop {
+        let mut now = None;
+        for &p in ports {
+            if let Ok(rows) = query(p, "tessera", &sql).await
+                && rows.len() == 1
+            {
+                now = Some(rows[0][0].parse().unwrap());
+                break;
+            }
+        }
+        match (now, seen) {
+            (Some(n), Some((m, since))) if n == m => {
+                if since.elapsed() >= Duration::from_secs(3) {
+                    return n;
+                }
+            }
+            (Some(n), _) => seen = Some((n, Instant::now())),
+            (None, _) => seen = None,
+        }
+        assert!(Instant::now() < deadline, "database {db} shows no settled primary");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// The primary's node id per `tessera status` (asked of `rpc`), once every
 /// node answers.
 fn primary_by_status(rpc: u16, live: usize) -> u64 {
@@ -646,16 +678,17 @@ fn sqlstate(e: &tokio_postgres::Error) -> String {
 fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
     let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let nodes = start_cluster_on(&rpc);
-    let primary = primary_by_status(rpc[0], 3);
     let ports: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
-    let secondary = ports[(primary as usize) % 3];
-    block_on(Duration::from_secs(300), async {
+    let secondary = block_on(Duration::from_secs(300), async {
         let setup = "CREATE DATABASE shop; ";
         assert_eq!(run_anywhere(&ports, "tessera", setup, Duration::from_secs(30)).await, Outcome::Done);
         let sql = "CREATE TABLE items (id int PRIMARY KEY, name text); \
                    INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 500) g";
         assert_eq!(run_anywhere(&ports, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
-
+        // A node holding a secondary replica of the database.
+        ports[db_primary(&ports, "shop").await % 3]
+    });
+    block_on(Duration::from_secs(300), async {
         // The secondary serves the session itself: it sees the rows once
         // they are applied there, and says where the session runs.
         let c = connect_reading_secondary(secondary, "shop").await.unwrap();
@@ -820,10 +853,8 @@ fn reads_on_a_secondary_over_tls() {
     let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let tls = vec!["--tls-cert".to_string(), cert.display().to_string(), "--tls-key".into(), key.display().to_string()];
     let nodes = start_cluster_with(&rpc, |_| tls.clone());
-    let primary = primary_by_status(rpc[0], 3);
     let ports: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
-    let secondary = ports[(primary as usize) % 3];
-    block_on(Duration::from_secs(300), async {
+    let primary = block_on(Duration::from_secs(300), async {
         assert_eq!(
             run_anywhere(&ports, "tessera", "CREATE DATABASE shop", Duration::from_secs(30)).await,
             Outcome::Done
@@ -831,7 +862,9 @@ fn reads_on_a_secondary_over_tls() {
         let sql = "CREATE TABLE items (id int PRIMARY KEY, name text); \
                    INSERT INTO items SELECT g, 'item ' || g FROM generate_series(1, 300) g";
         assert_eq!(run_anywhere(&ports, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
+        db_primary(&ports, "shop").await
     });
+    let secondary = ports[primary % 3];
     let reading = "-c tessera.read_from=secondary";
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -854,10 +887,7 @@ fn reads_on_a_secondary_over_tls() {
     let info = psql_tls(secondary, "", "\\conninfo").unwrap();
     assert!(info.contains("SSL connection"), "{info}");
     psql_tls(secondary, "", "INSERT INTO items VALUES (301, 'via relay')").unwrap();
-    assert_eq!(
-        psql_tls(ports[primary as usize - 1], "", "SELECT name FROM items WHERE id = 301").unwrap(),
-        "via relay"
-    );
+    assert_eq!(psql_tls(ports[primary - 1], "", "SELECT name FROM items WHERE id = 301").unwrap(), "via relay");
     // Channel binding (SCRAM-SHA-256-PLUS) binds to the TLS the client
     // has: a session the secondary serves gets it; a relayed one cannot
     // (the primary's side of the relay is not TLS), as docs/sql.md says.
@@ -896,13 +926,14 @@ fn a_partitioned_primary_stops_and_the_majority_goes_on() {
     let net = crate::netfault::Network::start(&rpc);
     let nodes = start_cluster_with(&rpc, |i| vec!["--rpc-route".into(), net.routes_of(i, &rpc)]);
     let ports: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
-    let old = primary_by_status(rpc[0], 3) as usize - 1;
-    let majority: Vec<u16> = (0..3).filter(|&i| i != old).map(|i| ports[i]).collect();
     block_on(Duration::from_secs(300), async {
         let setup = "CREATE DATABASE plain; ";
         assert_eq!(run_anywhere(&ports, "tessera", setup, Duration::from_secs(30)).await, Outcome::Done);
         let sql = "CREATE TABLE kv (k bigint PRIMARY KEY, v text)";
         assert_eq!(run_anywhere(&ports, "plain", sql, Duration::from_secs(30)).await, Outcome::Done);
+        // The database's own primary is the node cut off below.
+        let old = db_primary(&ports, "plain").await - 1;
+        let majority: Vec<u16> = (0..3).filter(|&i| i != old).map(|i| ports[i]).collect();
         let (mut acked, mut maybe) = (BTreeSet::new(), BTreeSet::new());
         for k in 1..=20 {
             insert(&ports, k, &mut acked, &mut maybe).await;
@@ -968,7 +999,7 @@ fn a_partitioned_primary_stops_and_the_majority_goes_on() {
         // Now a secondary is cut off: the other two go on, and a session
         // reading on the cut-off node is refused once it is staler than its
         // bound, then reads again (everything) after the partition heals.
-        let primary = primary_by_status(rpc[0], 3) as usize - 1;
+        let primary = db_primary(&ports, "plain").await - 1;
         let lonely = (0..3).find(|&i| i != primary).unwrap();
         let c = connect_reading_secondary(ports[lonely], "plain").await.unwrap();
         c.batch_execute("SET tessera.max_staleness = '1s'").await.unwrap();

@@ -155,9 +155,21 @@ impl Server {
             .expect("spawning the tessera binary");
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
+        // With TESSERA_E2E_LOGS=DIR, each process's log is also kept there
+        // (one file per data directory), for looking into a failure.
+        let keep = std::env::var_os("TESSERA_E2E_LOGS").map(|dir| {
+            let name = self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            std::path::PathBuf::from(dir).join(format!("{name}.log"))
+        });
         self.stderr = Some(thread::spawn(move || {
             let mut text = String::new();
             let _ = stderr.read_to_string(&mut text);
+            if let Some(path) = keep
+                && let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path)
+            {
+                use std::io::Write;
+                let _ = f.write_all(text.as_bytes());
+            }
             text
         }));
         let (port_tx, port_rx) = mpsc::channel();

@@ -1,6 +1,7 @@
 mod auth;
 mod client;
 mod cluster;
+mod db_groups;
 mod drivers;
 mod durability;
 mod harness;

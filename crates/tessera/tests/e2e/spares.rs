@@ -6,7 +6,8 @@
 //! lost node that returns is a spare, and is rebuilt in place of the next
 //! loss; a new node joins a formed cluster as a spare. The replica count
 //! changes at run time (`tessera replicas N`): the manager builds or sheds
-//! replicas to match.
+//! replicas to match. Database `plain` has a group of its own, which keeps
+//! the cluster's count on the nodes holding the catalog: it follows.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -59,6 +60,29 @@ async fn wait_voters(ports: &[u16], voters: &BTreeSet<usize>, what: &str) -> usi
     }
 }
 
+/// Waits until database `db`'s own group has exactly `voters` as its
+/// primary and secondaries, as `tessera.replicas` shows it.
+async fn wait_db_voters(ports: &[u16], db: &str, voters: &BTreeSet<usize>, what: &str) {
+    let sql = format!("SELECT node_id, role FROM tessera.replicas WHERE database = '{db}'");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let mut rows = Vec::new();
+        for &p in ports {
+            if let Ok(r) = query(p, "tessera", &sql).await {
+                rows = r;
+                break;
+            }
+        }
+        let got: BTreeSet<usize> =
+            rows.iter().filter(|r| r[1] == "primary" || r[1] == "secondary").map(|r| r[0].parse().unwrap()).collect();
+        if &got == voters && rows.iter().any(|r| r[1] == "primary") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 /// The keys the node on `port` holds itself (read on it as a secondary).
 async fn local_keys(port: u16) -> Result<BTreeSet<i64>, String> {
     let c = connect_reading_secondary(port, "plain").await.map_err(|e| e.to_string())?;
@@ -105,6 +129,9 @@ fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
             assert!(Instant::now() < deadline, "expected three voters and a spare: {r:?}");
             tokio::time::sleep(Duration::from_millis(250)).await;
         };
+        // Database plain's own group has its replicas on the same three.
+        let three: BTreeSet<usize> = (1..=4).filter(|&i| i != spare).collect();
+        wait_db_voters(&all, "plain", &three, "plain's three replicas").await;
         // The spare serves clients (as a gateway) but holds no replica.
         let rows = query(port(&nodes, spare), "plain", "SELECT count(*) FROM kv").await.unwrap();
         assert_eq!(rows[0][0], acked.len().to_string());
@@ -131,8 +158,10 @@ fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
         // The new replica holds every acknowledged row itself.
         wait_local_keys(port(&nodes, spare), every(&acked, &maybe), "the rebuilt replica's rows").await;
 
-        // It votes: losing a second original node leaves a quorum (the
-        // survivor and the rebuilt replica), and writes go on.
+        // It votes, in the first group and in plain's: losing a second
+        // original node leaves a quorum (the survivor and the rebuilt
+        // replica), and writes go on.
+        wait_db_voters(&alive, "plain", &group, "plain's replica on the spare").await;
         let second = *group.iter().find(|&&i| i != spare && i != primary).unwrap();
         nodes[second - 1].kill9();
         let alive: Vec<u16> = (1..=4).filter(|&i| i != first && i != second).map(|i| port(&nodes, i)).collect();

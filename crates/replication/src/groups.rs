@@ -1,0 +1,229 @@
+//! [`Groups`]: the node's data groups as the layers above use them. The
+//! SQL layer creates a database's group through it (`create`, then
+//! `wait_serving` before anything is written to the group's streams), and
+//! the gateway asks it where each group's primary is (`role_of` on a
+//! node hosting the group, `primary_of` elsewhere: the manager's word) and
+//! how fresh this node's replica is (`freshness_of`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::async_runtime::WatchReceiver;
+use tokio::sync::watch;
+
+use crate::data_group::Hosting;
+use crate::directory::{DirectoryMachine, DirectoryRaft};
+use crate::error::{ReplicationError, Result};
+use crate::group::Role;
+use crate::manager::{GroupView, Roster};
+use crate::types::{DATA_GROUP, GroupId, NodeId, NodeInfo};
+
+/// A cheap handle on the node's data groups.
+#[derive(Clone)]
+pub struct Groups {
+    pub(crate) hosting: Arc<Hosting>,
+    pub(crate) directory: DirectoryRaft,
+    pub(crate) machine: DirectoryMachine,
+    pub(crate) roster: Arc<Roster>,
+    pub(crate) me: NodeId,
+    /// The first group's role and freshness (it is not in `hosting.more`).
+    pub(crate) first_role: watch::Receiver<Role>,
+    pub(crate) first_freshness: Arc<crate::freshness::Freshness>,
+    /// The replica count a group gets when the directory names none.
+    pub(crate) default_replicas: usize,
+}
+
+/// One replica of a group, as this node knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupReplica {
+    pub node: NodeId,
+    /// `primary`, `secondary`, `building` (a learner being built) or
+    /// `unreachable` (a voter that did not answer the primary lately).
+    pub role: &'static str,
+    pub epoch: u64,
+    /// Entries it lacks compared with the primary's log (known on the primary).
+    pub behind: Option<u64>,
+}
+
+impl Groups {
+    /// The replication layer's runtime (the SQL layer's sessions run on runtimes of their own).
+    pub fn runtime(&self) -> tokio::runtime::Handle {
+        self.hosting.context.runtime.clone()
+    }
+
+    /// How many nodes have joined the cluster (as the directory lists them).
+    pub fn node_count(&self) -> usize {
+        self.machine.directory().nodes.len()
+    }
+
+    /// The replica count of the first group, the default for a new one.
+    pub fn default_replicas(&self) -> usize {
+        self.machine.directory().targets.get(&DATA_GROUP).copied().unwrap_or(self.default_replicas).max(1)
+    }
+
+    /// Creates data group `id` over `streams`, keeping `replicas` replicas
+    /// (0: the first group's count, following it when it changes):
+    /// hosted and formed here (this node its first voter), then recorded in
+    /// the manager's directory, after which every node hosts it and the
+    /// manager builds its other replicas.
+    pub async fn create(&self, id: GroupId, streams: Vec<u32>, replicas: usize) -> Result<()> {
+        if self.hosting.is_hosted(id) {
+            return Err(ReplicationError::Refused(format!("group {id} is already hosted here")));
+        }
+        self.hosting.host(id, &streams).await?;
+        let raft =
+            self.hosting.raft_of(id).ok_or_else(|| ReplicationError::Internal(format!("group {id} vanished")))?;
+        let me = BTreeMap::from([(self.me, self.hosting.context.config.info.clone())]);
+        raft.initialize(me).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+        let peers = &self.hosting.context.peers;
+        crate::admin::create_group(&self.directory, &self.roster, peers, self.me, id, streams, replicas)
+            .await
+            .map(|_| ())
+    }
+
+    /// Waits (up to `within`) until this node serves as group `id`'s
+    /// primary with at least `voters` voters, so that what is written to
+    /// the group from now on is on that many nodes when acknowledged.
+    pub async fn wait_serving(&self, id: GroupId, voters: usize, within: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + within;
+        let raft = self
+            .hosting
+            .raft_of(id)
+            .ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
+        loop {
+            let serving = self.role_of(id).is_some_and(|r| *r.borrow() == Role::Primary);
+            let m = raft.metrics().borrow_watched().clone();
+            let have = m.membership_config.membership().voter_ids().count();
+            if serving && have >= voters {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ReplicationError::Timeout(format!(
+                    "the new group {id} has {have} of the {voters} voters it needs{}; not enough nodes took a replica in time",
+                    if serving { "" } else { " and no primary here" }
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Hands group `id`'s primary (here) to the voter leading the fewest
+    /// groups, when this node leads at least two more: what the manager's
+    /// balancing would do a moment later, done before the group's first
+    /// sessions arrive. Returns the node that leads it afterwards.
+    pub async fn place(&self, id: GroupId) -> Result<NodeId> {
+        let raft = self
+            .hosting
+            .raft_of(id)
+            .ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
+        let m = raft.metrics().borrow_watched().clone();
+        if m.current_leader != Some(self.me) {
+            return m.current_leader.ok_or_else(|| ReplicationError::Refused(format!("group {id} has no primary")));
+        }
+        let mut leading: BTreeMap<NodeId, usize> =
+            m.membership_config.membership().voter_ids().map(|v| (v, 0)).collect();
+        let rafts: Vec<crate::types::Raft> =
+            self.hosting.context.hosts.read().values().map(|h| h.raft.clone()).collect();
+        for r in rafts {
+            if let Some(l) = r.metrics().borrow_watched().current_leader
+                && let Some(n) = leading.get_mut(&l)
+            {
+                *n += 1;
+            }
+        }
+        let mine = leading.get(&self.me).copied().unwrap_or(0);
+        let Some((&to, &fewest)) = leading.iter().filter(|(n, _)| **n != self.me).min_by_key(|(n, c)| (**c, **n))
+        else {
+            return Ok(self.me);
+        };
+        if fewest + 2 > mine {
+            return Ok(self.me);
+        }
+        raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let leader = raft.metrics().borrow_watched().current_leader;
+            if leader == Some(to) || tokio::time::Instant::now() >= deadline {
+                return Ok(leader.unwrap_or(self.me));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Whether `stream` is replicated by the first group (no other claimed it).
+    pub fn in_first_group(&self, stream: u32) -> bool {
+        !self.hosting.claimed.read().contains(&stream)
+    }
+
+    /// This node's role in data group `id`, if it hosts the group.
+    pub fn role_of(&self, id: GroupId) -> Option<watch::Receiver<Role>> {
+        if id == DATA_GROUP {
+            return Some(self.first_role.clone());
+        }
+        self.hosting.role_of(id)
+    }
+
+    /// How fresh this node's replica of group `id` is, if it hosts the group.
+    pub fn freshness_of(&self, id: GroupId) -> Option<Arc<crate::freshness::Freshness>> {
+        if id == DATA_GROUP {
+            return Some(self.first_freshness.clone());
+        }
+        self.hosting.context.hosts.read().get(&id).map(|h| h.freshness.clone())
+    }
+
+    /// Group `id`'s primary as the manager last saw it: for a node that
+    /// holds no replica of the group, and so does not hear its primary.
+    pub fn primary_of(&self, id: GroupId) -> Option<(NodeId, NodeInfo)> {
+        self.roster.group_primaries().into_iter().find(|(g, _, _)| *g == id).map(|(_, n, info)| (n, info))
+    }
+
+    /// Group `id`'s replicas as this node knows them: every detail on its
+    /// primary; the configuration and the primary elsewhere; None where
+    /// the group is not hosted or this node is not in it.
+    pub fn replicas_of(&self, id: GroupId) -> Option<Vec<GroupReplica>> {
+        let raft = if id == DATA_GROUP { None } else { self.hosting.raft_of(id) }?;
+        if let Ok(view) = GroupView::of_leader(&raft, self.me) {
+            return Some(
+                view.members
+                    .iter()
+                    .map(|m| GroupReplica {
+                        node: m.id,
+                        role: if m.id == view.leader {
+                            "primary"
+                        } else if !m.voter {
+                            "building"
+                        } else if m.answered {
+                            "secondary"
+                        } else {
+                            "unreachable"
+                        },
+                        epoch: view.term,
+                        behind: m.matched.map(|i| view.last_index.saturating_sub(i)),
+                    })
+                    .collect(),
+            );
+        }
+        let m = raft.metrics().borrow_watched().clone();
+        let membership = m.membership_config.membership();
+        membership.get_node(&self.me)?;
+        let voters: Vec<NodeId> = membership.voter_ids().collect();
+        Some(
+            membership
+                .nodes()
+                .map(|(id, _)| GroupReplica {
+                    node: *id,
+                    role: if m.current_leader == Some(*id) {
+                        "primary"
+                    } else if voters.contains(id) {
+                        "secondary"
+                    } else {
+                        "building"
+                    },
+                    epoch: m.current_term,
+                    behind: None,
+                })
+                .collect(),
+        )
+    }
+}

@@ -1,0 +1,176 @@
+//! Each keyless database is a replication group of its own, placed by the
+//! partition manager: three real `tessera` processes and four databases,
+//! their primaries spread over the nodes, each group at its own replica
+//! count; every node routes a session to its database's primary; the node
+//! leading a database is lost, that database fails over while the others
+//! go on, and the node catches up in every group when it returns.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use crate::client::block_on;
+use crate::cluster::{Outcome, connect_reading_secondary, db_primary, query, run, run_anywhere, start_cluster};
+
+const DATABASES: [&str; 4] = ["a", "b", "c", "duo"];
+
+/// (node id, role) of each replica of database `db`'s group, as
+/// `tessera.replicas` shows it through any of `ports`.
+async fn replicas(ports: &[u16], db: &str) -> Vec<(usize, String)> {
+    let sql = format!("SELECT node_id, role FROM tessera.replicas WHERE database = '{db}' ORDER BY node_id");
+    for &p in ports {
+        if let Ok(rows) = query(p, "tessera", &sql).await {
+            return rows.iter().map(|r| (r[0].parse().unwrap(), r[1].clone())).collect();
+        }
+    }
+    Vec::new()
+}
+
+/// Inserts key `k` into `db` through any of `alive`: acknowledged, or of
+/// unknown outcome.
+async fn insert_in(alive: &[u16], db: &str, k: i64, acked: &mut BTreeSet<i64>, maybe: &mut BTreeSet<i64>) {
+    let sql = format!("INSERT INTO kv VALUES ({k}, 'v{k}')");
+    match run_anywhere(alive, db, &sql, Duration::from_secs(60)).await {
+        Outcome::Done => acked.insert(k),
+        Outcome::Unknown(_) | Outcome::Retry(_) => maybe.insert(k),
+    };
+}
+
+/// The keys of `db` the node on `port` holds itself (read on it).
+async fn local_keys(port: u16, db: &str) -> Result<BTreeSet<i64>, String> {
+    let c = connect_reading_secondary(port, db).await.map_err(|e| crate::client::describe(&e))?;
+    let rows = c.query("SELECT k FROM kv", &[]).await.map_err(|e| crate::client::describe(&e))?;
+    Ok(rows.iter().map(|r| r.get::<_, i32>(0) as i64).collect())
+}
+
+#[test]
+fn each_database_is_a_group_of_its_own_with_primaries_spread() {
+    let mut nodes = start_cluster(3);
+    let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+    block_on(Duration::from_secs(500), async {
+        for db in ["a", "b", "c"] {
+            let sql = format!("CREATE DATABASE {db}");
+            assert_eq!(run_anywhere(&all, "tessera", &sql, Duration::from_secs(60)).await, Outcome::Done);
+        }
+        let sql = "CREATE DATABASE duo WITH (replicas = 2)";
+        assert_eq!(run_anywhere(&all, "tessera", sql, Duration::from_secs(60)).await, Outcome::Done);
+        // More replicas than nodes is refused, with the reason.
+        let too_many = run(all[0], "tessera", "CREATE DATABASE big WITH (replicas = 5)").await;
+        assert!(
+            matches!(&too_many, Outcome::Unknown(e) if e.contains("22023") && e.contains("the cluster has 3 nodes")),
+            "{too_many:?}"
+        );
+        for db in DATABASES {
+            let sql = "CREATE TABLE kv (k int PRIMARY KEY, v text)";
+            assert_eq!(run_anywhere(&all, db, sql, Duration::from_secs(30)).await, Outcome::Done, "{db}");
+        }
+
+        // Each database's own group: three voters (duo: two), one primary.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for db in DATABASES {
+            let want = if db == "duo" { 2 } else { 3 };
+            loop {
+                let r = replicas(&all, db).await;
+                let voting = r.iter().filter(|(_, role)| role == "primary" || role == "secondary").count();
+                let primaries = r.iter().filter(|(_, role)| role == "primary").count();
+                if voting == want && primaries == 1 && r.len() == want {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{db}: expected {want} replicas, one primary: {r:?}");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+
+        // The primaries are spread: with the first group's, five groups on
+        // three nodes, every node leads at least one.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let leaders: BTreeMap<&str, usize> = loop {
+            let mut leaders = BTreeMap::new();
+            for db in DATABASES {
+                leaders.insert(db, db_primary(&all, db).await);
+            }
+            let first = query(all[0], "tessera", "SELECT node_id FROM tessera.nodes WHERE role = 'primary'").await;
+            let mut leading: BTreeSet<usize> = leaders.values().copied().collect();
+            leading.extend(first.unwrap_or_default().iter().map(|r| r[0].parse::<usize>().unwrap()));
+            if leading.len() == 3 {
+                break leaders;
+            }
+            assert!(Instant::now() < deadline, "primaries not spread: {leaders:?}, leading {leading:?}");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        eprintln!("db groups: primaries {leaders:?}");
+
+        // Every node takes every database's sessions (served or relayed).
+        let mut acked: BTreeMap<&str, BTreeSet<i64>> = BTreeMap::new();
+        let mut maybe: BTreeMap<&str, BTreeSet<i64>> = BTreeMap::new();
+        for db in DATABASES {
+            for k in 1..=9i64 {
+                let sql = format!("INSERT INTO kv VALUES ({k}, 'v{k}')");
+                let port = all[k as usize % 3];
+                assert_eq!(run(port, db, &sql).await, Outcome::Done, "{db} through port {port}");
+                acked.entry(db).or_default().insert(k);
+            }
+        }
+        // duo's rows are on its two voters only: the third node has none to read.
+        let duo_voters: BTreeSet<usize> = replicas(&all, "duo").await.iter().map(|(n, _)| *n).collect();
+        let outsider = (1..=3).find(|n| !duo_voters.contains(n)).unwrap();
+        let e = local_keys(all[outsider - 1], "duo").await.unwrap_err();
+        assert!(e.contains("57P03") && e.contains("holds no replica"), "{e}");
+        // A session of a database with its own group cannot change what
+        // is cluster-wide; it is told where to go.
+        let refused = run(all[0], "a", "CREATE ROLE someone LOGIN").await;
+        assert!(matches!(&refused, Outcome::Unknown(e) if e.contains("0A000")), "{refused:?}");
+
+        // kill -9 the node leading database a: a fails over, and every
+        // database whose quorum is left goes on taking writes.
+        let victim = leaders["a"];
+        nodes[victim - 1].kill9();
+        let alive: Vec<u16> = (1..=3).filter(|&i| i != victim).map(|i| all[i - 1]).collect();
+        let lost_quorum = |db: &str| db == "duo" && duo_voters.contains(&victim);
+        let started = Instant::now();
+        for db in DATABASES.into_iter().filter(|db| !lost_quorum(db)) {
+            for k in 10..=19 {
+                insert_in(&alive, db, k, acked.entry(db).or_default(), maybe.entry(db).or_default()).await;
+            }
+            assert!((10..=19).any(|k| acked[db].contains(&k)), "{db} took no write after the loss");
+        }
+        eprintln!("db groups: writes went on after the loss within {:?}", started.elapsed());
+        if duo_voters.contains(&victim) {
+            // One of duo's two voters is gone: it refuses writes, clearly.
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                match run(alive[0], "duo", "INSERT INTO kv VALUES (100, 'x')").await {
+                    Outcome::Retry(e) if e.contains("57P03") => break,
+                    Outcome::Done => panic!("duo acknowledged a write without its quorum"),
+                    other => assert!(Instant::now() < deadline, "{other:?}"),
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            maybe.entry("duo").or_default().insert(100);
+        }
+
+        // It returns and catches up in every group it is in.
+        nodes[victim - 1].restart();
+        let back = nodes[victim - 1].port();
+        let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+        for db in DATABASES {
+            if db == "duo" && !duo_voters.contains(&victim) {
+                continue;
+            }
+            let (a, m) = (acked[db].clone(), maybe.get(db).cloned().unwrap_or_default());
+            let deadline = Instant::now() + Duration::from_secs(90);
+            loop {
+                match local_keys(back, db).await {
+                    Ok(got) if a.is_subset(&got) => {
+                        assert!(got.iter().all(|k| a.contains(k) || m.contains(k)), "{db}: {got:?}");
+                        break;
+                    }
+                    other => assert!(Instant::now() < deadline, "{db} did not catch up on node {victim}: {other:?}"),
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }
+        // duo takes writes again once both its voters are back.
+        let sql = "INSERT INTO kv VALUES (200, 'back')";
+        assert_eq!(run_anywhere(&all, "duo", sql, Duration::from_secs(60)).await, Outcome::Done);
+    });
+}

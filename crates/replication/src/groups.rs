@@ -117,7 +117,20 @@ impl Groups {
             .hosting
             .raft_of(id)
             .ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
-        let m = raft.metrics().borrow_watched().clone();
+        // Not while the manager is changing the group's replicas: a move
+        // between the two steps of a change leaves it joint.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let m = loop {
+            let m = raft.metrics().borrow_watched().clone();
+            let membership = m.membership_config.membership();
+            if membership.get_joint_config().len() == 1 && membership.learner_ids().next().is_none() {
+                break m;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(self.me);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
         if m.current_leader != Some(self.me) {
             return m.current_leader.ok_or_else(|| ReplicationError::Refused(format!("group {id} has no primary")));
         }

@@ -175,6 +175,10 @@ pub struct GroupView {
     pub last_index: u64,
     /// The first index still in the leader's log.
     pub log_start: u64,
+    /// The configuration is joint: a change was cut short between its two
+    /// steps (its leader moved). Until it is settled, a quorum needs a
+    /// majority of both the old and the new voters.
+    pub joint: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -219,6 +223,7 @@ impl GroupView {
             members,
             last_index: m.last_log_index.unwrap_or(0),
             log_start: m.purged.as_ref().map_or(0, |l| l.index + 1),
+            joint: membership.get_joint_config().len() > 1,
         })
     }
 
@@ -238,6 +243,9 @@ pub enum Step {
     AddLearner(NodeId, NodeInfo),
     /// A learner that caught up votes.
     Promote(NodeId),
+    /// A joint configuration becomes the new one alone (the second step of
+    /// a change whose leader moved before it).
+    Settle,
 }
 
 /// Carries out `step` on the group `raft` leads.
@@ -251,6 +259,7 @@ pub(crate) async fn reconfigure<SM: RaftStateMachine<C>>(
         Step::RemoveNode(n) => change(ChangeMembers::RemoveNodes(BTreeSet::from([n]))).await,
         Step::Promote(n) => change(ChangeMembers::AddVoterIds(BTreeSet::from([n]))).await,
         Step::AddLearner(n, info) => raft.add_learner(n, info, false).await.map(|_| ()).map_err(|e| e.to_string()),
+        Step::Settle => change(ChangeMembers::AddVoterIds(BTreeSet::new())).await,
     }
 }
 
@@ -548,6 +557,13 @@ impl Manager {
         within: Option<&HashSet<NodeId>>,
         down_since: &mut HashMap<(Target, NodeId), Instant>,
     ) {
+        if view.joint {
+            tracing::info!("settling the {target}'s joint configuration");
+            if let Err(e) = self.step(target, view, Step::Settle).await {
+                tracing::warn!("the {target}'s joint configuration was not settled: {e}");
+            }
+            return;
+        }
         let map = self.map(view, replicas, within);
         let voters: Vec<NodeId> = view.members.iter().filter(|m| m.voter).map(|m| m.id).collect();
         for v in &voters {

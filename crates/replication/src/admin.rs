@@ -82,8 +82,8 @@ pub(crate) async fn status(
 /// would lose its quorum without it, else moves the primary role off it.
 pub(crate) async fn drain(
     raft: &Raft,
-    roster: &Arc<Roster>,
-    directory: &DirectoryRaft,
+    hosts: &crate::network::Hosts,
+    (roster, directory): (&Arc<Roster>, &DirectoryRaft),
     peers: &Peers,
     me: NodeId,
     node: NodeId,
@@ -106,6 +106,7 @@ pub(crate) async fn drain(
             e.voters, e.quorum
         ))
     })?;
+    refuse_costing_a_group(hosts, node)?;
     let mut done = Vec::new();
     for action in actions {
         if let Action::TransferLeadership { to, .. } = action {
@@ -120,11 +121,80 @@ pub(crate) async fn drain(
             done.push(format!("the primary moved from node {node} to node {to}"));
         }
     }
+    done.extend(drain_groups(hosts, peers, me, node).await?);
     Ok(if done.is_empty() {
         format!("node {node} holds no primary; it can be taken down without costing any partition its quorum")
     } else {
         format!("{}; node {node} can be taken down", done.join(", "))
     })
+}
+
+/// The databases' own groups this node hosts, with their Raft.
+fn other_groups(hosts: &crate::network::Hosts) -> Vec<(crate::types::GroupId, Raft)> {
+    let hosts = hosts.read();
+    hosts.iter().filter(|(g, _)| **g != crate::types::DATA_GROUP).map(|(g, h)| (*g, h.raft.clone())).collect()
+}
+
+/// Refuses a drain of `node` when one of the databases' own groups would
+/// lose its quorum without it (a group of one or two voters).
+fn refuse_costing_a_group(hosts: &crate::network::Hosts, node: NodeId) -> Result<()> {
+    for (group, raft) in other_groups(hosts) {
+        let m = raft.metrics().borrow_watched().clone();
+        let voters = m.membership_config.membership().voter_ids().count();
+        let member = m.membership_config.membership().voter_ids().any(|v| v == node);
+        if member && voters - 1 < voters / 2 + 1 {
+            return Err(ReplicationError::Refused(format!(
+                "draining node {node} would cost data group {group} its quorum: it has {voters} voters, node {node} among them"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Moves the primaries of the databases' own groups off `node`, each to
+/// the voter of its group leading the fewest groups (asked of `node`, the
+/// group's primary, as the manager asks).
+async fn drain_groups(hosts: &crate::network::Hosts, peers: &Peers, me: NodeId, node: NodeId) -> Result<Vec<String>> {
+    let mut leading: std::collections::BTreeMap<NodeId, usize> = Default::default();
+    let rafts: Vec<Raft> = hosts.read().values().map(|h| h.raft.clone()).collect();
+    for raft in &rafts {
+        if let Some(l) = raft.metrics().borrow_watched().current_leader {
+            *leading.entry(l).or_default() += 1;
+        }
+    }
+    let mut done = Vec::new();
+    for (group, raft) in other_groups(hosts) {
+        let m = raft.metrics().borrow_watched().clone();
+        if m.current_leader != Some(node) {
+            continue;
+        }
+        let membership = m.membership_config.membership();
+        let Some(to) =
+            membership.voter_ids().filter(|v| *v != node).min_by_key(|v| (leading.get(v).copied().unwrap_or(0), *v))
+        else {
+            continue;
+        };
+        if node == me {
+            raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+        } else {
+            let addr = membership.get_node(&node).map(|i| i.rpc_addr.clone()).unwrap_or_default();
+            match call(peers, &addr, &Request::Lead { group, to }).await? {
+                Reply::Done(_) => {}
+                Reply::Failed(e) => return Err(ReplicationError::Refused(e)),
+                _ => return Err(ReplicationError::Codec("unexpected reply to a move of a primary".into())),
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while raft.metrics().borrow_watched().current_leader != Some(to) {
+            if Instant::now() > deadline {
+                return Err(ReplicationError::Timeout(format!("node {to} did not take over data group {group}")));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        *leading.entry(to).or_default() += 1;
+        done.push(format!("data group {group}'s primary moved from node {node} to node {to}"));
+    }
+    Ok(done)
 }
 
 /// Sets the data group's replica count: on the manager's leader, records

@@ -240,6 +240,7 @@ pub(crate) fn handler(services: Services) -> Handler {
         let peers = peers.clone();
         let directory = directory.clone();
         let machine = machine.clone();
+        let hosts = hosts.clone();
         Box::pin(async move {
             let reply = match request {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
@@ -286,7 +287,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                 Ok(Request::Status) => crate::admin::status(&raft, &roster, &directory, &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Status),
-                Ok(Request::Drain(node)) => crate::admin::drain(&raft, &roster, &directory, &peers, id, node)
+                Ok(Request::Drain(node)) => crate::admin::drain(&raft, &hosts, (&roster, &directory), &peers, id, node)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained),
                 Ok(Request::SnapshotChunk { index, path, offset, data, .. }) => {

@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use crate::client::block_on;
-use crate::cluster::{Outcome, connect_reading_secondary, db_primary, query, run, run_anywhere, start_cluster};
+use crate::cluster::{
+    Outcome, admin, connect_reading_secondary, db_primary, free_port, query, run, run_anywhere, start_cluster_on,
+};
 
 const DATABASES: [&str; 4] = ["a", "b", "c", "duo"];
 
@@ -44,7 +46,9 @@ async fn local_keys(port: u16, db: &str) -> Result<BTreeSet<i64>, String> {
 
 #[test]
 fn each_database_is_a_group_of_its_own_with_primaries_spread() {
-    let mut nodes = start_cluster(3);
+    let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let addr = format!("127.0.0.1:{}", rpc[0]);
+    let mut nodes = start_cluster_on(&rpc);
     let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
     block_on(Duration::from_secs(500), async {
         for db in ["a", "b", "c"] {
@@ -172,5 +176,30 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
         // duo takes writes again once both its voters are back.
         let sql = "INSERT INTO kv VALUES (200, 'back')";
         assert_eq!(run_anywhere(&all, "duo", sql, Duration::from_secs(60)).await, Outcome::Done);
+
+        // Draining a node moves the primaries of the databases it leads to
+        // other nodes; a node whose loss would cost duo its quorum (one of
+        // two voters) is refused.
+        let outsider_leads = format!(
+            "SELECT DISTINCT stream FROM tessera.replicas WHERE role = 'primary' AND node_id = {outsider} AND database <> 'tessera' AND database <> 'postgres'"
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let (ok, text) = loop {
+            let groups = query(all[0], "tessera", &outsider_leads).await.unwrap_or_default();
+            let (ok, text) = admin(&["node", "drain", &outsider.to_string(), "--rpc-addr", &addr]);
+            let moved = groups
+                .iter()
+                .all(|g| text.contains(&format!("data group {}'s primary moved from node {outsider}", g[0])));
+            if ok && moved {
+                break (ok, text);
+            }
+            // A primary the manager moved meanwhile: ask again.
+            assert!(Instant::now() < deadline, "{text} (expected moves of {groups:?})");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        assert!(ok && text.contains("can be taken down"), "{text}");
+        let voter = *duo_voters.iter().next().unwrap();
+        let (ok, text) = admin(&["node", "drain", &voter.to_string(), "--rpc-addr", &addr]);
+        assert!(!ok && text.contains("would cost data group"), "{text}");
     });
 }

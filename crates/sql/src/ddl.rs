@@ -742,6 +742,15 @@ fn drop_objects(
                             if others == 1 { "" } else { "s" }
                         )));
                     }
+                    // On a cluster a home is a replication group of its
+                    // own, whose primary may be elsewhere: the database's
+                    // entry goes, and with it every way to its home (its
+                    // tables and their entries stay in the group, which
+                    // is not removed yet; its stream is never reused).
+                    if d.home.is_some() && catalog.groups().is_some() {
+                        catalog.drop_database_entry(d.oid)?;
+                        continue;
+                    }
                     let engines = catalog.engines_of(&d)?;
                     for t in catalog.tables(&name) {
                         if d.partitions.is_empty() {

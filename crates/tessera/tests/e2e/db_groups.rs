@@ -177,6 +177,17 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
         let sql = "INSERT INTO kv VALUES (200, 'back')";
         assert_eq!(run_anywhere(&all, "duo", sql, Duration::from_secs(60)).await, Outcome::Done);
 
+        // DROP DATABASE takes the database away from every node; a new one
+        // of the same name starts empty, with a group of its own.
+        assert_eq!(run_anywhere(&all, "tessera", "DROP DATABASE c", Duration::from_secs(30)).await, Outcome::Done);
+        let gone = run(all[1], "c", "SELECT 1").await;
+        assert!(matches!(&gone, Outcome::Retry(e) | Outcome::Unknown(e) if e.contains("3D000")), "{gone:?}");
+        assert_eq!(run_anywhere(&all, "tessera", "CREATE DATABASE c", Duration::from_secs(60)).await, Outcome::Done);
+        let empty = run(all[2], "c", "SELECT count(*) FROM kv").await;
+        assert!(matches!(&empty, Outcome::Unknown(e) if e.contains("42P01")), "{empty:?}");
+        let sql = "CREATE TABLE kv (k int PRIMARY KEY, v text); INSERT INTO kv VALUES (1, 'again')";
+        assert_eq!(run_anywhere(&all, "c", sql, Duration::from_secs(30)).await, Outcome::Done);
+
         // Draining a node moves the primaries of the databases it leads to
         // other nodes; a node whose loss would cost duo its quorum (one of
         // two voters) is refused.

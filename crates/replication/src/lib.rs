@@ -5,8 +5,8 @@
 //! and a commit's sequence number is its log index. The log carries the
 //! engines' own records — the after-images of committed transactions and
 //! DDL, exactly what a single node writes to its local log — each tagged
-//! with its engine's stream (stream 0: the catalog and keyless databases;
-//! one stream per keyed partition).
+//! with its engine's stream (stream 0: the catalog, `tessera` and
+//! `postgres`; one stream per keyed partition and per database home).
 //!
 //! ```text
 //!  primary                                      secondary (× N-1)
@@ -73,11 +73,19 @@
 //!   its registration; the manager places replicas on the less busy of
 //!   otherwise equal nodes, and `tessera.nodes` shows them.
 //!
-//! Not yet here (see `docs/design/cluster.md`): the SQL layer on many data
-//! groups — today the server runs the first group alone, which replicates
-//! all of a node's engines, so all primaries are on one node and the
-//! replica count is the cluster's, not a database's. `freshness` tells the gateway how far behind the primary
-//! a secondary is, for reads served there.
+//! - `groups`: the handle the layers above use — each keyless database's
+//!   home is a data group of its own (`Groups::create`, then
+//!   `wait_serving` before the home is written, then `place` to hand its
+//!   primary to the node leading the fewest groups); the gateway asks it
+//!   where each group's primary is (`role_of`, `primary_of`: the manager's
+//!   word, sent with the report answers) and how fresh this node's
+//!   replica is (`freshness_of`). The manager keeps a database's group on
+//!   the first group's voters (which hold the catalog its sessions read),
+//!   follows the first group's replica count unless the group has its
+//!   own, spreads the groups' primaries but never moves the first group's,
+//!   and settles a configuration left joint by a move between the two
+//!   steps of a change. `freshness` tells the gateway how far behind the
+//!   primary a secondary is, for reads served there.
 
 pub mod admin;
 pub mod append_stream;

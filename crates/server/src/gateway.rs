@@ -1,5 +1,8 @@
 //! Every node of a cluster is a gateway: it accepts PostgreSQL connections
-//! whatever its role, and
+//! whatever its role. A connection to a database with a replication group
+//! of its own is routed by its database (`routing`): served where that
+//! group's primary is, relayed there, or refused. Every other connection
+//! (`tessera`, `postgres`, keyed databases) is the first group's, and
 //! - on the primary, serves them with its SQL engine;
 //! - on a secondary, forwards them to the primary's PostgreSQL listener
 //!   (authentication and the session happen there) — unless the client's

@@ -20,6 +20,10 @@
 //! Sessions run pinned to per-core runtimes of one worker each
 //! (`runtimes`), not on the node's work-stealing runtime.
 //!
+//! On a cluster node the listener is the gateway (`gateway`, `routing`):
+//! it reads each connection's startup message and serves the session,
+//! relays it to the primary of its database's group, or refuses it.
+//!
 //! Limits: a connection cap (excess connections get SQLSTATE 53300 and are
 //! closed) and pgwire's message size limit; a malformed message ends only
 //! its own connection.

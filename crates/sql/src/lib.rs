@@ -34,7 +34,14 @@
 //!   engine table in each partition) and a SQL transaction a `Txn` (engine
 //!   transactions over the partitions it touches, mirroring the engine's
 //!   versioned key-value interface and routing by key). `split` splits a
-//!   partition in place behind a per-partition writer gate.
+//!   partition in place behind a per-partition writer gate;
+//! * homes (`catalog/home.rs`) — a keyless database made by CREATE DATABASE
+//!   keeps its tables, their catalog entries and its sequences in an engine
+//!   of its own. On a cluster (`cluster_view::DatabaseGroups`, provided by
+//!   the binary) that engine is a replication group of its own, and
+//!   `SqlEngine::open_follower` serves its sessions on whichever node leads
+//!   it: a catalog that follows the replicated catalog, sessions that write
+//!   only their database's home (`WITH (replicas = n)` sets its count).
 //!
 //! Values are stored one engine field per column in order-preserving
 //! encodings (`rowcodec`); `types` maps SQL types to Arrow and PostgreSQL

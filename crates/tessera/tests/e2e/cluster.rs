@@ -430,9 +430,6 @@ fn bank_transfers_balance_under_kills_pauses_and_partitions() {
                 "transfer {id} was never acknowledged or attempted"
             );
         }
-        let sql = "SELECT sum(balance), count(*) FROM accounts";
-        let rows = query(all[0], "bank", sql).await.or(query(all[1], "bank", sql).await).unwrap();
-        assert_eq!(rows, [vec![(ACCOUNTS * OPENING).to_string(), ACCOUNTS.to_string()]]);
         // Each account's balance is its opening plus the transfers present.
         let per_account = "SELECT a.id, a.balance, coalesce((SELECT sum(amount) FROM transfers WHERE dst = a.id), 0) - coalesce((SELECT sum(amount) FROM transfers WHERE src = a.id), 0) FROM accounts a ORDER BY 1";
         let rows = match query(all[0], "bank", per_account).await {
@@ -442,10 +439,24 @@ fn bank_transfers_balance_under_kills_pauses_and_partitions() {
                 query(all[1], "bank", per_account).await.unwrap()
             }
         };
-        for r in &rows {
-            let (balance, net): (i64, i64) = (r[1].parse().unwrap(), r[2].parse().unwrap());
-            assert_eq!(balance, OPENING + net, "account {} disagrees with its transfers", r[0]);
-        }
+        // (All disagreeing accounts are named, with the transfers of each.)
+        let wrong: Vec<String> = rows
+            .iter()
+            .filter(|r| r[1].parse::<i64>().unwrap() != OPENING + r[2].parse::<i64>().unwrap())
+            .map(|r| {
+                let touching: Vec<String> = ledger
+                    .acked
+                    .iter()
+                    .filter(|t| t.1.to_string() == r[0] || t.2.to_string() == r[0])
+                    .map(|t| format!("{t:?}"))
+                    .collect();
+                format!("account {}: balance {}, net transfers {}; acked {touching:?}", r[0], r[1], r[2])
+            })
+            .collect();
+        assert!(wrong.is_empty(), "accounts disagree with their transfers: {wrong:#?}");
+        let sql = "SELECT sum(balance), count(*) FROM accounts";
+        let rows = query(all[0], "bank", sql).await.or(query(all[1], "bank", sql).await).unwrap();
+        assert_eq!(rows, [vec![(ACCOUNTS * OPENING).to_string(), ACCOUNTS.to_string()]]);
         eprintln!(
             "bank under faults: {} transfers acknowledged, {} of unknown outcome ({} present), {} refused",
             ledger.acked.len(),

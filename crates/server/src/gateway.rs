@@ -38,6 +38,7 @@ use tessera_sql::SqlEngine;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use crate::relayed::KeyWatch;
 use crate::routing::{DatabaseRouting, Reader, Route};
 use crate::{Listener, ServerConfig, accept, refuse};
 
@@ -161,9 +162,10 @@ async fn serve_greeted_secondary(
         }
         Ask::Primary(_) | Ask::Cancel(..) => {
             let _slot = slot;
+            let watch = Some(KeyWatch::new(shared.relayed.clone(), &addr));
             match greeting {
-                Greeting::Plain(socket, _) => forward(socket, &addr).await,
-                Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr).await,
+                Greeting::Plain(socket, _) => forward(socket, &addr, watch).await,
+                Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr, watch).await,
                 Greeting::Gone => {}
             }
             return;
@@ -219,15 +221,20 @@ async fn serve_routed(
             Reader::Refuse(why) => Route::Refuse(format!("cannot read on this node: {why}")),
             Reader::FirstGroup => Route::FirstGroup,
         },
-        Ask::Cancel(..) => Route::FirstGroup,
+        // A cancel request for a session this node relays follows it.
+        Ask::Cancel(pid, key) => match shared.relayed.target(pid, &key.to_bytes()) {
+            Some(addr) => Route::Relay(addr),
+            None => Route::FirstGroup,
+        },
     };
     match route {
         Route::Serve(sql, stop) => serve_here(&shared, greeting, peer, slot, sql, Some(stop)),
         Route::Relay(addr) => {
             let _slot = slot;
+            let watch = Some(KeyWatch::new(shared.relayed.clone(), &addr));
             match greeting {
-                Greeting::Plain(socket, _) => forward(socket, &addr).await,
-                Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr).await,
+                Greeting::Plain(socket, _) => forward(socket, &addr, watch).await,
+                Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr, watch).await,
                 Greeting::Gone => {}
             }
         }
@@ -510,12 +517,12 @@ async fn connect_primary(addr: &str) -> Result<TcpStream, String> {
 
 /// Relays a client to the primary's PostgreSQL listener, byte for byte
 /// (the client's TLS negotiation, if any, happens there).
-async fn forward(client: TcpStream, addr: &str) {
+async fn forward(client: TcpStream, addr: &str, watch: Option<KeyWatch>) {
     let primary = match connect_primary(addr).await {
         Ok(primary) => primary,
         Err(why) => return refuse(client, "57P03", why).await,
     };
-    relay(client, primary).await;
+    relay(client, primary, watch).await;
 }
 
 /// How long one direction of a relay may go on once the other has ended.
@@ -525,20 +532,21 @@ const RELAY_GRACE: Duration = Duration::from_secs(5);
 /// side ends, then lets the other direction finish what it was sending
 /// (within [`RELAY_GRACE`]): a client that goes silent after the primary
 /// closed its session does not hold the relay, nor its connection slot.
-async fn relay<C, P>(client: C, primary: P)
+/// `watch` looks for the session's cancel key in what the primary sends.
+async fn relay<C, P>(client: C, primary: P, watch: Option<KeyWatch>)
 where
     C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     P: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
-    relay_with_grace(client, primary, RELAY_GRACE).await
+    relay_with_grace(client, primary, RELAY_GRACE, watch).await
 }
 
-async fn relay_with_grace<C, P>(client: C, primary: P, grace: Duration)
+async fn relay_with_grace<C, P>(client: C, primary: P, grace: Duration, mut watch: Option<KeyWatch>)
 where
     C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     P: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (mut client_in, mut client_out) = tokio::io::split(client);
     let (mut primary_in, mut primary_out) = tokio::io::split(primary);
     let up = async {
@@ -546,7 +554,19 @@ where
         let _ = primary_out.shutdown().await;
     };
     let down = async {
-        let _ = tokio::io::copy(&mut primary_in, &mut client_out).await;
+        let mut buf = vec![0u8; 8 << 10];
+        loop {
+            let n = match primary_in.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if let Some(w) = watch.as_mut() {
+                w.feed(&buf[..n]);
+            }
+            if client_out.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
         let _ = client_out.shutdown().await;
     };
     tokio::pin!(up, down);
@@ -561,7 +581,7 @@ where
 /// the session travels in plaintext, as replication does; authentication
 /// is the primary's, unchanged (SCRAM passes through; channel binding,
 /// which ties it to the client's TLS, is not offered there).
-async fn relay_greeted(client: Box<TlsStream<TcpStream>>, startup: Vec<u8>, addr: &str) {
+async fn relay_greeted(client: Box<TlsStream<TcpStream>>, startup: Vec<u8>, addr: &str, watch: Option<KeyWatch>) {
     use tokio::io::AsyncWriteExt;
     let mut primary = match connect_primary(addr).await {
         Ok(primary) => primary,
@@ -570,7 +590,7 @@ async fn relay_greeted(client: Box<TlsStream<TcpStream>>, startup: Vec<u8>, addr
     if primary.write_all(&startup).await.is_err() {
         return refuse_greeted(client, "57P03", &format!("cannot reach the primary at {addr}: connection lost")).await;
     }
-    relay(client, primary).await;
+    relay(client, primary, watch).await;
 }
 
 /// Tells a client whose startup message was read why it is refused.
@@ -632,7 +652,7 @@ mod tests {
         let (mut client, client_side) = tokio::io::duplex(1024);
         let (primary_side, mut primary) = tokio::io::duplex(1024);
         let grace = Duration::from_millis(100);
-        let relaying = tokio::spawn(relay_with_grace(client_side, primary_side, grace));
+        let relaying = tokio::spawn(relay_with_grace(client_side, primary_side, grace, None));
         primary.write_all(b"bye").await.unwrap();
         drop(primary);
         let mut got = Vec::new();

@@ -32,6 +32,7 @@ mod connection;
 mod gateway;
 mod handler;
 mod lane;
+mod relayed;
 mod routing;
 mod runtimes;
 mod values;
@@ -158,6 +159,8 @@ struct Listener {
     tls: Option<pgwire::tokio::TlsAcceptor>,
     /// The certificate (PEM) TLS presents, for channel binding.
     cert_pem: Option<Vec<u8>>,
+    /// The sessions this node relays, by cancel key.
+    relayed: Arc<relayed::Relayed>,
     config: ServerConfig,
 }
 
@@ -176,6 +179,7 @@ impl Listener {
             standby_params: server_params(true),
             tls,
             cert_pem,
+            relayed: Arc::default(),
             config,
         })
     }

@@ -114,6 +114,22 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
                 acked.entry(db).or_default().insert(k);
             }
         }
+        // A cancel request sent to the node a session was relayed through
+        // follows the session to its database's primary.
+        let lead = db_primary(&all, "a").await;
+        let through = all[(1..=3).find(|n| *n != lead).unwrap() - 1];
+        let c = crate::cluster::try_connect(through, "a").await.unwrap();
+        let token = c.cancel_token();
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            token.cancel_query(tokio_postgres::NoTls).await
+        });
+        let long =
+            "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b WHERE a % 7 = b % 7";
+        let e = c.query_one(long, &[]).await.unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e}");
+        canceller.await.unwrap().expect("sending the cancel request");
+        drop(c);
         // duo's rows are on its two voters only: the third node has none to read.
         let duo_voters: BTreeSet<usize> = replicas(&all, "duo").await.iter().map(|(n, _)| *n).collect();
         let outsider = (1..=3).find(|n| !duo_voters.contains(n)).unwrap();

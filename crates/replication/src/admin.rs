@@ -129,6 +129,29 @@ pub(crate) async fn drain(
     })
 }
 
+/// Every database group's replicas, as the first group's primary knows
+/// them (asked there).
+pub(crate) async fn groups(
+    raft: &Raft,
+    hosts: &crate::network::Hosts,
+    peers: &Peers,
+    me: NodeId,
+) -> Result<Vec<(crate::types::GroupId, Vec<crate::groups::GroupReplica>)>> {
+    if let Some(addr) = primary_elsewhere(raft, me).await? {
+        return match call(peers, &addr, &Request::Groups).await? {
+            Reply::Groups(groups) => Ok(groups),
+            Reply::Failed(e) => Err(ReplicationError::Refused(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to a status of the groups".into())),
+        };
+    }
+    let mut groups: Vec<_> = other_groups(hosts)
+        .into_iter()
+        .filter_map(|(g, raft)| crate::groups::replicas_in(&raft, me).map(|r| (g, r)))
+        .collect();
+    groups.sort_by_key(|(g, _)| *g);
+    Ok(groups)
+}
+
 /// The databases' own groups this node hosts, with their Raft.
 fn other_groups(hosts: &crate::network::Hosts) -> Vec<(crate::types::GroupId, Raft)> {
     let hosts = hosts.read();
@@ -300,6 +323,15 @@ impl Admin {
             Reply::Status(rows) => Ok(rows),
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),
             _ => Err(ReplicationError::Codec("unexpected reply to status".into())),
+        }
+    }
+
+    /// Every database group's replicas (by group id, which is its home's stream).
+    pub async fn groups(&self) -> Result<Vec<(crate::types::GroupId, Vec<crate::groups::GroupReplica>)>> {
+        match call(&self.peers, &self.addr, &Request::Groups).await? {
+            Reply::Groups(groups) => Ok(groups),
+            Reply::Failed(e) => Err(ReplicationError::Raft(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to a status of the groups".into())),
         }
     }
 

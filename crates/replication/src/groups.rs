@@ -35,12 +35,12 @@ pub struct Groups {
 }
 
 /// One replica of a group, as this node knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GroupReplica {
     pub node: NodeId,
     /// `primary`, `secondary`, `building` (a learner being built) or
     /// `unreachable` (a voter that did not answer the primary lately).
-    pub role: &'static str,
+    pub role: String,
     pub epoch: u64,
     /// Entries it lacks compared with the primary's log (known on the primary).
     pub behind: Option<u64>,
@@ -196,47 +196,56 @@ impl Groups {
     /// the group is not hosted or this node is not in it.
     pub fn replicas_of(&self, id: GroupId) -> Option<Vec<GroupReplica>> {
         let raft = if id == DATA_GROUP { None } else { self.hosting.raft_of(id) }?;
-        if let Ok(view) = GroupView::of_leader(&raft, self.me) {
-            return Some(
-                view.members
-                    .iter()
-                    .map(|m| GroupReplica {
-                        node: m.id,
-                        role: if m.id == view.leader {
-                            "primary"
-                        } else if !m.voter {
-                            "building"
-                        } else if m.answered {
-                            "secondary"
-                        } else {
-                            "unreachable"
-                        },
-                        epoch: view.term,
-                        behind: m.matched.map(|i| view.last_index.saturating_sub(i)),
-                    })
-                    .collect(),
-            );
-        }
-        let m = raft.metrics().borrow_watched().clone();
-        let membership = m.membership_config.membership();
-        membership.get_node(&self.me)?;
-        let voters: Vec<NodeId> = membership.voter_ids().collect();
-        Some(
-            membership
-                .nodes()
-                .map(|(id, _)| GroupReplica {
-                    node: *id,
-                    role: if m.current_leader == Some(*id) {
+        replicas_in(&raft, self.me)
+    }
+}
+
+/// A group's replicas as node `me` knows them from its `raft`: every
+/// detail on the group's primary; the configuration and the primary
+/// elsewhere; None where `me` is not in the group.
+pub(crate) fn replicas_in(raft: &crate::types::Raft, me: NodeId) -> Option<Vec<GroupReplica>> {
+    if let Ok(view) = GroupView::of_leader(raft, me) {
+        return Some(
+            view.members
+                .iter()
+                .map(|m| GroupReplica {
+                    node: m.id,
+                    role: if m.id == view.leader {
                         "primary"
-                    } else if voters.contains(id) {
+                    } else if !m.voter {
+                        "building"
+                    } else if m.answered {
                         "secondary"
                     } else {
-                        "building"
-                    },
-                    epoch: m.current_term,
-                    behind: None,
+                        "unreachable"
+                    }
+                    .to_string(),
+                    epoch: view.term,
+                    behind: m.matched.map(|i| view.last_index.saturating_sub(i)),
                 })
                 .collect(),
-        )
+        );
     }
+    let m = raft.metrics().borrow_watched().clone();
+    let membership = m.membership_config.membership();
+    membership.get_node(&me)?;
+    let voters: Vec<NodeId> = membership.voter_ids().collect();
+    Some(
+        membership
+            .nodes()
+            .map(|(id, _)| GroupReplica {
+                node: *id,
+                role: if m.current_leader == Some(*id) {
+                    "primary"
+                } else if voters.contains(id) {
+                    "secondary"
+                } else {
+                    "building"
+                }
+                .to_string(),
+                epoch: m.current_term,
+                behind: None,
+            })
+            .collect(),
+    )
 }

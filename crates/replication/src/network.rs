@@ -116,6 +116,9 @@ pub(crate) enum Request {
         group: GroupId,
         to: NodeId,
     },
+    /// Every database group's replicas, as the first group's primary
+    /// (a member of them all) knows them.
+    Groups,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -162,6 +165,7 @@ pub(crate) enum Reply {
     Reconfigured,
     /// An administrative request done, and what it did.
     Done(String),
+    Groups(Vec<(GroupId, Vec<crate::groups::GroupReplica>)>),
 }
 
 pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -352,6 +356,9 @@ pub(crate) fn handler(services: Services) -> Handler {
                         .await
                         .map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
                 }
+                Ok(Request::Groups) => crate::admin::groups(&raft, &hosts, &peers, id)
+                    .await
+                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Groups),
                 Ok(Request::Lead { group, to }) => {
                     let m = target.raft.metrics().borrow_watched().clone();
                     if m.current_leader != Some(id) {

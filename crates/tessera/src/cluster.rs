@@ -122,6 +122,18 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
             r.manager.as_deref().unwrap_or("-")
         );
     }
+    // The databases' own groups (a group's id is its database's stream in
+    // tessera.replicas), as the first group's primary knows them.
+    let groups = runtime.block_on(admin.groups()).map_err(|e| e.message())?;
+    if !groups.is_empty() {
+        println!();
+        println!("{:>5}  {:>4}  {:<11}  {:>5}  {:>6}", "group", "node", "role", "epoch", "behind");
+        for (group, replicas) in groups {
+            for r in replicas {
+                println!("{:>5}  {:>4}  {:<11}  {:>5}  {:>6}", group, r.node, r.role, r.epoch, show(r.behind));
+            }
+        }
+    }
     Ok(())
 }
 

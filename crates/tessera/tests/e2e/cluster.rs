@@ -517,7 +517,9 @@ fn primary_by_status(rpc: u16, live: usize) -> u64 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let (ok, text) = admin(&["status", "--rpc-addr", &addr]);
-        let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+        // (The nodes' table ends at the first blank line; the groups' follows.)
+        let rows: Vec<Vec<&str>> =
+            text.lines().skip(1).take_while(|l| !l.trim().is_empty()).map(|l| l.split_whitespace().collect()).collect();
         let up =
             rows.iter().filter(|r| r.get(1).is_some_and(|role| *role == "primary" || *role == "secondary")).count();
         if ok
@@ -546,7 +548,7 @@ fn status_and_drain() {
             text.lines().next().is_some_and(|h| h.contains("cpu%") && h.contains("rss_mb") && h.ends_with("manager")),
             "{text}"
         );
-        let rows: Vec<&str> = text.lines().skip(1).collect();
+        let rows: Vec<&str> = text.lines().skip(1).take_while(|l| !l.trim().is_empty()).collect();
         let rss =
             |l: &&str| l.split_whitespace().rev().nth(1).and_then(|v| v.parse::<u64>().ok()).is_some_and(|mb| mb > 0);
         // The three nodes form the partition manager's group: one leads it.

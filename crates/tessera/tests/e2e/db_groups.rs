@@ -196,8 +196,17 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
         // DROP DATABASE takes the database away from every node; a new one
         // of the same name starts empty, with a group of its own.
         assert_eq!(run_anywhere(&all, "tessera", "DROP DATABASE c", Duration::from_secs(30)).await, Outcome::Done);
-        let gone = run(all[1], "c", "SELECT 1").await;
-        assert!(matches!(&gone, Outcome::Retry(e) | Outcome::Unknown(e) if e.contains("3D000")), "{gone:?}");
+        // (Every node's catalog has the drop once the first group's entry
+        // has been applied there: moments later.)
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let gone = run(all[1], "c", "SELECT 1").await;
+            if matches!(&gone, Outcome::Retry(e) | Outcome::Unknown(e) if e.contains("3D000")) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{gone:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         assert_eq!(run_anywhere(&all, "tessera", "CREATE DATABASE c", Duration::from_secs(60)).await, Outcome::Done);
         let empty = run(all[2], "c", "SELECT count(*) FROM kv").await;
         assert!(matches!(&empty, Outcome::Unknown(e) if e.contains("42P01")), "{empty:?}");
@@ -225,6 +234,11 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
             tokio::time::sleep(Duration::from_millis(500)).await;
         };
         assert!(ok && text.contains("can be taken down"), "{text}");
+        // `tessera status` lists the databases' groups below the nodes.
+        let (ok, text) = admin(&["status", "--rpc-addr", &addr]);
+        let groups: Vec<&str> = text.split("\n\n").nth(1).unwrap_or("").lines().skip(1).collect();
+        let primaries = groups.iter().filter(|l| l.split_whitespace().nth(2) == Some("primary")).count();
+        assert!(ok && primaries >= 4, "{text}");
         let voter = *duo_voters.iter().next().unwrap();
         let (ok, text) = admin(&["node", "drain", &voter.to_string(), "--rpc-addr", &addr]);
         assert!(!ok && text.contains("would cost data group"), "{text}");

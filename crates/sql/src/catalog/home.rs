@@ -140,6 +140,35 @@ impl Catalog {
         Ok(stream)
     }
 
+    /// Tells the catalog how the cluster replicates each database (once).
+    pub fn set_groups(&self, groups: Arc<dyn crate::cluster_view::DatabaseGroups>) {
+        let _ = self.groups.set(groups);
+    }
+
+    pub(crate) fn groups(&self) -> Option<&Arc<dyn crate::cluster_view::DatabaseGroups>> {
+        self.groups.get()
+    }
+
+    /// The replicas of a database home's own group, when it has one.
+    pub fn stream_replicas(&self, stream: u32) -> Option<Vec<crate::cluster_view::ReplicaRow>> {
+        self.cluster.get().and_then(|c| c.stream_replicas(stream))
+    }
+
+    /// A replica's catalog (one serving the databases whose groups this
+    /// node leads) writes only their homes: what is cluster-wide —
+    /// databases, roles — is written where the cluster's catalog is
+    /// primary, which sessions of `tessera` and `postgres` reach.
+    pub(super) fn check_writable(&self, home: &Home) -> Result<()> {
+        if self.replica && home.stream == tessera_engine::SYSTEM_STREAM {
+            return Err(SqlError::new(
+                crate::error::code::FEATURE_NOT_SUPPORTED,
+                "this statement changes the cluster's catalog (databases, roles), which a session of a database with replicas of its own cannot do",
+            )
+            .with_hint("Connect to database \"tessera\" or \"postgres\" to run it."));
+        }
+        Ok(())
+    }
+
     /// Forgets a dropped database's home and deletes its engine.
     pub fn drop_home(&self, stream: u32) -> Result<()> {
         self.homes.write().remove(&stream);

@@ -57,6 +57,24 @@ enum Serving {
     Refuse(String),
 }
 
+/// Where a connection of the first group goes, taken from [`Serving`]
+/// (and held without its lock).
+enum Target {
+    Local(Arc<SqlEngine>, watch::Receiver<bool>),
+    Forward(String),
+    Refuse(String),
+}
+
+impl Serving {
+    fn target(&self) -> Target {
+        match self {
+            Serving::Primary { sql, stop } => Target::Local(sql.clone(), stop.subscribe()),
+            Serving::Forward(addr) => Target::Forward(addr.clone()),
+            Serving::Refuse(why) => Target::Refuse(why.clone()),
+        }
+    }
+}
+
 /// Serves (or forwards, or refuses) connections on `listener` as `roles`
 /// says, until the task is dropped.
 /// `open_secondary` opens a read-only SQL engine for a session that reads
@@ -84,16 +102,7 @@ pub async fn serve_cluster(
             tokio::spawn(serve_routed(shared, serving, open_secondary, routing.clone(), socket, peer, slot));
             continue;
         }
-        enum Target {
-            Local(Arc<SqlEngine>, watch::Receiver<bool>),
-            Forward(String),
-            Refuse(String),
-        }
-        let target = match &*serving.read() {
-            Serving::Primary { sql, stop } => Target::Local(sql.clone(), stop.subscribe()),
-            Serving::Forward(addr) => Target::Forward(addr.clone()),
-            Serving::Refuse(why) => Target::Refuse(why.clone()),
-        };
+        let target = serving.read().target();
         match target {
             Target::Local(sql, stop) => {
                 if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(crate::stop_when(stop))) {
@@ -240,16 +249,7 @@ async fn serve_routed(
         }
         Route::Refuse(why) => refuse_greeting(greeting, why).await,
         Route::FirstGroup => {
-            enum Target {
-                Local(Arc<SqlEngine>, watch::Receiver<bool>),
-                Forward(String),
-                Refuse(String),
-            }
-            let target = match &*serving.read() {
-                Serving::Primary { sql, stop } => Target::Local(sql.clone(), stop.subscribe()),
-                Serving::Forward(addr) => Target::Forward(addr.clone()),
-                Serving::Refuse(why) => Target::Refuse(why.clone()),
-            };
+            let target = serving.read().target();
             match target {
                 Target::Local(sql, stop) => {
                     serve_here(&shared, greeting, peer, slot, sql, Some(crate::stop_when(stop)))

@@ -9,7 +9,9 @@
 
 Run through bench/replication.sh and bench/failover.sh, which build the
 release binary first. Nodes run on 127.0.0.1 with temporary data
-directories and stop when the script ends.
+directories and stop when the script ends. With TESSERA_BENCH_LOGS=DIR each
+node's log is appended to DIR/node<N>.log (TESSERA_LOG sets its level,
+warn by default).
 """
 
 import os
@@ -50,11 +52,19 @@ class Node:
         self.proc = None
 
     def start(self):
-        env = dict(os.environ, TESSERA_CLUSTER_SECRET=SECRET, TESSERA_LOG="warn")
+        env = dict(os.environ, TESSERA_CLUSTER_SECRET=SECRET, TESSERA_LOG=os.environ.get("TESSERA_LOG", "warn"))
+        logs = os.environ.get("TESSERA_BENCH_LOGS")
+        if logs:
+            os.makedirs(logs, exist_ok=True)
+            stderr = open(os.path.join(logs, f"node{self.id}.log"), "a")
+        else:
+            stderr = subprocess.DEVNULL
         self.proc = subprocess.Popen(
             [BIN, "start", "--node-id", str(self.id), "--data-dir", self.dir, "--port", str(self.port),
              "--rpc-port", str(self.rpc), "--join", self.join],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+            stdout=subprocess.PIPE, stderr=stderr, env=env, text=True)
+        if logs:
+            stderr.close()
         for line in self.proc.stdout:
             if "listening on" in line:
                 break
@@ -235,15 +245,20 @@ def failover():
             victim = primary()
             victim.kill9()
             killed = time.time()
+            errors = {}
             while True:
+                if time.time() - killed > 60:
+                    raise SystemExit(f"run {run + 1}: no commit on {db} within 60 s of killing node {victim.id}; "
+                                     f"last error through each node: {errors}")
                 probe += 1
-                port = random.choice(ports())
+                node = random.choice(cluster.alive())
                 try:
-                    with psycopg.connect(f"host=127.0.0.1 port={port} user=tessera dbname={db} connect_timeout=2",
+                    with psycopg.connect(f"host=127.0.0.1 port={node.port} user=tessera dbname={db} connect_timeout=2",
                                          autocommit=True) as c:
                         c.execute("INSERT INTO load VALUES (%s, 2)", (-probe,))
                     break
-                except psycopg.Error:
+                except psycopg.Error as e:
+                    errors[node.id] = f"{e.sqlstate}: {e}"
                     time.sleep(0.01)
             took = time.time() - killed
             if db != "tessera" and took < 0.05:

@@ -181,6 +181,9 @@ pub struct EngineInner {
     /// The log is ordered ([`CommitLog::ordered`]): read-committed writers
     /// build on logged commits instead of waiting for their durability.
     pub(crate) builds_on_logged: bool,
+    /// How many times a checkpoint replaced everything the engine holds
+    /// ([`Engine::restore_checkpoint`]), counted when each is complete.
+    restores: std::sync::atomic::AtomicU64,
 }
 
 impl EngineInner {
@@ -208,6 +211,7 @@ impl EngineInner {
             shutdown: (Mutex::new(false), Condvar::new()),
             ddl: Mutex::new(()),
             writers: std::sync::atomic::AtomicUsize::new(0),
+            restores: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -571,11 +575,25 @@ impl Engine {
         for id in ids {
             self.inner.apply_ddl(&crate::record::DdlOp::DropTable(id))?;
         }
-        let Some(m) = manifest else { return Ok(0) };
-        let rows = crate::recovery::load_checkpoint(&self.inner, dir, &m)?;
-        self.raise_clock(m.ckpt_ts);
-        self.inner.gc.drain(&self.inner);
+        let rows = match manifest {
+            None => 0,
+            Some(m) => {
+                let rows = crate::recovery::load_checkpoint(&self.inner, dir, &m)?;
+                self.raise_clock(m.ckpt_ts);
+                self.inner.gc.drain(&self.inner);
+                rows
+            }
+        };
+        self.inner.restores.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         Ok(rows)
+    }
+
+    /// How many times a checkpoint has replaced everything this engine
+    /// holds ([`Engine::restore_checkpoint`]; each counted once complete).
+    /// Whoever keeps its tables (a replica's catalog) looks them up again
+    /// when it moves: the tables it kept are gone.
+    pub fn restores(&self) -> u64 {
+        self.inner.restores.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Whether some local transaction has written something: a replica's

@@ -300,6 +300,27 @@ pub(crate) async fn create_group(
     Ok(format!("data group {group} keeps {replicas} replicas"))
 }
 
+/// Records in the directory (on the manager's leader) that data group
+/// `group` was removed: every node then removes what it holds of it.
+pub(crate) async fn drop_group(
+    directory: &DirectoryRaft,
+    roster: &Arc<Roster>,
+    peers: &Peers,
+    me: NodeId,
+    group: crate::types::GroupId,
+) -> Result<String> {
+    if group == crate::types::DATA_GROUP {
+        return Err(ReplicationError::Refused("the first data group cannot be removed".into()));
+    }
+    let request = Request::DropGroup(group);
+    if let Some(answer) = on_manager_leader(directory, roster, peers, me, &request).await {
+        return answer;
+    }
+    let command = crate::directory::DirectoryCommand::Drop { group };
+    directory.client_write(command.to_entry(me)).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+    Ok(format!("data group {group} was removed"))
+}
+
 async fn call(peers: &Peers, addr: &str, request: &Request) -> Result<Reply> {
     let bytes = postcard::to_allocvec(request).map_err(|e| ReplicationError::Codec(e.to_string()))?;
     let reply = peers.client(addr).call(bytes, Duration::from_secs(20)).await?;

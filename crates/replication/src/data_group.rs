@@ -75,9 +75,54 @@ impl Hosting {
         self.claimed.write().extend(mine.iter().copied());
         self.router.claim(streams, &proposals);
         let owns: Owns = Arc::new(move |stream| mine.contains(&stream));
-        let group = self.context.start_group(id, proposals, submitted, owns, SpareState::default()).await?;
+        let mut group = self.context.start_group(id, proposals, submitted, owns, SpareState::default()).await?;
+        group.streams = streams.to_vec();
         tracing::info!(group = id, ?streams, "hosting data group {id}");
         self.more.lock().insert(id, group);
+        Ok(())
+    }
+
+    /// Removes data group `id` from this node for good (its database was
+    /// dropped): its Raft stops, commits still waiting fail, its engines
+    /// are dropped, its snapshots deleted, and the shared log forgets it.
+    /// Its streams stay claimed by the stopped group, so nothing written
+    /// to them can reach another group (a stream is never reused). Also
+    /// tidies what a node that was away when the group was dropped still
+    /// holds of it; nothing when there is nothing of it here.
+    pub async fn forget(&self, id: GroupId) -> Result<()> {
+        if id == DATA_GROUP || id == crate::log_store::MANAGER_LOG {
+            return Err(ReplicationError::Refused(format!("group {id} cannot be removed")));
+        }
+        let _one = self.starting.lock().await;
+        let snapshots = self.context.config.snapshot_dir.with_file_name(format!("snapshots-{id}"));
+        let group = self.more.lock().remove(&id);
+        if group.is_none() && !self.context.shared_log.holds(id) && !snapshots.exists() {
+            return Ok(());
+        }
+        if let Some(group) = &group {
+            let why = "the database was dropped";
+            group.proposals.set_serving(false, why);
+            group.proposals.tickets.fail_all(why);
+            let _ = group.raft.shutdown().await;
+            self.context.hosts.write().remove(&id);
+        }
+        let (node, log) = (self.context.node.clone(), self.context.shared_log.clone());
+        let streams = group.map(|g| g.streams).unwrap_or_default();
+        tokio::task::spawn_blocking(move || -> Result<()> {
+            for stream in streams {
+                node.drop_partition(stream).map_err(|e| ReplicationError::Internal(e.to_string()))?;
+            }
+            log.forget(id)?;
+            match std::fs::remove_dir_all(&snapshots) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(ReplicationError::Internal(format!("removing {}: {e}", snapshots.display())))
+                }
+                _ => Ok(()),
+            }
+        })
+        .await
+        .map_err(|e| ReplicationError::Internal(e.to_string()))??;
+        tracing::info!(group = id, "removed data group {id} from this node");
         Ok(())
     }
 
@@ -98,6 +143,8 @@ pub(crate) struct DataGroup {
     pub freshness: Arc<crate::freshness::Freshness>,
     /// Its log held nothing when the node started (a new node).
     pub fresh: bool,
+    /// The streams it claimed (none for the first group, which has the rest).
+    pub streams: Vec<u32>,
 }
 
 impl GroupContext {
@@ -140,6 +187,7 @@ impl GroupContext {
         self.runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
         let (role_tx, role) = watch::channel(Role::Starting);
         let watcher = RoleWatch {
+            group: id,
             raft: raft.clone(),
             node: self.node.clone(),
             log,
@@ -150,7 +198,7 @@ impl GroupContext {
             owns,
         };
         self.runtime.spawn(watcher.run(role_tx));
-        Ok(DataGroup { raft, proposals, role, freshness, fresh })
+        Ok(DataGroup { raft, proposals, role, freshness, fresh, streams: Vec::new() })
     }
 }
 
@@ -220,6 +268,7 @@ const SUBMIT_BATCH: usize = 256;
 /// entry committed before its term (so its engines hold everything), and
 /// its engines' clocks are above every timestamp in its log.
 struct RoleWatch {
+    group: GroupId,
     raft: Raft,
     node: Arc<Node>,
     log: LogStore,
@@ -303,7 +352,7 @@ impl RoleWatch {
                 if !leads {
                     self.proposals.tickets.fail_all("the primary changed while the commit waited for its quorum");
                 }
-                tracing::warn!("this node stopped serving as primary: {why}");
+                tracing::warn!(group = self.group, "this node stopped serving as primary: {why}");
             }
             if next != current {
                 let _ = role.send(next);
@@ -326,7 +375,7 @@ impl RoleWatch {
                     }
                 }
                 self.proposals.set_serving(true, "");
-                tracing::info!(term, "this node is now the primary");
+                tracing::info!(group = self.group, term, "this node is now the primary");
                 Role::Primary
             }
             Err(e) => Role::Unavailable(format!("this node is becoming the primary ({e})")),

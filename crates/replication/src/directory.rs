@@ -49,7 +49,8 @@ pub struct Directory {
     /// whose count the groups without one of their own keep too).
     pub targets: BTreeMap<GroupId, usize>,
     /// The streams each data group besides the first replicates (the first
-    /// replicates the rest); every node hosts every group listed here.
+    /// replicates the rest); every node hosts every group listed here,
+    /// but for those listed without streams: they were removed.
     #[serde(default)]
     pub streams: BTreeMap<GroupId, Vec<u32>>,
     /// Load figures as last recorded (every few seconds, when they moved).
@@ -67,6 +68,10 @@ pub enum DirectoryCommand {
     Group { group: GroupId, streams: Vec<u32>, replicas: usize },
     /// The nodes' load figures now.
     Loads(BTreeMap<NodeId, Load>),
+    /// A data group was removed (its database dropped): it stays listed,
+    /// without streams, so that every node, including one that was away,
+    /// removes what it holds of it.
+    Drop { group: GroupId },
 }
 
 impl DirectoryCommand {
@@ -93,6 +98,12 @@ impl Directory {
                 self.targets.insert(group, replicas);
             }
             DirectoryCommand::Loads(loads) => self.loads = loads,
+            DirectoryCommand::Drop { group } => {
+                if let Some(streams) = self.streams.get_mut(&group) {
+                    streams.clear();
+                    self.targets.remove(&group);
+                }
+            }
             DirectoryCommand::Group { group, streams, replicas } => {
                 self.streams.insert(group, streams);
                 // 0: the group keeps the first group's count, as it changes.

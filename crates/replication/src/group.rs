@@ -344,6 +344,16 @@ impl Group {
         self.hosting.context.runtime.block_on(self.groups().create(id, streams.to_vec(), replicas.max(1)))
     }
 
+    /// Removes data group `id` from the cluster (see `Groups::remove`).
+    pub fn remove_group(&self, id: GroupId) -> Result<()> {
+        self.hosting.context.runtime.block_on(self.groups().remove(id))
+    }
+
+    /// Whether this node's Raft log holds anything of group `id`.
+    pub fn log_holds(&self, id: GroupId) -> bool {
+        self.hosting.context.shared_log.holds(id)
+    }
+
     /// A handle on this node's data groups, for the layers above.
     pub fn groups(&self) -> crate::groups::Groups {
         crate::groups::Groups {
@@ -549,7 +559,12 @@ async fn report_loop(
         let hosting = hosting.clone();
         async move {
             for (group, streams) in groups {
-                if !hosting.is_hosted(group)
+                if streams.is_empty() {
+                    // Removed: whatever is left of it here goes.
+                    if let Err(e) = hosting.forget(group).await {
+                        tracing::warn!(group, "cannot remove data group {group}: {e}");
+                    }
+                } else if !hosting.is_hosted(group)
                     && let Err(e) = hosting.host(group, &streams).await
                 {
                     tracing::warn!(group, "cannot host data group {group}: {e}");

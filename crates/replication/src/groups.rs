@@ -82,6 +82,16 @@ impl Groups {
             .map(|_| ())
     }
 
+    /// Removes data group `id` (its database was dropped): recorded in the
+    /// manager's directory, then removed here at once; every other node
+    /// removes its replica when it next hears from the manager (twice a
+    /// second), a node that is away when it returns.
+    pub async fn remove(&self, id: GroupId) -> Result<()> {
+        let peers = &self.hosting.context.peers;
+        crate::admin::drop_group(&self.directory, &self.roster, peers, self.me, id).await?;
+        self.hosting.forget(id).await
+    }
+
     /// Waits (up to `within`) until this node serves as group `id`'s
     /// primary with at least `voters` voters, so that what is written to
     /// the group from now on is on that many nodes when acknowledged.

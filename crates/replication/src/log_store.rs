@@ -54,6 +54,9 @@ enum Frame {
     Purge(LogId),
     Vote(Vote),
     Committed(Option<LogId>),
+    /// The group was removed (its database dropped): replay forgets every
+    /// frame of it before this one, and it writes no more.
+    Forget,
 }
 
 #[derive(Default)]
@@ -128,6 +131,8 @@ struct Shared {
     /// The highest commit timestamp of any entry ever appended: a new
     /// primary starts its engines' clocks above it.
     max_ts: AtomicU64,
+    /// [`SharedLog::forget`] removed the group: nothing more is written.
+    forgotten: std::sync::atomic::AtomicBool,
 }
 
 /// A node's log, shared by its Raft groups.
@@ -197,12 +202,21 @@ impl SharedLog {
                     state.committed = c;
                     state.committed_at = Some(rec.end);
                 }
+                Frame::Forget => {
+                    states.remove(&rec.stream);
+                }
             }
         }
         let groups = states
             .into_iter()
             .map(|(g, (state, max_ts))| {
-                (g, Arc::new(Shared { log: log.clone(), state: Mutex::new(state), max_ts: AtomicU64::new(max_ts) }))
+                let shared = Shared {
+                    log: log.clone(),
+                    state: Mutex::new(state),
+                    max_ts: AtomicU64::new(max_ts),
+                    forgotten: Default::default(),
+                };
+                (g, Arc::new(shared))
             })
             .collect();
         Ok(Arc::new(SharedLog { log, groups: Mutex::new(groups), truncating: Mutex::new(()) }))
@@ -220,6 +234,7 @@ impl SharedLog {
                     log: self.log.clone(),
                     state: Mutex::new(State { budget: cache_bytes, ..State::default() }),
                     max_ts: AtomicU64::new(0),
+                    forgotten: Default::default(),
                 })
             })
             .clone();
@@ -233,6 +248,26 @@ impl SharedLog {
 
     pub fn close(&self) -> Result<()> {
         self.log.close()?;
+        Ok(())
+    }
+
+    /// Whether the log holds anything of group `group`.
+    pub fn holds(&self, group: u32) -> bool {
+        self.groups.lock().contains_key(&group)
+    }
+
+    /// Removes group `group` (whose Raft has stopped for good): a durable
+    /// frame tells replay to forget everything of it written before, its
+    /// log stores write nothing more, and its entries no longer keep the
+    /// log's segments from being deleted.
+    pub fn forget(&self, group: u32) -> Result<()> {
+        let Some(shared) = self.groups.lock().remove(&group) else { return Ok(()) };
+        shared.forgotten.store(true, Ordering::SeqCst);
+        let bytes = postcard::to_allocvec(&Frame::Forget).map_err(|e| ReplicationError::Codec(e.to_string()))?;
+        let lsn = self.log.append(group, &bytes)?;
+        self.log.wait_durable(lsn)?;
+        let mut s = shared.state.lock();
+        *s = State { budget: s.budget, ..State::default() };
         Ok(())
     }
 
@@ -347,6 +382,9 @@ impl LogStore {
     }
 
     fn write(&self, frame: &Frame) -> io::Result<(Lsn, usize)> {
+        if self.shared.forgotten.load(Ordering::SeqCst) {
+            return Err(io::Error::other(format!("group {} was removed from this node", self.group)));
+        }
         let bytes = postcard::to_allocvec(frame).map_err(io_err)?;
         Ok((self.shared.log.append(self.group, &bytes).map_err(io_err)?, bytes.len()))
     }

@@ -342,7 +342,7 @@ impl Manager {
                 Ok(view) => views.push((DATA_GROUP, view)),
                 Err(e) => tracing::debug!("the data group's primary did not answer the manager: {e}"),
             }
-            for &group in directory.streams.keys() {
+            for (&group, _) in directory.streams.iter().filter(|(_, streams)| !streams.is_empty()) {
                 match self.group_view(group).await {
                     Ok(view) => views.push((group, view)),
                     Err(e) => tracing::debug!("data group {group}'s primary did not answer the manager: {e}"),

@@ -119,6 +119,10 @@ pub(crate) enum Request {
     /// Every database group's replicas, as the first group's primary
     /// (a member of them all) knows them.
     Groups,
+    /// Remove a data group (its database was dropped): asked of the
+    /// manager's leader, which records it in the directory; every node
+    /// then removes what it holds of the group.
+    DropGroup(GroupId),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -356,6 +360,9 @@ pub(crate) fn handler(services: Services) -> Handler {
                         .await
                         .map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
                 }
+                Ok(Request::DropGroup(group)) => crate::admin::drop_group(&directory, &roster, &peers, id, group)
+                    .await
+                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
                 Ok(Request::Groups) => crate::admin::groups(&raft, &hosts, &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Groups),

@@ -791,6 +791,68 @@ fn the_manager_places_each_groups_replicas_and_spreads_their_primaries() {
 
 /// Runs `f` on data group `group`'s stream at its primary, again at the
 /// primary of the moment while it fails (a primary that moves refuses).
+#[test]
+fn a_removed_group_leaves_every_node_also_one_that_was_away() {
+    init_tracing();
+    let root = tempfile::tempdir().unwrap();
+    // Snapshots every 40 entries: the group has some on every node.
+    let (mut nodes, join) = cluster_with(root.path(), 40);
+    let p = primary(&nodes);
+    wait_for("the manager's directory", Duration::from_secs(20), || {
+        (0..3).find_map(|i| (nodes[i].group().directory().nodes.len() == 3).then_some(()))
+    });
+    let first = nodes[p].group().node().system().clone();
+    first.create_table(TableSpec::new("t", vec![0], IndexKind::Ordered)).unwrap();
+    nodes[p].group().create_group(1, &[1], 3).unwrap();
+    write_group(&nodes, 1, |engine| {
+        if engine.table("u").is_none() {
+            engine.create_table(TableSpec::new("u", vec![0], IndexKind::Ordered))?;
+        }
+        Ok(())
+    });
+    for id in 1..=60 {
+        write_group(&nodes, 1, |engine| upsert(engine, id));
+    }
+    let snapshots = |n: &TestNode| n.dir.join("snapshots-1");
+    for n in &nodes {
+        wait_for(&format!("group 1's rows and a snapshot on node {}", n.id), Duration::from_secs(30), || {
+            (ids_in(n, 1) == (1..=60).collect::<Vec<_>>() && snapshots(n).exists()).then_some(())
+        });
+    }
+    // A node is away when the group is removed (the primary of the first
+    // group asks; the group's own primary may be anywhere).
+    let away = (0..3).find(|&i| i != p).unwrap();
+    nodes[away].stop();
+    nodes[p].group().remove_group(1).unwrap();
+    let gone = |n: &TestNode| {
+        let g = n.group();
+        (g.raft_of(1).is_none()
+            && g.role_of(1).is_none()
+            && g.node().partition(1).is_none()
+            && !g.log_holds(1)
+            && !snapshots(n).exists())
+        .then_some(())
+    };
+    for n in nodes.iter().filter(|n| n.group.is_some()) {
+        wait_for(&format!("group 1 gone from node {}", n.id), Duration::from_secs(30), || gone(n));
+    }
+    // The stream stays with the removed group: a write to it is refused
+    // rather than landing in the first group.
+    let engine = nodes[p].group().node().open_partition(1, true).unwrap();
+    let t = engine.create_table(TableSpec::new("u", vec![0], IndexKind::Ordered));
+    assert!(t.is_err(), "a write to a removed group's stream went through");
+    nodes[p].group().node().drop_partition(1).unwrap();
+    // The node that was away removes its replica when it returns, and
+    // still serves the first group.
+    nodes[away].start(&join);
+    wait_for("group 1 gone from the returning node", Duration::from_secs(30), || gone(&nodes[away]));
+    insert(&nodes[primary(&nodes)], 1..=3).unwrap();
+    wait_rows(&nodes[away], 3);
+    for n in &mut nodes {
+        n.stop();
+    }
+}
+
 fn write_group(nodes: &[TestNode], group: u32, f: impl Fn(&tessera_engine::Engine) -> Result<(), EngineError>) {
     wait_for(&format!("a write to group {group}"), Duration::from_secs(30), || {
         let p = primary_of(nodes, group);

@@ -23,7 +23,7 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use tessera_engine::tuple::{Tuple, encode_key, encode_tuple};
-use tessera_engine::{Engine, IndexKind, Isolation, Node, Table, TableSpec};
+use tessera_engine::{Engine, Isolation, Node};
 
 use crate::jobs::{JobDef, JobState};
 use crate::partition::{Part, PartitionDef, PartitionGate, StoredTable};
@@ -32,6 +32,8 @@ use crate::error::{Result, SqlError, code};
 use crate::types::SqlType;
 
 mod home;
+#[cfg(test)]
+mod replica_tests;
 mod sequences;
 pub use home::Home;
 
@@ -261,8 +263,9 @@ struct State {
 pub struct Catalog {
     node: Arc<Node>,
     engine: Arc<Engine>,
-    catalog_table: Arc<Table>,
-    sequence_table: Arc<Table>,
+    /// The system engine as a home: its catalog and sequence tables
+    /// (looked up again on a replica when a snapshot replaced them).
+    system: RwLock<Home>,
     state: RwLock<State>,
     /// Serializes DDL so catalog entries and engine tables change together.
     ddl: Mutex<()>,
@@ -299,15 +302,9 @@ impl Catalog {
         maintains: Arc<dyn Fn(u32) -> bool + Send + Sync>,
     ) -> Result<Arc<Catalog>> {
         let engine = node.system().clone();
-        let catalog_table = match engine.table(CATALOG_TABLE) {
-            Some(t) => t,
-            None => engine.create_table(TableSpec::new(CATALOG_TABLE, vec![0], IndexKind::Hash))?,
-        };
-        let sequence_table = match engine.table(SEQUENCE_TABLE) {
-            Some(t) => t,
-            None => engine.create_table(TableSpec::new(SEQUENCE_TABLE, vec![0], IndexKind::Hash))?,
-        };
-        let catalog = Catalog::load_from(node, catalog_table, sequence_table, false)?;
+        let system = Home::in_engine(tessera_engine::SYSTEM_STREAM, engine, true)?
+            .ok_or_else(|| SqlError::internal("the system engine's catalog tables were not created"))?;
+        let catalog = Catalog::load_from(node, system, false)?;
         let catalog = Arc::new(catalog);
         if catalog.state.read().databases.is_empty() {
             catalog.bootstrap()?;
@@ -327,18 +324,12 @@ impl Catalog {
     }
 
     /// A catalog read from its two tables in the system engine.
-    fn load_from(
-        node: Arc<Node>,
-        catalog_table: Arc<Table>,
-        sequence_table: Arc<Table>,
-        replica: bool,
-    ) -> Result<Catalog> {
+    fn load_from(node: Arc<Node>, system: Home, replica: bool) -> Result<Catalog> {
         let engine = node.system().clone();
         let catalog = Catalog {
             node,
             engine,
-            catalog_table,
-            sequence_table,
+            system: RwLock::new(system),
             state: RwLock::new(State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() }),
             ddl: Mutex::new(()),
             sequences: RwLock::new(BTreeMap::new()),
@@ -363,9 +354,8 @@ impl Catalog {
         let missing = || {
             SqlError::new(code::CANNOT_CONNECT_NOW, "this secondary has not received the catalog from the primary yet")
         };
-        let catalog_table = engine.table(CATALOG_TABLE).ok_or_else(missing)?;
-        let sequence_table = engine.table(SEQUENCE_TABLE).ok_or_else(missing)?;
-        let catalog = Catalog::load_from(node, catalog_table, sequence_table, true)?;
+        let system = Home::in_engine(tessera_engine::SYSTEM_STREAM, engine, false)?.ok_or_else(missing)?;
+        let catalog = Catalog::load_from(node, system, true)?;
         if catalog.state.read().databases.is_empty() {
             return Err(missing());
         }
@@ -374,12 +364,15 @@ impl Catalog {
 
     /// A secondary's catalog reloads itself when DDL has been replicated
     /// since it was loaded (the catalog table changed), so that a session
-    /// reading there sees tables created after it connected. Nothing on a
-    /// primary's catalog, which DDL updates as it runs.
+    /// reading there sees tables created after it connected, and when a
+    /// snapshot replaced the tables it read (a replica rebuilt or
+    /// restarted from its group's snapshot). Nothing on a primary's
+    /// catalog, which DDL updates as it runs.
     pub fn refresh_if_changed(&self) -> Result<()> {
         if !self.replica
-            || (self.catalog_table.changes() + self.home_changes() == self.loaded_changes.load(Ordering::Acquire)
-                && !self.home_arrived())
+            || (self.system_home().changes() + self.home_changes() == self.loaded_changes.load(Ordering::Acquire)
+                && !self.home_arrived()
+                && !self.homes_replaced())
         {
             return Ok(());
         }
@@ -570,9 +563,17 @@ impl Catalog {
     }
 
     fn load(&self) -> Result<()> {
+        if self.replica && !self.system_home().is_current(&self.node) {
+            let system =
+                Home::in_engine(tessera_engine::SYSTEM_STREAM, self.engine.clone(), false)?.ok_or_else(|| {
+                    SqlError::new(code::CANNOT_CONNECT_NOW, "this replica is loading the catalog from a snapshot")
+                })?;
+            *self.system.write() = system;
+        }
+        let system = self.system_home();
         // Counted before the scan: a change during it is seen next time.
-        let mut changes = self.catalog_table.changes();
-        let (rows, mut seq_rows) = self.system_home().scan()?;
+        let mut changes = system.changes();
+        let (rows, mut seq_rows) = system.scan()?;
         let parse = |rows: Vec<Vec<u8>>| -> Result<Vec<Entry>> {
             rows.iter()
                 .map(|row| {
@@ -592,7 +593,7 @@ impl Catalog {
                 _ => None,
             })
             .collect();
-        self.homes.write().retain(|s, _| homes.contains(s));
+        self.homes.write().retain(|s, h| homes.contains(s) && h.is_current(&self.node));
         for stream in homes {
             if let Some(h) = self.attach_home(stream)? {
                 changes += h.changes();

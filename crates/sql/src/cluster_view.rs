@@ -80,6 +80,10 @@ pub trait DatabaseGroups: Send + Sync {
     /// leading fewer groups, if the cluster would move it there anyway
     /// (best effort; the database's sessions then start there).
     fn place(&self, stream: u32);
+
+    /// Removes the group of the home on `stream` (its database was
+    /// dropped): every node stops replicating it and frees what it held.
+    fn remove(&self, stream: u32) -> Result<(), GroupsError>;
 }
 
 /// What a secondary knows of its own freshness, for sessions that read

@@ -744,11 +744,18 @@ fn drop_objects(
                     }
                     // On a cluster a home is a replication group of its
                     // own, whose primary may be elsewhere: the database's
-                    // entry goes, and with it every way to its home (its
-                    // tables and their entries stay in the group, which
-                    // is not removed yet; its stream is never reused).
-                    if d.home.is_some() && catalog.groups().is_some() {
+                    // entry goes, and with it every way to its home; then
+                    // the group goes, with its tables and rows, from every
+                    // node (its stream is never reused).
+                    if let (Some(home), Some(groups)) = (d.home, catalog.groups()) {
                         catalog.drop_database_entry(d.oid)?;
+                        let groups = groups.clone();
+                        if let Err(e) = crate::session::blocking(move || groups.remove(home)) {
+                            tracing::warn!(
+                                group = home,
+                                "database \"{name}\" was dropped, but its replicas were not removed: {e:?}"
+                            );
+                        }
                         continue;
                     }
                     let engines = catalog.engines_of(&d)?;

@@ -379,6 +379,17 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
             Err(_) => {}
         }
     }
+
+    fn remove(&self, stream: u32) -> Result<(), GroupsError> {
+        let groups = self.0.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.0.runtime().spawn(async move {
+            let _ = tx.send(groups.remove(stream).await.map_err(|e| e.message()));
+        });
+        rx.recv()
+            .map_err(|_| GroupsError::Unavailable("the replication layer stopped".into()))?
+            .map_err(GroupsError::Unavailable)
+    }
 }
 
 /// The cluster map, as the SQL views show it.

@@ -49,6 +49,9 @@ pub struct Home {
     pub engine: Arc<Engine>,
     pub(super) catalog: Arc<Table>,
     pub(super) sequences: Arc<Table>,
+    /// The engine's restore count when the two tables were looked up: a
+    /// snapshot installed since replaced them (see [`Home::is_current`]).
+    restores: u64,
 }
 
 impl Home {
@@ -56,6 +59,8 @@ impl Home {
     /// home) and looked up otherwise (None if they are not there yet, as
     /// on a secondary the creation has not reached).
     pub(super) fn in_engine(stream: u32, engine: Arc<Engine>, create: bool) -> Result<Option<Home>> {
+        // Read before the tables: a restore finishing after this is seen.
+        let restores = engine.restores();
         let table = |name: &str| -> Result<Option<Arc<Table>>> {
             match engine.table(name) {
                 Some(t) => Ok(Some(t)),
@@ -66,7 +71,18 @@ impl Home {
         let (Some(catalog), Some(sequences)) = (table(CATALOG_TABLE)?, table(SEQUENCE_TABLE)?) else {
             return Ok(None);
         };
-        Ok(Some(Home { stream, engine, catalog, sequences }))
+        Ok(Some(Home { stream, engine, catalog, sequences, restores }))
+    }
+
+    /// Whether these are still the tables of the home's engine on `node`:
+    /// not when a snapshot has been installed into the engine since they
+    /// were looked up (a replica rebuilt, or restarted, from its group's
+    /// snapshot), which replaces every table, nor when the partition was
+    /// dropped and opened again.
+    pub(super) fn is_current(&self, node: &tessera_engine::Node) -> bool {
+        // (Stream 0 is the system engine, which is never replaced.)
+        node.partition(self.stream).is_some_and(|e| Arc::ptr_eq(&e, &self.engine))
+            && self.engine.restores() == self.restores
     }
 
     /// Its catalog rows and sequence reservations, read at one snapshot.
@@ -87,12 +103,7 @@ impl Home {
 impl Catalog {
     /// The system engine as a home.
     pub(super) fn system_home(&self) -> Home {
-        Home {
-            stream: tessera_engine::SYSTEM_STREAM,
-            engine: self.engine.clone(),
-            catalog: self.catalog_table.clone(),
-            sequences: self.sequence_table.clone(),
-        }
+        self.system.read().clone()
     }
 
     /// Makes a home for a new keyless database: a new stream, its engine
@@ -279,6 +290,13 @@ impl Catalog {
     /// The change count of every attached home's catalog table.
     pub(super) fn home_changes(&self) -> i64 {
         self.homes.read().values().map(Home::changes).sum()
+    }
+
+    /// Whether a snapshot replaced the tables of the system engine or of
+    /// an attached home since they were looked up (a replica's catalog
+    /// then looks them up again and reloads).
+    pub(super) fn homes_replaced(&self) -> bool {
+        !self.system.read().is_current(&self.node) || self.homes.read().values().any(|h| !h.is_current(&self.node))
     }
 }
 

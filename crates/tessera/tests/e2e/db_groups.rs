@@ -193,8 +193,11 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
         let sql = "INSERT INTO kv VALUES (200, 'back')";
         assert_eq!(run_anywhere(&all, "duo", sql, Duration::from_secs(60)).await, Outcome::Done);
 
-        // DROP DATABASE takes the database away from every node; a new one
-        // of the same name starts empty, with a group of its own.
+        // DROP DATABASE takes the database away from every node, and its
+        // group with it; a new one of the same name starts empty, with a
+        // group of its own.
+        let sql = "SELECT DISTINCT stream FROM tessera.replicas WHERE database = 'c'";
+        let old_group = query(all[0], "tessera", sql).await.unwrap()[0][0].clone();
         assert_eq!(run_anywhere(&all, "tessera", "DROP DATABASE c", Duration::from_secs(30)).await, Outcome::Done);
         // (Every node's catalog has the drop once the first group's entry
         // has been applied there: moments later.)
@@ -206,6 +209,17 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
             }
             assert!(Instant::now() < deadline, "{gone:?}");
             tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let (ok, text) = admin(&["status", "--rpc-addr", &addr]);
+            let groups = text.split("\n\n").nth(1).unwrap_or("").lines().skip(1);
+            let listed = groups.map(|l| l.split_whitespace().next()).any(|g| g == Some(old_group.as_str()));
+            if ok && !listed {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the dropped database's group {old_group} is still there:\n{text}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
         assert_eq!(run_anywhere(&all, "tessera", "CREATE DATABASE c", Duration::from_secs(60)).await, Outcome::Done);
         let empty = run(all[2], "c", "SELECT count(*) FROM kv").await;

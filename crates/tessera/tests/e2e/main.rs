@@ -1,4 +1,5 @@
 mod auth;
+mod bank;
 mod client;
 mod cluster;
 mod db_groups;

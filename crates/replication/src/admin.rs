@@ -321,7 +321,7 @@ pub(crate) async fn drop_group(
     Ok(format!("data group {group} was removed"))
 }
 
-async fn call(peers: &Peers, addr: &str, request: &Request) -> Result<Reply> {
+pub(crate) async fn call(peers: &Peers, addr: &str, request: &Request) -> Result<Reply> {
     let bytes = postcard::to_allocvec(request).map_err(|e| ReplicationError::Codec(e.to_string()))?;
     let reply = peers.client(addr).call(bytes, Duration::from_secs(20)).await?;
     postcard::from_bytes(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))

@@ -48,11 +48,20 @@ pub(crate) struct Hosting {
     pub more: parking_lot::Mutex<BTreeMap<GroupId, DataGroup>>,
     /// One group is started at a time.
     starting: tokio::sync::Mutex<()>,
+    /// The SQL sessions this node serves in each group it leads.
+    pub sessions: crate::network::SessionCounter,
 }
 
 impl Hosting {
     pub fn new(context: GroupContext, router: Arc<Router>, claimed: Arc<parking_lot::RwLock<HashSet<u32>>>) -> Self {
-        Hosting { context, router, claimed, more: Default::default(), starting: Default::default() }
+        Hosting {
+            context,
+            router,
+            claimed,
+            more: Default::default(),
+            starting: Default::default(),
+            sessions: Default::default(),
+        }
     }
 
     pub fn is_hosted(&self, id: GroupId) -> bool {

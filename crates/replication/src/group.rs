@@ -225,6 +225,7 @@ impl Group {
                 roster: roster.clone(),
                 directory: directory.clone(),
                 machine: machine.clone(),
+                sessions: hosting.sessions.clone(),
             }),
         ));
         if first.fresh {

@@ -92,6 +92,33 @@ impl Groups {
         self.hosting.forget(id).await
     }
 
+    /// How this node counts the SQL sessions it serves as a group's
+    /// primary (set once, by the server).
+    pub fn count_sessions_with(&self, count: Arc<dyn Fn(GroupId) -> usize + Send + Sync>) {
+        let _ = self.hosting.sessions.set(count);
+    }
+
+    /// How many SQL sessions group `id`'s primary serves: counted here
+    /// when this node leads it, asked of the primary otherwise; none while
+    /// the group has no primary (a node that stops leading a group ends
+    /// its sessions).
+    pub async fn sessions_on(&self, id: GroupId) -> Result<usize> {
+        let addr = match self.role_of(id).map(|r| r.borrow().clone()) {
+            Some(Role::Primary) => return Ok(self.hosting.sessions.get().map_or(0, |count| count(id))),
+            Some(Role::Secondary { info, .. }) => info.rpc_addr,
+            _ => match self.primary_of(id) {
+                Some((_, info)) => info.rpc_addr,
+                None => return Ok(0),
+            },
+        };
+        let request = crate::network::Request::Sessions(id);
+        match crate::admin::call(&self.hosting.context.peers, &addr, &request).await? {
+            crate::network::Reply::Count(n) => Ok(n),
+            crate::network::Reply::Failed(e) => Err(ReplicationError::Refused(e)),
+            _ => Err(ReplicationError::Codec("unexpected reply to a count of sessions".into())),
+        }
+    }
+
     /// Waits (up to `within`) until this node serves as group `id`'s
     /// primary with at least `voters` voters, so that what is written to
     /// the group from now on is on that many nodes when acknowledged.

@@ -123,6 +123,8 @@ pub(crate) enum Request {
     /// manager's leader, which records it in the directory; every node
     /// then removes what it holds of the group.
     DropGroup(GroupId),
+    /// How many SQL sessions the group's primary serves (asked of it).
+    Sessions(GroupId),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -170,6 +172,8 @@ pub(crate) enum Reply {
     /// An administrative request done, and what it did.
     Done(String),
     Groups(Vec<(GroupId, Vec<crate::groups::GroupReplica>)>),
+    /// A count (of sessions).
+    Count(usize),
 }
 
 pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -188,6 +192,10 @@ pub(crate) struct Hosted {
 /// The data groups a node hosts, by id (the first, [`DATA_GROUP`], always).
 pub(crate) type Hosts = Arc<parking_lot::RwLock<HashMap<GroupId, Arc<Hosted>>>>;
 
+/// Counts the SQL sessions this node serves as a group's primary (the
+/// server sets it: the replication layer knows no sessions).
+pub(crate) type SessionCounter = Arc<std::sync::OnceLock<Arc<dyn Fn(GroupId) -> usize + Send + Sync>>>;
+
 /// What a node's RPC server answers with.
 pub(crate) struct Services {
     pub hosts: Hosts,
@@ -197,6 +205,7 @@ pub(crate) struct Services {
     pub roster: Arc<crate::manager::Roster>,
     pub directory: crate::directory::DirectoryRaft,
     pub machine: crate::directory::DirectoryMachine,
+    pub sessions: SessionCounter,
 }
 
 /// The group a request is for (requests not of a data group's Raft: the first).
@@ -211,14 +220,15 @@ fn group_of(request: &Request) -> GroupId {
         | Request::InstallSnapshot { group, .. }
         | Request::GroupView(group)
         | Request::Reconfigure { group, .. }
-        | Request::Lead { group, .. } => *group,
+        | Request::Lead { group, .. }
+        | Request::Sessions(group) => *group,
         _ => DATA_GROUP,
     }
 }
 
 /// The server side: answers peers' requests with the local Rafts.
 pub(crate) fn handler(services: Services) -> Handler {
-    let Services { hosts, id, info, peers, roster, directory, machine } = services;
+    let Services { hosts, id, info, peers, roster, directory, machine, sessions } = services;
     Arc::new(move |from, body| {
         let request = postcard::from_bytes::<Request>(&body);
         let hosted = |group: GroupId| {
@@ -249,6 +259,7 @@ pub(crate) fn handler(services: Services) -> Handler {
         let directory = directory.clone();
         let machine = machine.clone();
         let hosts = hosts.clone();
+        let sessions = sessions.clone();
         Box::pin(async move {
             let reply = match request {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
@@ -359,6 +370,14 @@ pub(crate) fn handler(services: Services) -> Handler {
                     crate::admin::create_group(&directory, &roster, &peers, id, group, streams, replicas)
                         .await
                         .map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
+                }
+                Ok(Request::Sessions(group)) => {
+                    let m = target.raft.metrics().borrow_watched().clone();
+                    if m.current_leader == Some(id) {
+                        Reply::Count(sessions.get().map_or(0, |count| count(group)))
+                    } else {
+                        Reply::Failed(format!("node {id} is not group {group}'s primary"))
+                    }
                 }
                 Ok(Request::DropGroup(group)) => crate::admin::drop_group(&directory, &roster, &peers, id, group)
                     .await

@@ -74,6 +74,14 @@ impl DatabaseRouting {
         sql.catalog.database(db)?.home
     }
 
+    /// How many sessions this node serves of the database whose home is
+    /// group `group` (as its primary: the follower engine's sessions).
+    pub fn sessions_in(&self, group: u32) -> usize {
+        let Some(sql) = self.follower.lock().clone() else { return 0 };
+        let db = sql.catalog.databases().into_iter().find(|d| d.home == Some(group));
+        db.map_or(0, |d| sql.sessions_on(&d.name))
+    }
+
     /// Where a session of database `db` runs.
     pub(crate) async fn route(self: &Arc<Self>, db: Option<String>) -> Route {
         let Some(db) = db else { return Route::FirstGroup };

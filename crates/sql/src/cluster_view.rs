@@ -58,13 +58,22 @@ pub struct ReplicaRow {
     pub behind: Option<u64>,
 }
 
-/// Why a database's group could not be made.
+/// Why something asked of a database's group could not be done.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GroupsError {
     /// What was asked cannot be done (more replicas than nodes).
     Invalid(String),
     /// Not now: too few nodes took a replica in time, no primary.
     Unavailable(String),
+}
+
+impl GroupsError {
+    /// Why, in words.
+    pub fn reason(&self) -> &str {
+        match self {
+            GroupsError::Invalid(why) | GroupsError::Unavailable(why) => why,
+        }
+    }
 }
 
 /// How a cluster replicates each database on its own: the catalog asks it
@@ -84,6 +93,10 @@ pub trait DatabaseGroups: Send + Sync {
     /// Removes the group of the home on `stream` (its database was
     /// dropped): every node stops replicating it and frees what it held.
     fn remove(&self, stream: u32) -> Result<(), GroupsError>;
+
+    /// How many sessions the primary of the home on `stream` serves (on
+    /// whichever node it is).
+    fn sessions_on(&self, stream: u32) -> Result<usize, GroupsError>;
 }
 
 /// What a secondary knows of its own freshness, for sessions that read

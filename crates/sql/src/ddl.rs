@@ -730,7 +730,18 @@ fn drop_objects(
                     if name == db {
                         return Err(SqlError::new(code::OBJECT_IN_USE, "cannot drop the currently open database"));
                     }
-                    let others = session.shared.sessions_on(&name);
+                    let mut others = session.shared.sessions_on(&name);
+                    // A database with a group of its own has its sessions
+                    // where that group's primary is.
+                    if let (Some(home), Some(groups)) = (d.home, catalog.groups()) {
+                        let groups = groups.clone();
+                        others += crate::session::blocking(move || groups.sessions_on(home)).map_err(|e| {
+                            SqlError::new(
+                                code::CANNOT_CONNECT_NOW,
+                                format!("cannot tell whether database \"{name}\" is in use: {}", e.reason()),
+                            )
+                        })?;
+                    }
                     if others > 0 {
                         return Err(SqlError::new(
                             code::OBJECT_IN_USE,
@@ -753,7 +764,8 @@ fn drop_objects(
                         if let Err(e) = crate::session::blocking(move || groups.remove(home)) {
                             tracing::warn!(
                                 group = home,
-                                "database \"{name}\" was dropped, but its replicas were not removed: {e:?}"
+                                "database \"{name}\" was dropped, but its replicas were not removed: {}",
+                                e.reason()
                             );
                         }
                         continue;

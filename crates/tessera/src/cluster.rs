@@ -299,6 +299,10 @@ pub fn start(
         })
     };
     let routing = tessera_server::DatabaseRouting::new(groups.clone(), open_follower, open_secondary_in);
+    groups.count_sessions_with({
+        let routing = routing.clone();
+        Arc::new(move |group| routing.sessions_in(group))
+    });
     let session_runtimes = server_config.session_runtimes.clone();
     let server = runtime.spawn(tessera_server::serve_cluster(
         listener,
@@ -378,6 +382,17 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
             Ok(Err(e)) => tracing::warn!(group = stream, "the new database's primary stays here: {}", e.message()),
             Err(_) => {}
         }
+    }
+
+    fn sessions_on(&self, stream: u32) -> Result<usize, GroupsError> {
+        let groups = self.0.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.0.runtime().spawn(async move {
+            let _ = tx.send(groups.sessions_on(stream).await.map_err(|e| e.message()));
+        });
+        rx.recv()
+            .map_err(|_| GroupsError::Unavailable("the replication layer stopped".into()))?
+            .map_err(GroupsError::Unavailable)
     }
 
     fn remove(&self, stream: u32) -> Result<(), GroupsError> {

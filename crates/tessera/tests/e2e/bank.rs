@@ -7,10 +7,10 @@
 //! balance is its opening plus its transfers.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::client::block_on;
-use crate::cluster::{Outcome, free_port, query, run_anywhere, start_cluster_with, try_connect};
+use crate::cluster::{Outcome, free_port, keys, query, run_anywhere, start_cluster_with, try_connect};
 
 /// What the bank's clients saw.
 #[derive(Default)]

@@ -198,7 +198,23 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
         // group of its own.
         let sql = "SELECT DISTINCT stream FROM tessera.replicas WHERE database = 'c'";
         let old_group = query(all[0], "tessera", sql).await.unwrap()[0][0].clone();
-        assert_eq!(run_anywhere(&all, "tessera", "DROP DATABASE c", Duration::from_secs(30)).await, Outcome::Done);
+        // A session of c keeps it from being dropped, on whichever node
+        // c's primary is (55006, as in PostgreSQL).
+        let holder = crate::cluster::try_connect(all[db_primary(&all, "c").await - 1], "c").await.unwrap();
+        holder.batch_execute("SELECT 1").await.unwrap();
+        let refused = run(all[0], "tessera", "DROP DATABASE c").await;
+        assert!(matches!(&refused, Outcome::Unknown(e) if e.contains("55006")), "{refused:?}");
+        drop(holder);
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            match run_anywhere(&all, "tessera", "DROP DATABASE c", Duration::from_secs(30)).await {
+                Outcome::Done => break,
+                // The session's end reaches the server a moment later.
+                Outcome::Unknown(e) if e.contains("55006") && Instant::now() < deadline => {}
+                other => panic!("DROP DATABASE c: {other:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         // (Every node's catalog has the drop once the first group's entry
         // has been applied there: moments later.)
         let deadline = Instant::now() + Duration::from_secs(15);

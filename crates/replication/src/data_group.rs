@@ -50,6 +50,9 @@ pub(crate) struct Hosting {
     starting: tokio::sync::Mutex<()>,
     /// The SQL sessions this node serves in each group it leads.
     pub sessions: crate::network::SessionCounter,
+    /// The groups removed from this node since it started (the directory
+    /// keeps listing them; each is tidied once).
+    forgotten: parking_lot::Mutex<HashSet<GroupId>>,
 }
 
 impl Hosting {
@@ -61,6 +64,7 @@ impl Hosting {
             more: Default::default(),
             starting: Default::default(),
             sessions: Default::default(),
+            forgotten: Default::default(),
         }
     }
 
@@ -102,10 +106,14 @@ impl Hosting {
         if id == DATA_GROUP || id == crate::log_store::MANAGER_LOG {
             return Err(ReplicationError::Refused(format!("group {id} cannot be removed")));
         }
+        if self.forgotten.lock().contains(&id) {
+            return Ok(());
+        }
         let _one = self.starting.lock().await;
         let snapshots = self.context.config.snapshot_dir.with_file_name(format!("snapshots-{id}"));
         let group = self.more.lock().remove(&id);
         if group.is_none() && !self.context.shared_log.holds(id) && !snapshots.exists() {
+            self.forgotten.lock().insert(id);
             return Ok(());
         }
         if let Some(group) = &group {
@@ -131,6 +139,7 @@ impl Hosting {
         })
         .await
         .map_err(|e| ReplicationError::Internal(e.to_string()))??;
+        self.forgotten.lock().insert(id);
         tracing::info!(group = id, "removed data group {id} from this node");
         Ok(())
     }

@@ -101,12 +101,14 @@ impl Groups {
     /// How many SQL sessions group `id`'s primary serves: counted here
     /// when this node leads it, asked of the primary otherwise; none while
     /// the group has no primary (a node that stops leading a group ends
-    /// its sessions).
+    /// its sessions), so that a database that lost its quorum for good
+    /// can still be dropped.
     pub async fn sessions_on(&self, id: GroupId) -> Result<usize> {
         let addr = match self.role_of(id).map(|r| r.borrow().clone()) {
             Some(Role::Primary) => return Ok(self.hosting.sessions.get().map_or(0, |count| count(id))),
             Some(Role::Secondary { info, .. }) => info.rpc_addr,
-            _ => match self.primary_of(id) {
+            Some(Role::Unavailable(_)) => return Ok(0),
+            Some(Role::Starting) | None => match self.primary_of(id) {
                 Some((_, info)) => info.rpc_addr,
                 None => return Ok(0),
             },

@@ -355,6 +355,14 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
                 "the cluster has {nodes} nodes: a database cannot keep {n} replicas"
             )));
         }
+        // A database's replicas are kept where the cluster's catalog is
+        // (the first group's voters): asking for more could never be met.
+        let holders = self.0.default_replicas();
+        if let Some(n) = replicas.filter(|n| *n > holders) {
+            return Err(GroupsError::Invalid(format!(
+                "the cluster keeps its catalog on {holders} nodes, where databases keep their replicas: a database cannot keep {n} (`tessera replicas` sets how many nodes hold the catalog)"
+            )));
+        }
         // None: the cluster's count, followed when it changes (recorded as 0).
         let quorum = replicas.unwrap_or_else(|| self.0.default_replicas()) / 2 + 1;
         let groups = self.0.clone();
@@ -363,8 +371,16 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
             let made = async {
                 groups.create(stream, vec![stream], replicas.unwrap_or(0)).await?;
                 groups.wait_serving(stream, quorum, std::time::Duration::from_secs(30)).await
-            };
-            let _ = tx.send(made.await.map_err(|e| e.message()));
+            }
+            .await;
+            if made.is_err() {
+                // The database is not made: its group goes (best effort; a
+                // group no database owns is otherwise left behind).
+                if let Err(e) = groups.remove(stream).await {
+                    tracing::warn!(group = stream, "a group made for a database that failed stays: {}", e.message());
+                }
+            }
+            let _ = tx.send(made.map_err(|e| e.message()));
         });
         rx.recv()
             .map_err(|_| GroupsError::Unavailable("the replication layer stopped".into()))?

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::client::block_on;
 use crate::cluster::{
-    Outcome, SECRET, admin, connect_reading_secondary, free_port, insert, keys, query, run_anywhere,
+    Outcome, SECRET, admin, connect_reading_secondary, free_port, insert, keys, query, run, run_anywhere,
     start_cluster_with, wait_rows,
 };
 use crate::harness::Server;
@@ -132,6 +132,13 @@ fn a_lost_replica_is_rebuilt_on_a_spare_and_the_group_keeps_three() {
         // Database plain's own group has its replicas on the same three.
         let three: BTreeSet<usize> = (1..=4).filter(|&i| i != spare).collect();
         wait_db_voters(&all, "plain", &three, "plain's three replicas").await;
+        // Those three hold the catalog, where a database keeps its
+        // replicas: four is refused at once, with the reason.
+        let four = run(all[0], "tessera", "CREATE DATABASE wide WITH (replicas = 4)").await;
+        assert!(
+            matches!(&four, Outcome::Unknown(e) if e.contains("22023") && e.contains("keeps its catalog on 3 nodes")),
+            "{four:?}"
+        );
         // The spare serves clients (as a gateway) but holds no replica.
         let rows = query(port(&nodes, spare), "plain", "SELECT count(*) FROM kv").await.unwrap();
         assert_eq!(rows[0][0], acked.len().to_string());

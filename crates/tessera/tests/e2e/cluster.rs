@@ -363,9 +363,17 @@ fn status_and_drain() {
         std::thread::sleep(Duration::from_millis(200));
     }
     // And so does tessera.nodes, where the primary counts this session.
+    // (A node the status shows leading may still be finishing its
+    // promotion under load: 57P03 for a moment, which a client retries.)
     let rows = block_on(Duration::from_secs(60), async {
         let sql = "SELECT node_id, connections, cpu_percent, rss_mb, manager FROM tessera.nodes ORDER BY node_id";
-        query(nodes[first as usize - 1].port(), "tessera", sql).await.unwrap()
+        loop {
+            match query(nodes[first as usize - 1].port(), "tessera", sql).await {
+                Ok(rows) => break rows,
+                Err(e) if e.contains("57P03") => tokio::time::sleep(Duration::from_millis(100)).await,
+                Err(e) => panic!("{e}"),
+            }
+        }
     });
     assert_eq!(rows.len(), 3, "{rows:?}");
     assert_eq!(rows.iter().filter(|r| r[4] == "leader").count(), 1, "{rows:?}");

@@ -365,9 +365,7 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
         }
         // None: the cluster's count, followed when it changes (recorded as 0).
         let quorum = replicas.unwrap_or_else(|| self.0.default_replicas()) / 2 + 1;
-        let groups = self.0.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.0.runtime().spawn(async move {
+        self.wait_for(move |groups| async move {
             let made = async {
                 groups.create(stream, vec![stream], replicas.unwrap_or(0)).await?;
                 groups.wait_serving(stream, quorum, std::time::Duration::from_secs(30)).await
@@ -380,42 +378,38 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
                     tracing::warn!(group = stream, "a group made for a database that failed stays: {}", e.message());
                 }
             }
-            let _ = tx.send(made.map_err(|e| e.message()));
-        });
-        rx.recv()
-            .map_err(|_| GroupsError::Unavailable("the replication layer stopped".into()))?
-            .map_err(GroupsError::Unavailable)
+            made
+        })
     }
 
     fn place(&self, stream: u32) {
-        let groups = self.0.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.0.runtime().spawn(async move {
-            let _ = tx.send(groups.place(stream).await);
-        });
-        match rx.recv() {
-            Ok(Ok(node)) => tracing::info!(group = stream, node, "the new database's primary is on node {node}"),
-            Ok(Err(e)) => tracing::warn!(group = stream, "the new database's primary stays here: {}", e.message()),
-            Err(_) => {}
+        match self.wait_for(move |groups| async move { groups.place(stream).await }) {
+            Ok(node) => tracing::info!(group = stream, node, "the new database's primary is on node {node}"),
+            Err(e) => tracing::warn!(group = stream, "the new database's primary stays here: {}", e.reason()),
         }
     }
 
     fn sessions_on(&self, stream: u32) -> Result<usize, GroupsError> {
-        let groups = self.0.clone();
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.0.runtime().spawn(async move {
-            let _ = tx.send(groups.sessions_on(stream).await.map_err(|e| e.message()));
-        });
-        rx.recv()
-            .map_err(|_| GroupsError::Unavailable("the replication layer stopped".into()))?
-            .map_err(GroupsError::Unavailable)
+        self.wait_for(move |groups| async move { groups.sessions_on(stream).await })
     }
 
     fn remove(&self, stream: u32) -> Result<(), GroupsError> {
-        let groups = self.0.clone();
+        self.wait_for(move |groups| async move { groups.remove(stream).await })
+    }
+}
+
+impl Homes {
+    /// Runs `work` on the replication layer's runtime and waits for its
+    /// answer: the SQL layer calls the hook from a thread that may block.
+    fn wait_for<T, F>(&self, work: impl FnOnce(tessera_replication::Groups) -> F) -> Result<T, GroupsError>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = tessera_replication::Result<T>> + Send + 'static,
+    {
+        let work = work(self.0.clone());
         let (tx, rx) = std::sync::mpsc::channel();
         self.0.runtime().spawn(async move {
-            let _ = tx.send(groups.remove(stream).await.map_err(|e| e.message()));
+            let _ = tx.send(work.await.map_err(|e| e.message()));
         });
         rx.recv()
             .map_err(|_| GroupsError::Unavailable("the replication layer stopped".into()))?

@@ -84,12 +84,33 @@ impl Hosting {
         }
         let (submit, submitted) = mpsc::unbounded_channel::<Command>();
         let proposals = Proposals::new(self.context.config.id, submit);
-        let mine: HashSet<u32> = streams.iter().copied().collect();
-        self.claimed.write().extend(mine.iter().copied());
-        self.router.claim(streams, &proposals);
-        let owns: Owns = Arc::new(move |stream| mine.contains(&stream));
-        let mut group = self.context.start_group(id, proposals, submitted, owns, SpareState::default()).await?;
-        group.streams = streams.to_vec();
+        let mine: Arc<parking_lot::RwLock<HashSet<u32>>> = Arc::default();
+        let adopt: Adopt = {
+            let (mine, claimed, router, proposals) =
+                (mine.clone(), self.claimed.clone(), self.router.clone(), proposals.clone());
+            Arc::new(move |stream| {
+                // Claimed before it is ours: from here on the first group
+                // neither replicates nor restores it.
+                claimed.write().insert(stream);
+                router.claim(&[stream], &proposals);
+                if mine.write().insert(stream) {
+                    tracing::debug!(group = id, stream, "the group replicates stream {stream}");
+                }
+            })
+        };
+        for &stream in streams {
+            adopt(stream);
+        }
+        let owns: Owns = {
+            let mine = mine.clone();
+            Arc::new(move |stream| mine.read().contains(&stream))
+        };
+        let mut group = self
+            .context
+            .start_group(id, proposals, submitted, owns, Some(adopt.clone()), SpareState::default())
+            .await?;
+        group.streams = mine;
+        group.adopt = Some(adopt);
         tracing::info!(group = id, ?streams, "hosting data group {id}");
         self.more.lock().insert(id, group);
         Ok(())
@@ -124,7 +145,7 @@ impl Hosting {
             self.context.hosts.write().remove(&id);
         }
         let (node, log) = (self.context.node.clone(), self.context.shared_log.clone());
-        let streams = group.map(|g| g.streams).unwrap_or_default();
+        let streams: Vec<u32> = group.map(|g| g.streams.read().iter().copied().collect()).unwrap_or_default();
         tokio::task::spawn_blocking(move || -> Result<()> {
             for stream in streams {
                 node.drop_partition(stream).map_err(|e| ReplicationError::Internal(e.to_string()))?;
@@ -141,6 +162,18 @@ impl Hosting {
         .map_err(|e| ReplicationError::Internal(e.to_string()))??;
         self.forgotten.lock().insert(id);
         tracing::info!(group = id, "removed data group {id} from this node");
+        Ok(())
+    }
+
+    /// Makes `stream` one of group `id`'s (a keyed database's new
+    /// partition) before anything is written to it: its commits go to the
+    /// group, which replicates it from then on. The other replicas adopt it
+    /// when they apply its first entry (see `StateMachine`), or find it in
+    /// a snapshot.
+    pub fn adopt(&self, id: GroupId, stream: u32) -> Result<()> {
+        let adopt = self.more.lock().get(&id).and_then(|g| g.adopt.clone());
+        let adopt = adopt.ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
+        adopt(stream);
         Ok(())
     }
 
@@ -161,9 +194,16 @@ pub(crate) struct DataGroup {
     pub freshness: Arc<crate::freshness::Freshness>,
     /// Its log held nothing when the node started (a new node).
     pub fresh: bool,
-    /// The streams it claimed (none for the first group, which has the rest).
-    pub streams: Vec<u32>,
+    /// The streams it claimed (none for the first group, which has the
+    /// rest); it adopts more as they appear in its log.
+    pub streams: Arc<parking_lot::RwLock<HashSet<u32>>>,
+    /// Makes a stream the group's (None for the first group).
+    pub adopt: Option<Adopt>,
 }
+
+/// Makes a stream one of a group's: its commits are proposed to the group,
+/// and the group replicates, snapshots and restores it.
+pub(crate) type Adopt = Arc<dyn Fn(u32) + Send + Sync>;
 
 impl GroupContext {
     /// Starts this node's part in data group `id`: its Raft over its part
@@ -177,6 +217,7 @@ impl GroupContext {
         proposals: Arc<Proposals>,
         submitted: mpsc::UnboundedReceiver<Command>,
         owns: Owns,
+        adopt: Option<Adopt>,
         spare: SpareState,
     ) -> Result<DataGroup> {
         let config = &self.config;
@@ -188,8 +229,14 @@ impl GroupContext {
             config.snapshot_dir.with_file_name(format!("snapshots-{id}"))
         };
         let snapshots = SnapshotStore::open(&snapshot_dir)?;
-        let sm =
-            StateMachine::open(self.node.clone(), proposals.clone(), log.clone(), snapshots.clone(), owns.clone())?;
+        let sm = StateMachine::open(
+            self.node.clone(),
+            proposals.clone(),
+            log.clone(),
+            snapshots.clone(),
+            owns.clone(),
+            adopt,
+        )?;
         let freshness = {
             let sm = sm.clone();
             Arc::new(crate::freshness::Freshness::new(Arc::new(move || sm.last_applied())))
@@ -216,7 +263,7 @@ impl GroupContext {
             owns,
         };
         self.runtime.spawn(watcher.run(role_tx));
-        Ok(DataGroup { raft, proposals, role, freshness, fresh, streams: Vec::new() })
+        Ok(DataGroup { raft, proposals, role, freshness, fresh, streams: Arc::default(), adopt: None })
     }
 }
 

@@ -182,8 +182,14 @@ impl Group {
             Arc::new(move |stream| !claimed.read().contains(&stream))
         };
         let spare = SpareState::default();
-        let first =
-            runtime.block_on(context.start_group(DATA_GROUP, proposals.clone(), submitted, owns, spare.clone()))?;
+        let first = runtime.block_on(context.start_group(
+            DATA_GROUP,
+            proposals.clone(),
+            submitted,
+            owns,
+            None,
+            spare.clone(),
+        ))?;
         let raft = first.raft.clone();
         let hosting = Arc::new(Hosting::new(context, router, claimed));
         // The manager group: the same timing, its part of the node's log, a

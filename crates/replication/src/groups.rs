@@ -82,6 +82,14 @@ impl Groups {
             .map(|_| ())
     }
 
+    /// Adds `stream` to data group `id`, hosted here, before anything is
+    /// written to it (a keyed database's partition made by a split on the
+    /// group's primary). The other replicas take it up from the group's
+    /// log.
+    pub fn adopt(&self, id: GroupId, stream: u32) -> Result<()> {
+        self.hosting.adopt(id, stream)
+    }
+
     /// Removes data group `id` (its database was dropped): recorded in the
     /// manager's directory, then removed here at once; every other node
     /// removes its replica when it next hears from the manager (twice a

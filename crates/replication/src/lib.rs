@@ -6,7 +6,9 @@
 //! engines' own records — the after-images of committed transactions and
 //! DDL, exactly what a single node writes to its local log — each tagged
 //! with its engine's stream (stream 0: the catalog, `tessera` and
-//! `postgres`; one stream per keyed partition and per database home).
+//! `postgres`; one stream per database home and per keyed partition). A
+//! database's group replicates its home's stream and its partitions', and
+//! takes up a stream new in its log (a split's partition).
 //!
 //! ```text
 //!  primary                                      secondary (× N-1)

@@ -95,6 +95,11 @@ pub struct StateMachine {
     /// The streams (engines) this group replicates; a snapshot it installs
     /// replaces those and leaves other groups' alone.
     owns: Owns,
+    /// Makes a stream the group's when one of its entries, or a snapshot,
+    /// brings a stream it did not have (a keyed database's partition made
+    /// by a split on the primary). None for the first group, which has
+    /// every stream no other group claimed.
+    adopt: Option<crate::data_group::Adopt>,
 }
 
 /// Whether a group replicates a stream.
@@ -124,6 +129,7 @@ impl StateMachine {
         log: LogStore,
         snapshots: SnapshotStore,
         owns: Owns,
+        adopt: Option<crate::data_group::Adopt>,
     ) -> crate::error::Result<StateMachine> {
         let sm = StateMachine {
             node,
@@ -134,6 +140,7 @@ impl StateMachine {
             snapshots,
             building: Arc::default(),
             owns,
+            adopt,
         };
         if let Some((meta, dir)) = sm.snapshots.latest()? {
             sm.load_snapshot(&dir, &meta, "loaded the newest snapshot")
@@ -165,6 +172,9 @@ impl StateMachine {
     /// Replaces the contents of the group's engines with the snapshot in `dir`.
     fn restore(&self, dir: &Path) -> io::Result<usize> {
         let streams = crate::snapshot::streams(dir).map_err(io::Error::other)?;
+        for &stream in &streams {
+            self.adopt_if_new(stream);
+        }
         let mut rows = 0;
         for (stream, _) in self.node.partitions() {
             if (self.owns)(stream) && !streams.contains(&stream) {
@@ -185,6 +195,16 @@ impl StateMachine {
         self.applied.lock().last.as_ref().map(|l| l.index)
     }
 
+    /// Makes `stream` the group's if it was not (see `adopt`).
+    fn adopt_if_new(&self, stream: u32) {
+        if let Some(adopt) = &self.adopt
+            && !(self.owns)(stream)
+        {
+            tracing::info!(stream, "the group replicates a new stream (a partition its primary made)");
+            adopt(stream);
+        }
+    }
+
     fn engine(&self, stream: u32) -> tessera_engine::Result<Arc<Engine>> {
         if stream == SYSTEM_STREAM {
             return Ok(self.node.system().clone());
@@ -202,6 +222,7 @@ impl StateMachine {
         {
             return Ok(());
         }
+        self.adopt_if_new(cmd.stream);
         let engine = self.engine(cmd.stream).map_err(io::Error::other)?;
         let started = std::time::Instant::now();
         if cmd.record.len() < SMALL_RECORD_BYTES && !engine.has_local_writers() {

@@ -643,6 +643,19 @@ fn two_data_groups_share_the_nodes_with_their_primaries_apart() {
         assert!(tx.commit().is_err(), "a secondary of group 1 committed to its stream");
     }
 
+    // Group 1's primary adds stream 6 (a split's new partition) and
+    // writes it; every replica takes the stream up from the group's log.
+    nodes[g1].group().groups().adopt(1, 6).unwrap();
+    let new = nodes[g1].group().node().open_partition(6, true).unwrap();
+    new.create_table(TableSpec::new("u", vec![0], IndexKind::Ordered)).unwrap();
+    insert_in(&nodes[g1], 6, 1..=20);
+    for n in &nodes {
+        wait_for("stream 6's rows", Duration::from_secs(30), || {
+            (ids_in(n, 6) == (1..=20).collect::<Vec<_>>()).then_some(())
+        });
+    }
+    assert!(!nodes[p].group().groups().in_first_group(6), "the first group's primary counts stream 6 group 1's");
+
     // Group 1's primary is lost: its group elects another; the first
     // group keeps its primary, and both go on.
     nodes[g1].stop();
@@ -651,6 +664,15 @@ fn two_data_groups_share_the_nodes_with_their_primaries_apart() {
     assert_eq!(primary(&nodes), p, "the first group kept its primary");
     insert(&nodes[p], 41..=80).unwrap();
     insert_in(&nodes[g1b], 5, 41..=80);
+    // The new primary writes stream 6 through group 1; the first group's
+    // primary (a secondary of group 1, or outside it) may not write it.
+    insert_in(&nodes[g1b], 6, 21..=40);
+    if g1b != p {
+        let engine = nodes[p].group().node().partition(6).unwrap();
+        let mut tx = engine.begin(Isolation::Snapshot).unwrap();
+        tx.insert(&engine.table("u").unwrap(), row(1000)).unwrap();
+        assert!(tx.commit().is_err(), "the first group's primary committed to group 1's new stream");
+    }
 
     // The lost node returns: each group catches it up (from the log, or the
     // group's own snapshot), and neither group's snapshot wipes the other's stream.
@@ -659,6 +681,9 @@ fn two_data_groups_share_the_nodes_with_their_primaries_apart() {
     wait_rows(&nodes[g1], 80);
     wait_for("the returned node's stream 5", Duration::from_secs(30), || {
         (ids_in(&nodes[g1], 5) == (1..=80).collect::<Vec<_>>()).then_some(())
+    });
+    wait_for("the returned node's stream 6", Duration::from_secs(30), || {
+        (ids_in(&nodes[g1], 6) == (1..=40).collect::<Vec<_>>()).then_some(())
     });
     assert!(snapshot_state(&nodes[p]).0.is_some(), "the first group snapshotted");
     for n in nodes.iter_mut() {

@@ -10,8 +10,9 @@
 //!   names it, or as the partition manager last saw it where this node
 //!   holds no replica);
 //! - refuses it (57P03) while the group has no primary;
-//! - and leaves every other database (`tessera`, `postgres`, keyed ones,
-//!   names this node's catalog does not know yet) to the first group's
+//! - and leaves every other database (`tessera`, `postgres`, databases
+//!   from older data directories, names this node's catalog does not
+//!   know yet) to the first group's
 //!   primary, as before.
 
 use std::sync::Arc;

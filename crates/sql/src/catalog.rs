@@ -3,10 +3,11 @@
 //!
 //! Definitions live as JSON documents in the engine table `__catalog`, so
 //! DDL is logged, checkpointed and recovered like any data. The system
-//! engine's holds what is cluster-wide (databases, roles, streams, jobs);
-//! a database made by CREATE DATABASE keeps its own tables' and
-//! sequences' entries in its *home* engine (`catalog/home.rs`), with its
-//! rows, so that a database is self-contained. Each SQL table is
+//! engine's holds what is cluster-wide (databases, roles, streams);
+//! a database made by CREATE DATABASE keeps its own tables', sequences'
+//! and schema-change jobs' entries, and a keyed one its partitions'
+//! layout (`catalog/layout.rs`), in its *home* engine (`catalog/home.rs`),
+//! with its rows, so that a database is self-contained. Each SQL table is
 //! one engine table named `t<oid>` (renames touch only the catalog); its
 //! engine primary key is the SQL primary key, or a hidden row id when the
 //! table has none. The in-memory copy answers lookups; every change writes the
@@ -25,13 +26,15 @@ use serde::{Deserialize, Serialize};
 use tessera_engine::tuple::{Tuple, encode_key, encode_tuple};
 use tessera_engine::{Engine, Isolation, Node};
 
-use crate::jobs::{JobDef, JobState};
+use crate::jobs::JobDef;
 use crate::partition::{Part, PartitionDef, PartitionGate, StoredTable};
 
 use crate::error::{Result, SqlError, code};
 use crate::types::SqlType;
 
 mod home;
+mod layout;
+mod partitions;
 #[cfg(test)]
 mod replica_tests;
 mod sequences;
@@ -190,6 +193,10 @@ pub struct DatabaseDef {
     /// tables (see `catalog/home.rs`); None: the system engine.
     #[serde(default)]
     pub home: Option<u32>,
+    /// The next stream of its home's block a new partition takes (a keyed
+    /// database with a home; see `catalog/layout.rs`).
+    #[serde(default)]
+    pub next_stream: u32,
 }
 
 /// A SCRAM-SHA-256 verifier: what the server keeps instead of a password.
@@ -222,6 +229,9 @@ enum Entry {
         next: u32,
     },
     Job(JobDef),
+    /// A keyed database's partitions and schema version, in its home
+    /// (`catalog/layout.rs`).
+    Layout(layout::Layout),
 }
 
 impl Entry {
@@ -233,6 +243,7 @@ impl Entry {
             Entry::Role(r) => format!("role:{}", r.oid),
             Entry::Streams { .. } => "streams:0".into(),
             Entry::Job(j) => format!("job:{}", j.id),
+            Entry::Layout(l) => format!("layout:{}", l.db),
         }
     }
 }
@@ -309,11 +320,14 @@ impl Catalog {
         if catalog.state.read().databases.is_empty() {
             catalog.bootstrap()?;
         }
-        catalog.open_partitions()?;
+        catalog.open_partitions(&*maintains)?;
         catalog.drop_orphans(&*maintains)?;
-        crate::jobs::recover(&catalog)?;
-        // Finish the clean-up of splits a crash interrupted.
-        for d in catalog.databases() {
+        // Finish the jobs and the clean-up of splits a stop interrupted,
+        // in the databases of this node's group (on a cluster, another
+        // group's primary writes its own).
+        let mine = |d: &DatabaseDef| d.home.is_none_or(|h| maintains(h));
+        crate::jobs::recover(&catalog, &mine)?;
+        for d in catalog.databases().into_iter().filter(mine) {
             for k in 0..d.partitions.len() {
                 if d.partitions[k].dirty {
                     crate::split::clean(&catalog, &d, k)?;
@@ -416,142 +430,6 @@ impl Catalog {
         }
     }
 
-    /// Opens (recovering) every keyed database's partitions; only then may
-    /// the node truncate its shared log.
-    fn open_partitions(&self) -> Result<()> {
-        let streams: Vec<u32> = self
-            .state
-            .read()
-            .databases
-            .values()
-            .flat_map(|d| d.partitions.iter().map(|p| p.stream).chain(d.home))
-            .collect();
-        for &stream in &streams {
-            self.node.open_partition(stream, false)?;
-        }
-        // Partitions whose creation was cut short before their database
-        // entry was written belong to no one.
-        for stray in self.node.partitions_on_disk()?.into_iter().filter(|s| !streams.contains(s)) {
-            tracing::warn!(
-                stream = stray,
-                "removing a partition no database owns (interrupted CREATE DATABASE or split)"
-            );
-            self.node.drop_partition(stray)?;
-        }
-        self.node.all_partitions_open()?;
-        Ok(())
-    }
-
-    /// The engines holding database `db`'s tables: its partitions' in key
-    /// order, or its home for a keyless database.
-    pub fn engines_of(&self, db: &DatabaseDef) -> Result<Vec<Arc<Engine>>> {
-        if db.partitions.is_empty() {
-            return Ok(vec![self.home_of(&db.name)?.engine]);
-        }
-        db.partitions
-            .iter()
-            .map(|p| {
-                self.node.partition(p.stream).ok_or_else(|| {
-                    SqlError::internal(format!("partition {} of database \"{}\" is not open", p.stream, db.name))
-                })
-            })
-            .collect()
-    }
-
-    /// The engines holding the tables of the database named `db`.
-    pub fn engines_of_name(&self, db: &str) -> Result<Vec<Arc<Engine>>> {
-        let def = self
-            .database(db)
-            .ok_or_else(|| SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")))?;
-        self.engines_of(&def)
-    }
-
-    /// Allocates streams for new partitions with these key ranges and opens
-    /// them (empty). The caller records them in a database entry; a crash
-    /// before that leaves only empty directories behind.
-    pub fn create_partitions(&self, ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<Vec<PartitionDef>> {
-        let first = {
-            let mut s = self.state.write();
-            let first = s.next_stream;
-            s.next_stream += ranges.len() as u32;
-            first
-        };
-        let next = first + ranges.len() as u32;
-        self.write_entries(&[Entry::Streams { next }])?;
-        let mut defs = Vec::with_capacity(ranges.len());
-        for (i, (low, high)) in ranges.into_iter().enumerate() {
-            let stream = first + i as u32;
-            self.node.open_partition(stream, true)?;
-            defs.push(PartitionDef { stream, low, high, schema_version: 0, dirty: false });
-        }
-        Ok(defs)
-    }
-
-    /// Every schema-change job, oldest first.
-    pub fn jobs(&self) -> Vec<JobDef> {
-        self.state.read().jobs.values().cloned().collect()
-    }
-
-    /// Starts a schema-change job in keyed database `db`: records it and
-    /// raises the database's schema version, in one write.
-    pub fn begin_job(&self, db: &str, statement: String) -> Result<JobDef> {
-        let mut def = self
-            .database(db)
-            .ok_or_else(|| SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")))?;
-        def.schema_version += 1;
-        let job = JobDef {
-            id: self.alloc_oid(),
-            db: db.to_string(),
-            statement,
-            schema_version: def.schema_version,
-            state: JobState::Running,
-            done: 0,
-            partitions: def.partitions.len() as u32,
-            error: None,
-            started_ms: crate::jobs::now_ms(),
-            finished_ms: None,
-        };
-        self.write_entries(&[Entry::Database(def), Entry::Job(job.clone())])?;
-        Ok(job)
-    }
-
-    /// Ends a job: every partition is at its schema version (the statement
-    /// applied the change to all, or undid it on all).
-    pub fn end_job(&self, mut job: JobDef, error: Option<String>) -> Result<()> {
-        let Some(mut def) = self.database(&job.db) else { return Ok(()) };
-        for p in &mut def.partitions {
-            p.schema_version = p.schema_version.max(job.schema_version);
-        }
-        job.state = if error.is_some() { JobState::Failed } else { JobState::Done };
-        job.done = job.partitions;
-        job.error = error;
-        job.finished_ms = Some(crate::jobs::now_ms());
-        self.finish_jobs(def, vec![job])
-    }
-
-    /// Writes a database's partition versions and its jobs' states together.
-    pub fn finish_jobs(&self, db: DatabaseDef, jobs: Vec<JobDef>) -> Result<()> {
-        let mut entries = vec![Entry::Database(db)];
-        entries.extend(jobs.into_iter().map(Entry::Job));
-        self.write_entries(&entries)
-    }
-
-    /// The writer gate of partition `stream`.
-    pub fn gate(&self, stream: u32) -> Arc<PartitionGate> {
-        if let Some(g) = self.gates.read().get(&stream) {
-            return g.clone();
-        }
-        self.gates.write().entry(stream).or_default().clone()
-    }
-
-    /// Deletes partitions for good (their database is gone).
-    pub fn drop_partitions(&self, parts: &[PartitionDef]) -> Result<()> {
-        for p in parts {
-            self.node.drop_partition(p.stream)?;
-        }
-        Ok(())
-    }
-
     pub fn version(&self) -> i64 {
         self.version.load(Ordering::Acquire)
     }
@@ -606,8 +484,13 @@ impl Catalog {
         // From scratch (a replica reloads into a catalog in use).
         *state = State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() };
         self.loaded_changes.store(changes, Ordering::Release);
+        let mut layouts = Vec::new();
         for entry in entries {
             let oid = match &entry {
+                Entry::Layout(l) => {
+                    layouts.push(l.clone());
+                    continue;
+                }
                 Entry::Database(d) => d.oid,
                 Entry::Table(t) => t.oid,
                 Entry::Sequence(s) => s.oid,
@@ -644,14 +527,21 @@ impl Catalog {
                 Entry::Role(r) => {
                     state.roles.insert(r.name.clone(), r);
                 }
-                Entry::Streams { .. } => {}
+                Entry::Streams { .. } | Entry::Layout(_) => {}
                 Entry::Job(j) => {
                     state.jobs.insert(j.id, j);
                 }
             }
         }
-        // Never hand out a stream a database still uses (belt and braces).
-        let used = state.databases.values().flat_map(|d| d.partitions.iter().map(|p| p.stream).chain(d.home)).max();
+        state.merge_layouts(layouts);
+        // Never hand out a stream a database still uses (belt and braces;
+        // the streams of homes' blocks are not the counter's).
+        let used = state
+            .databases
+            .values()
+            .flat_map(|d| d.partitions.iter().map(|p| p.stream).chain(d.home))
+            .filter(|s| *s < layout::FIRST_BLOCK_STREAM)
+            .max();
         if let Some(max) = used {
             state.next_stream = state.next_stream.max(max + 1);
         }
@@ -702,6 +592,7 @@ impl Catalog {
             partitions: Vec::new(),
             schema_version: 0,
             home: None,
+            next_stream: 0,
         })])?;
         // `postgres` exists too: many tools connect to it first.
         let oid = self.alloc_oid();
@@ -713,6 +604,7 @@ impl Catalog {
             partitions: Vec::new(),
             schema_version: 0,
             home: None,
+            next_stream: 0,
         })])
     }
 
@@ -764,7 +656,8 @@ impl Catalog {
     /// Writes catalog documents durably, then applies them in memory.
     fn write_entries(&self, entries: &[Entry]) -> Result<()> {
         // One durable commit per home the entries are kept in.
-        for (home, entries) in self.by_home(entries, |e| self.entry_home(e))? {
+        let durable = self.durable(entries);
+        for (home, entries) in self.by_home(&durable, |e| self.entry_home(e))? {
             self.check_writable(&home)?;
             let mut txn = home.engine.begin(Isolation::Snapshot)?;
             for e in entries {
@@ -799,6 +692,7 @@ impl Catalog {
                 Entry::Job(j) => {
                     state.jobs.insert(j.id, j);
                 }
+                Entry::Layout(l) => state.merge_layouts(vec![l]),
             }
         }
         self.version.fetch_add(1, Ordering::AcqRel);
@@ -892,7 +786,7 @@ impl Catalog {
         loop {
             let mut parts = Vec::with_capacity(db.partitions.len());
             for p in &db.partitions {
-                let engine = self.node.partition(p.stream).ok_or_else(missing)?;
+                let engine = self.partition_engine(&db, p.stream)?;
                 let table = engine.table(&def.engine_name).ok_or_else(missing)?;
                 let gate = self.gate(p.stream);
                 let epoch = gate.epoch();

@@ -79,11 +79,16 @@ impl GroupsError {
 /// How a cluster replicates each database on its own: the catalog asks it
 /// for a new database's group before anything is written to its home.
 pub trait DatabaseGroups: Send + Sync {
-    /// Creates the replication group of the home on `stream`, keeping
+    /// Creates the replication group of the home on `stream`, replicating
+    /// `streams` (the home's, and a keyed database's partitions'), keeping
     /// `replicas` replicas (None: the cluster's count), and returns once
     /// this node is its primary with a quorum of voters, so that the
     /// home's first writes are acknowledged only on more than one node.
-    fn create(&self, stream: u32, replicas: Option<usize>) -> Result<(), GroupsError>;
+    fn create(&self, stream: u32, streams: &[u32], replicas: Option<usize>) -> Result<(), GroupsError>;
+
+    /// Adds `partition` to the group of the home on `stream` (a split on
+    /// the group's primary, here), before anything is written to it.
+    fn adopt(&self, stream: u32, partition: u32) -> Result<(), GroupsError>;
 
     /// Once the home's tables are made: hands its primary to a node
     /// leading fewer groups, if the cluster would move it there anyway

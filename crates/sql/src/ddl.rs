@@ -90,6 +90,18 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             };
             let db = object_name(&a.name);
             require_owner_or_superuser(session, &db)?;
+            // On a cluster a database with a home is split by its own
+            // group's primary, where its sessions run.
+            if db != session.db()
+                && session.catalog().groups().is_some()
+                && session.catalog().database(&db).is_some_and(|d| d.home.is_some())
+            {
+                return Err(SqlError::new(
+                    code::FEATURE_NOT_SUPPORTED,
+                    format!("database \"{db}\" is split from a session of its own"),
+                )
+                .with_hint(format!("Connect to database \"{db}\" to run it.")));
+            }
             let _g = session.catalog().ddl_lock();
             let catalog = session.catalog().clone();
             crate::session::blocking(|| crate::split::split(&catalog, &db, &value))?;
@@ -108,18 +120,19 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             let oid = session.catalog().alloc_oid();
             // A keyed database's rows live in its partitions; a keyless
             // one gets a home engine of its own (see `catalog/home.rs`).
-            let (partitions, home) = match options.key {
-                Some(_) => (
-                    crate::session::blocking(|| {
-                        session.catalog().create_partitions(crate::partition::ranges(&options.splits))
-                    })?,
-                    None,
-                ),
+            let (partitions, home, next_stream) = match options.key {
+                Some(_) => {
+                    let ranges = crate::partition::ranges(&options.splits);
+                    let (home, parts, next) =
+                        crate::session::blocking(|| session.catalog().create_keyed_home(options.replicas, ranges))?;
+                    (parts, Some(home), next)
+                }
                 None => {
-                    (Vec::new(), Some(crate::session::blocking(|| session.catalog().create_home(options.replicas))?))
+                    (Vec::new(), Some(crate::session::blocking(|| session.catalog().create_home(options.replicas))?), 0)
                 }
             };
-            session.catalog().put_database(DatabaseDef {
+            let partitions_made = partitions.clone();
+            let made = session.catalog().put_database(DatabaseDef {
                 oid,
                 name,
                 owner: session.info.user.clone(),
@@ -127,7 +140,16 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
                 partitions,
                 schema_version: 0,
                 home,
-            })?;
+                next_stream,
+            });
+            if let Some(home) = home {
+                let catalog = session.catalog().clone();
+                match &made {
+                    Ok(()) => crate::session::blocking(|| catalog.place_home(home)),
+                    Err(_) => crate::session::blocking(|| catalog.abandon_home(home, &partitions_made)),
+                }
+            }
+            made?;
             cmd("CREATE DATABASE")
         }
         Statement::CreateSequence { if_not_exists, name, sequence_options, .. } => {

@@ -224,12 +224,6 @@ pub fn database_options(tags: Option<&Vec<Tag>>) -> Result<DatabaseOptions> {
         }
         return Ok(DatabaseOptions { replicas, ..Default::default() });
     };
-    if replicas.is_some() {
-        return Err(SqlError::new(
-            code::FEATURE_NOT_SUPPORTED,
-            "replicas per database is not supported for keyed databases yet: their partitions keep the cluster's count",
-        ));
-    }
     let splits = match (count, points) {
         (Some(_), Some(_)) => {
             return Err(SqlError::new(
@@ -241,7 +235,7 @@ pub fn database_options(tags: Option<&Vec<Tag>>) -> Result<DatabaseOptions> {
         (None, Some(text)) => crate::partition::parse_split_points(&text, &key)?,
         (None, None) => Vec::new(),
     };
-    Ok(DatabaseOptions { key: Some(key), splits, replicas: None })
+    Ok(DatabaseOptions { key: Some(key), splits, replicas })
 }
 
 /// Parses `'customer_id bigint'`.

@@ -61,7 +61,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
             format!("partition {} of \"{db}\" already starts at {key} = {value}", k + 1),
         ));
     }
-    let p_engine = catalog.node().partition(old.stream).ok_or_else(|| SqlError::internal("partition is not open"))?;
+    let p_engine = catalog.partition_engine(&def, old.stream)?;
     let gate = catalog.gate(old.stream);
     if !gate.freeze(SPLIT_WAIT) {
         return Err(SqlError::new(
@@ -74,7 +74,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
         ));
     }
     let moved = (|| -> Result<crate::partition::PartitionDef> {
-        let mut new = catalog.create_partitions(vec![(at.clone(), old.high.clone())])?.remove(0);
+        let mut new = catalog.add_partition(&mut def, at.clone(), old.high.clone())?;
         let q_engine = catalog.node().partition(new.stream).ok_or_else(|| SqlError::internal("new partition"))?;
         let mut read = p_engine.begin(Isolation::Snapshot)?;
         let mut write = q_engine.begin(Isolation::Snapshot)?;
@@ -122,7 +122,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
 pub fn clean(catalog: &Catalog, def: &DatabaseDef, k: usize) -> Result<()> {
     let Some(key) = &def.partition_key else { return Ok(()) };
     let part = &def.partitions[k];
-    let engine = catalog.node().partition(part.stream).ok_or_else(|| SqlError::internal("partition is not open"))?;
+    let engine = catalog.partition_engine(def, part.stream)?;
     let mut txn = engine.begin(Isolation::Snapshot)?;
     let mut removed = 0usize;
     for t in catalog.tables(&def.name) {

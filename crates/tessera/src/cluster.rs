@@ -250,7 +250,7 @@ pub fn start(
     let groups = group.groups();
     let view: Arc<View> = Arc::new(View(status.clone(), groups.clone()));
     // The primary of the first group serves the cluster's catalog (and
-    // `tessera`, `postgres`, keyed databases); its CREATE DATABASE makes
+    // `tessera`, `postgres`); its CREATE DATABASE makes
     // each new database a group of its own.
     let open: tessera_server::OpenSql = {
         let (node, view, groups) = (node.clone(), view.clone(), groups.clone());
@@ -279,10 +279,12 @@ pub fn start(
     // The databases with groups of their own: served where their group's
     // primary is, read where a replica of it is.
     let open_follower: tessera_server::OpenSql = {
-        let (node, view) = (node.clone(), view.clone());
+        let (node, view, groups) = (node.clone(), view.clone(), groups.clone());
         Arc::new(move || {
             let sql = tessera_sql::SqlEngine::open_follower(node.clone()).map_err(|e| e.to_string())?;
             sql.catalog.set_cluster(view.clone());
+            // (A split on a database's primary adds a partition to its group.)
+            sql.catalog.set_groups(Arc::new(Homes(groups.clone())));
             Ok(sql)
         })
     };
@@ -348,7 +350,7 @@ use tessera_sql::cluster_view::GroupsError;
 struct Homes(tessera_replication::Groups);
 
 impl tessera_sql::cluster_view::DatabaseGroups for Homes {
-    fn create(&self, stream: u32, replicas: Option<usize>) -> Result<(), GroupsError> {
+    fn create(&self, stream: u32, streams: &[u32], replicas: Option<usize>) -> Result<(), GroupsError> {
         let nodes = self.0.node_count();
         if let Some(n) = replicas.filter(|n| *n > nodes) {
             return Err(GroupsError::Invalid(format!(
@@ -365,9 +367,10 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
         }
         // None: the cluster's count, followed when it changes (recorded as 0).
         let quorum = replicas.unwrap_or_else(|| self.0.default_replicas()) / 2 + 1;
+        let streams = streams.to_vec();
         self.wait_for(move |groups| async move {
             let made = async {
-                groups.create(stream, vec![stream], replicas.unwrap_or(0)).await?;
+                groups.create(stream, streams, replicas.unwrap_or(0)).await?;
                 groups.wait_serving(stream, quorum, std::time::Duration::from_secs(30)).await
             }
             .await;
@@ -387,6 +390,10 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
             Ok(node) => tracing::info!(group = stream, node, "the new database's primary is on node {node}"),
             Err(e) => tracing::warn!(group = stream, "the new database's primary stays here: {}", e.reason()),
         }
+    }
+
+    fn adopt(&self, stream: u32, partition: u32) -> Result<(), GroupsError> {
+        self.0.adopt(stream, partition).map_err(|e| GroupsError::Unavailable(e.message()))
     }
 
     fn sessions_on(&self, stream: u32) -> Result<usize, GroupsError> {

@@ -2,16 +2,16 @@
 //! sequences), its sequences' reservations and, for a keyless database,
 //! its tables' rows.
 //!
-//! A keyless database created by CREATE DATABASE gets an engine of its own
-//! (a stream, like a keyed database's partitions), so that everything a
-//! transaction of that database touches — data and schema — lives in one
-//! engine, apart from the other databases. That is what lets a database be
-//! replicated as a group of its own, its primary on any node (see
-//! `docs/design/cluster.md`). The system engine (stream 0) keeps what is
-//! cluster-wide — databases, roles, the stream counter, schema-change
-//! jobs — and is the home of the bootstrap databases (`tessera`,
-//! `postgres`), of keyed databases (their rows live in their partitions)
-//! and of databases created before homes existed.
+//! A database created by CREATE DATABASE gets an engine of its own (a
+//! stream), so that everything a transaction of that database touches —
+//! data and schema — lives apart from the other databases: a keyless
+//! database's rows are in its home, a keyed one's in its partitions, whose
+//! layout the home keeps too (`catalog/layout.rs`). That is what lets a
+//! database be replicated as a group of its own, its primary on any node
+//! (see `docs/design/cluster.md`). The system engine (stream 0) keeps what
+//! is cluster-wide — databases, roles, the stream counter — and is the
+//! home of the bootstrap databases (`tessera`, `postgres`) and of
+//! databases created before homes existed.
 
 use std::sync::Arc;
 
@@ -19,6 +19,7 @@ use tessera_engine::{Engine, IndexKind, Isolation, KeyRange, PRIMARY, Table, Tab
 
 use super::{CATALOG_TABLE, Catalog, Entry, SEQUENCE_TABLE};
 use crate::error::{Result, SqlError};
+use crate::partition::PartitionDef;
 
 /// The bits of an oid below a home's block number: each home hands out
 /// the oids of its database's objects from a block of its own, `stream <<
@@ -111,6 +112,26 @@ impl Catalog {
     /// entry; a crash before that leaves a stream no database owns, which
     /// the next start removes.
     pub fn create_home(&self, replicas: Option<usize>) -> Result<u32> {
+        Ok(self.create_home_with(replicas, Vec::new())?.0)
+    }
+
+    /// Makes a home for a new keyed database and its partitions with these
+    /// key ranges, their streams from the home's block (see
+    /// `catalog/layout.rs`): the home, the partitions, and the stream the
+    /// next partition takes. On a cluster they are one replication group.
+    pub fn create_keyed_home(
+        &self,
+        replicas: Option<usize>,
+        ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> Result<(u32, Vec<PartitionDef>, u32)> {
+        self.create_home_with(replicas, ranges)
+    }
+
+    fn create_home_with(
+        &self,
+        replicas: Option<usize>,
+        ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> Result<(u32, Vec<PartitionDef>, u32)> {
         if self.groups().is_none() && replicas.is_some_and(|n| n > 1) {
             return Err(SqlError::new(
                 crate::error::code::INVALID_PARAMETER_VALUE,
@@ -129,12 +150,15 @@ impl Catalog {
             s.next_stream += 1;
             stream
         };
+        let parts: Vec<u32> =
+            (1..=ranges.len() as u32).map(|i| super::layout::block_stream(stream, i)).collect::<Result<_>>()?;
         self.write_entries(&[Entry::Streams { next: stream + 1 }])?;
         // On a cluster the home is a replication group of its own, formed
         // before anything is written to it (its first write goes to it).
         if let Some(groups) = self.groups() {
             use crate::cluster_view::GroupsError;
-            groups.create(stream, replicas).map_err(|e| match e {
+            let streams: Vec<u32> = std::iter::once(stream).chain(parts.iter().copied()).collect();
+            groups.create(stream, &streams, replicas).map_err(|e| match e {
                 GroupsError::Invalid(why) => SqlError::new(crate::error::code::INVALID_PARAMETER_VALUE, why),
                 GroupsError::Unavailable(why) => SqlError::new(
                     crate::error::code::CANNOT_CONNECT_NOW,
@@ -145,10 +169,35 @@ impl Catalog {
         let engine = self.node.open_partition(stream, true)?;
         let home = Home::in_engine(stream, engine, true)?.expect("created");
         self.homes.write().insert(stream, home);
+        let mut defs = Vec::with_capacity(ranges.len());
+        for ((low, high), part) in ranges.into_iter().zip(&parts) {
+            self.node.open_partition(*part, true)?;
+            defs.push(PartitionDef { stream: *part, low, high, schema_version: 0, dirty: false });
+        }
+        Ok((stream, defs, parts.len() as u32 + 1))
+    }
+
+    /// Once a new database's entry is written: on a cluster, hands its
+    /// group's primary to a node leading fewer groups (before that, the
+    /// home must stay writable here).
+    pub fn place_home(&self, stream: u32) {
         if let Some(groups) = self.groups() {
             groups.place(stream);
         }
-        Ok(stream)
+    }
+
+    /// Undoes [`Self::create_home_with`] when the database's entry could not
+    /// be written: its group (on a cluster), its engines, its partitions'.
+    pub fn abandon_home(&self, stream: u32, partitions: &[PartitionDef]) {
+        if let Some(groups) = self.groups()
+            && let Err(e) = groups.remove(stream)
+        {
+            tracing::warn!(group = stream, "a group made for a database that failed stays: {}", e.reason());
+        }
+        let dropped = self.drop_home(stream).and_then(|()| self.drop_partitions(partitions));
+        if let Err(e) = dropped {
+            tracing::warn!(stream, "the engines of a database that failed stay until the next start: {}", e.message);
+        }
     }
 
     /// Tells the catalog how the cluster replicates each database (once).
@@ -232,6 +281,13 @@ impl Catalog {
         match e {
             Entry::Table(t) => self.home_of(&t.db),
             Entry::Sequence(s) => self.home_of(&s.db),
+            Entry::Job(j) => self.home_of(&j.db),
+            Entry::Layout(l) => self.attach_home(l.home)?.ok_or_else(|| {
+                SqlError::new(
+                    crate::error::code::CANNOT_CONNECT_NOW,
+                    "the database's home has not reached this node yet",
+                )
+            }),
             _ => Ok(self.system_home()),
         }
     }

@@ -284,7 +284,7 @@ pub(crate) fn admin(args: &[&str]) -> (bool, String) {
 /// three seconds (the manager moves a new group's primary to spread
 /// primaries over the nodes).
 pub(crate) async fn db_primary(ports: &[u16], db: &str) -> usize {
-    let sql = format!("SELECT node_id FROM tessera.replicas WHERE database = '{db}' AND role = 'primary'");
+    let sql = format!("SELECT DISTINCT node_id FROM tessera.replicas WHERE database = '{db}' AND role = 'primary'");
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut seen: Option<(usize, Instant)> = None;
     loop {

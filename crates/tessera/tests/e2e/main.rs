@@ -7,6 +7,7 @@ mod drivers;
 mod durability;
 mod harness;
 mod keyed;
+mod keyed_groups;
 mod limits;
 mod netfault;
 mod partitions;

@@ -1,0 +1,121 @@
+//! A keyed database is a replication group of its own, like a keyless
+//! one: its home (its schema) and its partitions are one group, placed by
+//! the partition manager. A split on the database's primary adds the new
+//! partition to that group, and every replica takes it up from the
+//! group's log; the primary is lost and the database goes on with every
+//! acknowledged row of every partition, the new one included; the lost
+//! node returns and holds them all.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use crate::client::block_on;
+use crate::cluster::{Outcome, connect_reading_secondary, db_primary, query, run, run_anywhere, start_cluster};
+
+/// Inserts the order of customer `cid` through any of `alive`.
+async fn order(alive: &[u16], cid: i64, acked: &mut BTreeSet<i64>, maybe: &mut BTreeSet<i64>) {
+    let sql = format!("INSERT INTO orders VALUES ({cid}, 'o{cid}')");
+    match run_anywhere(alive, "shop", &sql, Duration::from_secs(60)).await {
+        Outcome::Done => acked.insert(cid),
+        Outcome::Unknown(_) | Outcome::Retry(_) => maybe.insert(cid),
+    };
+}
+
+/// The customers whose orders the node on `port` holds itself.
+async fn local_orders(port: u16) -> Result<BTreeSet<i64>, String> {
+    let c = connect_reading_secondary(port, "shop").await.map_err(|e| crate::client::describe(&e))?;
+    let rows = c.query("SELECT cid FROM orders", &[]).await.map_err(|e| crate::client::describe(&e))?;
+    Ok(rows.iter().map(|r| r.get::<_, i64>(0)).collect())
+}
+
+#[test]
+fn a_keyed_database_is_a_group_of_its_own_and_its_splits_replicate() {
+    let mut nodes = start_cluster(3);
+    let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+    block_on(Duration::from_secs(400), async {
+        let sql = "CREATE DATABASE shop WITH (partition_key = 'cid bigint', partitions = 2)";
+        assert_eq!(run_anywhere(&all, "tessera", sql, Duration::from_secs(60)).await, Outcome::Done);
+        let sql = "CREATE TABLE orders (cid bigint PRIMARY KEY, what text)";
+        assert_eq!(run_anywhere(&all, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
+        let (mut acked, mut maybe) = (BTreeSet::new(), BTreeSet::new());
+        for cid in -20..20 {
+            order(&all, cid, &mut acked, &mut maybe).await;
+        }
+
+        // A keyed database keeps its own count of replicas too.
+        let sql = "CREATE DATABASE pair WITH (partition_key = 'cid bigint', partitions = 2, replicas = 2)";
+        assert_eq!(run_anywhere(&all, "tessera", sql, Duration::from_secs(60)).await, Outcome::Done);
+
+        // Each its own group: one primary and the rest secondaries, the
+        // same for every partition of the database.
+        for (db, want) in [("shop", 3), ("pair", 2)] {
+            let sql =
+                format!("SELECT DISTINCT node_id, role FROM tessera.replicas WHERE database = '{db}' ORDER BY node_id");
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let rows = query(all[0], "tessera", &sql).await.unwrap_or_default();
+                let primaries = rows.iter().filter(|r| r[1] == "primary").count();
+                let secondaries = rows.iter().filter(|r| r[1] == "secondary").count();
+                if rows.len() == want && primaries == 1 && secondaries == want - 1 {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{db}'s group: {rows:?}");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        }
+
+        // On a cluster it is split from a session of its own, where its
+        // group's primary is.
+        let elsewhere = run(all[0], "tessera", "ALTER DATABASE shop SPLIT AT (1000)").await;
+        assert!(
+            matches!(&elsewhere, Outcome::Unknown(e) if e.contains("0A000") && e.contains("split from a session of its own")),
+            "{elsewhere:?}"
+        );
+        let split = run_anywhere(&all, "shop", "ALTER DATABASE shop SPLIT AT (1000)", Duration::from_secs(60)).await;
+        assert_eq!(split, Outcome::Done);
+        let parts = query(all[1], "shop", "SELECT count(*) FROM tessera.partitions WHERE database = 'shop'").await;
+        assert_eq!(parts.unwrap(), vec![vec!["3".to_string()]]);
+        for cid in 1000..1030 {
+            order(&all, cid, &mut acked, &mut maybe).await;
+        }
+        assert_eq!(acked.len(), 70, "every order before the loss is acknowledged");
+
+        // kill -9 the node leading shop: it fails over with every row.
+        let victim = db_primary(&all, "shop").await;
+        nodes[victim - 1].kill9();
+        let alive: Vec<u16> = (1..=3).filter(|&i| i != victim).map(|i| all[i - 1]).collect();
+        for cid in (20..30).chain(1030..1040) {
+            order(&alive, cid, &mut acked, &mut maybe).await;
+        }
+        assert!(acked.contains(&1039) || maybe.contains(&1039));
+        assert!((1030..1040).any(|c| acked.contains(&c)), "the new partition took no write after the loss");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let got = query(alive[0], "shop", "SELECT cid FROM orders")
+                .await
+                .map(|rows| rows.iter().map(|r| r[0].parse::<i64>().unwrap()).collect::<BTreeSet<i64>>());
+            if let Ok(got) = &got
+                && acked.is_subset(got)
+            {
+                assert!(got.iter().all(|c| acked.contains(c) || maybe.contains(c)), "rows never attempted");
+                break;
+            }
+            assert!(Instant::now() < deadline, "not every acknowledged order after the failover: {got:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+
+        // The lost node returns and holds every partition's rows, the
+        // split's included (taken up from the group's log or snapshot).
+        nodes[victim - 1].restart();
+        let back = nodes[victim - 1].port();
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let got = local_orders(back).await;
+            if got.as_ref().is_ok_and(|g| acked.is_subset(g)) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the returned node lacks orders: {got:?}");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    });
+}

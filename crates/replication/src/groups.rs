@@ -211,6 +211,13 @@ impl Groups {
         }
     }
 
+    /// The data groups besides the first that the manager's directory
+    /// lists, as this node knows it (removed ones are not).
+    pub fn listed(&self) -> Vec<GroupId> {
+        let directory = self.machine.directory();
+        directory.streams.iter().filter(|(g, s)| **g != DATA_GROUP && !s.is_empty()).map(|(g, _)| *g).collect()
+    }
+
     /// Whether `stream` is replicated by the first group (no other claimed it).
     pub fn in_first_group(&self, stream: u32) -> bool {
         !self.hosting.claimed.read().contains(&stream)

@@ -296,6 +296,9 @@ pub struct Catalog {
     loaded_changes: AtomicI64,
     /// The databases' homes attached so far, by stream.
     homes: RwLock<std::collections::HashMap<u32, Home>>,
+    /// The schema-change jobs running here (id → database); held while a
+    /// replica's catalog finishes the jobs a former primary left.
+    jobs_here: Mutex<std::collections::HashMap<u32, String>>,
 }
 
 impl Catalog {
@@ -353,6 +356,7 @@ impl Catalog {
             groups: std::sync::OnceLock::new(),
             replica,
             loaded_changes: AtomicI64::new(0),
+            jobs_here: Mutex::default(),
             homes: RwLock::default(),
         };
         catalog.load()?;
@@ -428,6 +432,12 @@ impl Catalog {
                 manager: Some("leader".into()),
             }],
         }
+    }
+
+    /// The next stream the cluster-wide counter hands out: every home
+    /// made so far has a lower one.
+    pub fn next_stream(&self) -> u32 {
+        self.state.read().next_stream
     }
 
     pub fn version(&self) -> i64 {

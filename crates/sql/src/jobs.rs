@@ -211,4 +211,42 @@ mod tests {
         recover(&catalog, &|_| true).unwrap();
         assert_eq!(catalog.jobs().len(), 3);
     }
+
+    /// A database's primary that died in the middle of a schema change
+    /// leaves it to the next: that one's catalog (a replica's, serving the
+    /// database's sessions) finishes it when a session of the database
+    /// starts, but not a job running there.
+    #[test]
+    fn a_job_a_former_primary_left_is_finished_by_the_next() {
+        let node = Arc::new(Node::open(EngineConfig::in_memory()).unwrap());
+        let sql = SqlEngine::open(node.clone()).unwrap();
+        let mut admin = sql.session("tessera", "tessera").unwrap();
+        run(&mut admin, "CREATE DATABASE shop WITH (partition_key = 'k int', partitions = 2)");
+        let mut s = sql.session("tessera", "shop").unwrap();
+        run(&mut s, "CREATE TABLE t (k int PRIMARY KEY, v int)");
+        let def = sql.catalog.table("shop", "t").unwrap();
+        // The former primary began a CREATE INDEX and reached one partition.
+        let left = sql.catalog.begin_job("shop", "CREATE INDEX t_v ON t (v)".into()).unwrap();
+        let db = sql.catalog.database("shop").unwrap();
+        let extra = IndexSpec::new("t_half", IndexKind::Ordered, false, vec![1]);
+        node.partition(db.partitions[0].stream).unwrap().create_index(&def.engine_name, extra).unwrap();
+
+        let next = SqlEngine::open_follower(node.clone()).unwrap();
+        let _ = next.session("tessera", "shop").unwrap();
+        let job = |c: &Catalog, id: u32| c.jobs().into_iter().find(|j| j.id == id).unwrap();
+        assert_eq!(job(&next.catalog, left.id).state, JobState::Recovered);
+        let db = next.catalog.database("shop").unwrap();
+        assert!(db.partitions.iter().all(|p| p.schema_version == db.schema_version), "{:?}", db.partitions);
+        for p in &db.partitions {
+            let spec = node.partition(p.stream).unwrap().table(&def.engine_name).unwrap().spec();
+            assert!(spec.secondary.is_empty(), "partition {} keeps the half-made index", p.stream);
+        }
+
+        // A job of its own in progress is left alone by its sessions.
+        let mine = next.catalog.begin_job("shop", "CREATE INDEX t_w ON t (v)".into()).unwrap();
+        let _ = next.session("tessera", "shop").unwrap();
+        assert_eq!(job(&next.catalog, mine.id).state, JobState::Running);
+        next.catalog.end_job(mine.clone(), None).unwrap();
+        assert_eq!(job(&next.catalog, mine.id).state, JobState::Done);
+    }
 }

@@ -78,6 +78,11 @@ impl SqlEngine {
         if self.catalog.database(db).is_none() {
             return Err(SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")));
         }
+        if !self.is_secondary()
+            && let Err(e) = self.catalog.finish_jobs_left(db)
+        {
+            tracing::warn!(db, "the schema changes a former primary left stay unfinished: {}", e.message);
+        }
         match self.catalog.role(user) {
             None => return Err(SqlError::new(code::INVALID_AUTH, format!("role \"{user}\" does not exist"))),
             Some(r) if !r.login => {

@@ -57,6 +57,10 @@ pub struct ClusterArgs {
     /// in its place (a node that restarts sooner just catches up).
     #[arg(long, requires = "node_id", default_value_t = 30)]
     pub replace_after_secs: u64,
+    /// For fault tests: die at the point a `crash-point` file in the data
+    /// directory names (see `crash_point.rs`).
+    #[arg(long, requires = "node_id", hide = true)]
+    pub crash_points: bool,
 }
 
 /// How the administration commands reach a cluster.
@@ -200,6 +204,7 @@ pub fn start(
         .ok_or("a cluster node needs the cluster's secret: --cluster-secret or TESSERA_CLUSTER_SECRET")?;
     let mut signals = Signals::new([SIGINT, SIGTERM])?;
     let _lock = claim_data_dir(&data_dir, id)?;
+    let crash = crate::crash_point::CrashPoints::new(args.crash_points, &data_dir);
     if let Some((cert, key)) = &server_config.tls {
         tessera_server::tls_acceptor(cert, key)?;
     }
@@ -253,14 +258,18 @@ pub fn start(
     // `tessera`, `postgres`); its CREATE DATABASE makes
     // each new database a group of its own.
     let open: tessera_server::OpenSql = {
-        let (node, view, groups) = (node.clone(), view.clone(), groups.clone());
+        let (node, view, groups, crash) = (node.clone(), view.clone(), groups.clone(), crash.clone());
         Arc::new(move || {
             let first = groups.clone();
             let sql =
                 tessera_sql::SqlEngine::open_maintaining(node.clone(), Arc::new(move |s| first.in_first_group(s)))
                     .map_err(|e| e.to_string())?;
             sql.catalog.set_cluster(view.clone());
-            sql.catalog.set_groups(Arc::new(Homes(groups.clone())));
+            sql.catalog.set_groups(Arc::new(Homes(groups.clone(), crash.clone())));
+            // Its catalog is complete (a primary has applied everything
+            // committed): the groups no database owns can go.
+            let homes = sql.catalog.databases().into_iter().filter_map(|d| d.home).collect();
+            groups.runtime().spawn(remove_orphan_groups(groups.clone(), homes, sql.catalog.next_stream()));
             Ok(sql)
         })
     };
@@ -279,12 +288,12 @@ pub fn start(
     // The databases with groups of their own: served where their group's
     // primary is, read where a replica of it is.
     let open_follower: tessera_server::OpenSql = {
-        let (node, view, groups) = (node.clone(), view.clone(), groups.clone());
+        let (node, view, groups, crash) = (node.clone(), view.clone(), groups.clone(), crash.clone());
         Arc::new(move || {
             let sql = tessera_sql::SqlEngine::open_follower(node.clone()).map_err(|e| e.to_string())?;
             sql.catalog.set_cluster(view.clone());
             // (A split on a database's primary adds a partition to its group.)
-            sql.catalog.set_groups(Arc::new(Homes(groups.clone())));
+            sql.catalog.set_groups(Arc::new(Homes(groups.clone(), crash.clone())));
             Ok(sql)
         })
     };
@@ -347,7 +356,7 @@ use tessera_sql::cluster_view::GroupsError;
 /// Makes each new database's home a replication group of its own (its
 /// group id is the home's stream), and waits until this node is its
 /// primary with a quorum of its replicas' voters.
-struct Homes(tessera_replication::Groups);
+struct Homes(tessera_replication::Groups, crate::crash_point::CrashPoints);
 
 impl tessera_sql::cluster_view::DatabaseGroups for Homes {
     fn create(&self, stream: u32, streams: &[u32], replicas: Option<usize>) -> Result<(), GroupsError> {
@@ -382,7 +391,9 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
                 }
             }
             made
-        })
+        })?;
+        self.1.here("create-database-after-group");
+        Ok(())
     }
 
     fn place(&self, stream: u32) {
@@ -402,6 +413,26 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
 
     fn remove(&self, stream: u32) -> Result<(), GroupsError> {
         self.wait_for(move |groups| async move { groups.remove(stream).await })
+    }
+}
+
+/// Removes the groups listed in the manager's directory that are no
+/// database's home (`homes`, as the first group's new primary's catalog
+/// has them), among those made before its catalog opened (ids below
+/// `below`; a group made later may not have its database's entry yet). A
+/// node that died between forming a new database's group and writing the
+/// database's entry leaves one; so does a DROP DATABASE whose group
+/// removal failed. Looked at again a little later, in case this node's
+/// copy of the directory had not caught up yet.
+async fn remove_orphan_groups(groups: tessera_replication::Groups, homes: std::collections::HashSet<u32>, below: u32) {
+    for wait in [0, 5, 20] {
+        tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+        for group in groups.listed().into_iter().filter(|g| *g < below && !homes.contains(g)) {
+            tracing::warn!(group, "removing a group no database owns (a CREATE or DROP DATABASE cut short)");
+            if let Err(e) = groups.remove(group).await {
+                tracing::warn!(group, "the group no database owns stays for now: {}", e.message());
+            }
+        }
     }
 }
 

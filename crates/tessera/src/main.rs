@@ -13,6 +13,7 @@
 //! `tessera demo --nodes 3` starts a local three-node cluster.
 
 mod cluster;
+mod crash_point;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -116,13 +116,40 @@ impl Catalog {
             started_ms: crate::jobs::now_ms(),
             finished_ms: None,
         };
-        self.write_entries(&[Entry::Database(def), Entry::Job(job.clone())])?;
-        Ok(job)
+        // (Waits while the jobs a former primary left are being finished.)
+        self.jobs_here.lock().insert(job.id, db.to_string());
+        let begun = self.write_entries(&[Entry::Database(def), Entry::Job(job.clone())]);
+        if begun.is_err() {
+            self.jobs_here.lock().remove(&job.id);
+        }
+        begun.map(|()| job)
+    }
+
+    /// On a database's own primary (a replica's catalog serving its
+    /// sessions): finishes the schema changes a former primary left half
+    /// done — its partitions behind the database's schema version, its
+    /// jobs `running` — as a node's opening does on one node
+    /// (`jobs::recover`). Nothing while a job of the database runs here.
+    pub fn finish_jobs_left(&self, db: &str) -> Result<()> {
+        if !self.replica {
+            return Ok(());
+        }
+        let here = self.jobs_here.lock();
+        if here.values().any(|d| d == db) {
+            return Ok(());
+        }
+        let Some(def) = self.database(db) else { return Ok(()) };
+        if def.partitions.iter().all(|p| p.schema_version >= def.schema_version) {
+            return Ok(());
+        }
+        tracing::info!(db, "finishing the schema changes a former primary left");
+        crate::jobs::recover(self, &|d: &DatabaseDef| d.name == db)
     }
 
     /// Ends a job: every partition is at its schema version (the statement
     /// applied the change to all, or undid it on all).
     pub fn end_job(&self, mut job: JobDef, error: Option<String>) -> Result<()> {
+        self.jobs_here.lock().remove(&job.id);
         let Some(mut def) = self.database(&job.db) else { return Ok(()) };
         for p in &mut def.partitions {
             p.schema_version = p.schema_version.max(job.schema_version);

@@ -22,15 +22,21 @@ pub(crate) const SECRET: &str = "e2e cluster secret";
 /// test may take it as its source port (which one from the ephemeral range
 /// would be free to do).
 pub(crate) fn free_port() -> u16 {
+    free_ports(1)
+}
+
+/// The first of `n` consecutive free ports, as [`free_port`] finds them
+/// (from the same counter: no other test is given one of them).
+pub(crate) fn free_ports(n: u32) -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     const FIRST: u32 = 20_000;
     const COUNT: u32 = 12_000;
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let start = std::process::id().wrapping_mul(37) % COUNT;
     loop {
-        let port = (FIRST + (start + NEXT.fetch_add(1, Ordering::Relaxed)) % COUNT) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
+        let first = FIRST + (start + NEXT.fetch_add(n, Ordering::Relaxed)) % (COUNT - n);
+        if (first..first + n).all(|port| std::net::TcpListener::bind(("127.0.0.1", port as u16)).is_ok()) {
+            return first as u16;
         }
     }
 }
@@ -411,17 +417,9 @@ fn status_and_drain() {
 #[test]
 fn demo_starts_a_cluster_and_stops_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (port, rpc) = (free_port(), free_port());
-    // The demo numbers ports up from the first: find three free in a row.
-    let (port, rpc) = (0..50u16)
-        .map(|k| (port.wrapping_add(k * 7) % 20000 + 20000, rpc.wrapping_add(k * 7) % 20000 + 40000))
-        .find(|&(p, r)| {
-            (0..3).all(|i| {
-                std::net::TcpListener::bind(("127.0.0.1", p + i)).is_ok()
-                    && std::net::TcpListener::bind(("127.0.0.1", r + i)).is_ok()
-            })
-        })
-        .expect("free ports");
+    // The demo numbers ports up from the first: three in a row of each,
+    // which no other test is given.
+    let (port, rpc) = (free_ports(3), free_ports(3));
     let mut demo = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args(["demo", "--nodes", "3", "--data-dir"])
         .arg(dir.path())

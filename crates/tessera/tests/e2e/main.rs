@@ -10,6 +10,7 @@ mod keyed;
 mod keyed_groups;
 mod limits;
 mod netfault;
+mod orphan_groups;
 mod partitions;
 mod pgbench;
 mod prepared_reads;

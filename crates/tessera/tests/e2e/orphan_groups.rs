@@ -1,0 +1,81 @@
+//! A CREATE DATABASE cut short by the death of its node — after forming
+//! the new database's group, before writing the database's entry — leaves
+//! a group no database owns. The first group's next primary removes it
+//! from every node, the node that died included when it returns, and the
+//! name can be used again.
+
+use std::time::{Duration, Instant};
+
+use crate::client::block_on;
+use crate::cluster::{Outcome, admin, free_port, query, run, run_anywhere, start_cluster_with};
+
+/// The ids of the databases' groups `tessera status` lists (asked of `addr`).
+fn listed_groups(addr: &str) -> Option<Vec<String>> {
+    let (ok, text) = admin(&["status", "--rpc-addr", addr]);
+    let groups = text.split("\n\n").nth(1).unwrap_or("").lines().skip(1);
+    ok.then(|| groups.filter_map(|l| l.split_whitespace().next().map(str::to_string)).collect())
+}
+
+#[test]
+fn a_group_left_by_a_create_database_cut_short_is_removed() {
+    let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let mut nodes = start_cluster_with(&rpc, |_| vec!["--crash-points".to_string()]);
+    let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+    block_on(Duration::from_secs(300), async {
+        // The node holding the cluster's catalog is where CREATE DATABASE runs.
+        let primary_sql = "SELECT node_id FROM tessera.nodes WHERE role = 'primary'";
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let first = loop {
+            if let Ok(rows) = query(all[0], "tessera", primary_sql).await
+                && rows.len() == 1
+            {
+                break rows[0][0].parse::<usize>().unwrap();
+            }
+            assert!(Instant::now() < deadline, "no primary of the first group");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        std::fs::write(nodes[first - 1].data_dir().join("crash-point"), "create-database-after-group").unwrap();
+        let cut = run(all[first - 1], "tessera", "CREATE DATABASE lost").await;
+        assert!(!matches!(cut, Outcome::Done), "the node was to die before the database was made: {cut:?}");
+        // It died at the point (it removes the file first), which comes
+        // once a quorum of the new group's replicas holds it.
+        assert!(!nodes[first - 1].data_dir().join("crash-point").exists(), "the node did not reach the crash point");
+        nodes[first - 1].kill9();
+        let alive: Vec<usize> = (1..=3).filter(|&i| i != first).collect();
+        let addr = format!("127.0.0.1:{}", rpc[alive[0] - 1]);
+
+        // The first group's next primary removes the group.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let groups = listed_groups(&addr);
+            if groups.as_ref().is_some_and(|g| g.is_empty()) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the group no database owns stays: {groups:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let alive_ports: Vec<u16> = alive.iter().map(|&i| all[i - 1]).collect();
+        let exists = query(alive_ports[0], "tessera", "SELECT count(*) FROM pg_database WHERE datname = 'lost'").await;
+        assert_eq!(exists.unwrap(), vec![vec!["0".to_string()]], "the database was never made");
+
+        // The node returns: it removes its replica of the group too.
+        nodes[first - 1].restart();
+        let back = format!("127.0.0.1:{}", rpc[first - 1]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let groups = listed_groups(&back);
+            if groups.as_ref().is_some_and(|g| g.is_empty()) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the returned node keeps the group: {groups:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+
+        // The name is free: the database is made, and takes writes.
+        let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+        let made = run_anywhere(&all, "tessera", "CREATE DATABASE lost", Duration::from_secs(60)).await;
+        assert_eq!(made, Outcome::Done);
+        let sql = "CREATE TABLE kv (k int PRIMARY KEY); INSERT INTO kv VALUES (1)";
+        assert_eq!(run_anywhere(&all, "lost", sql, Duration::from_secs(60)).await, Outcome::Done);
+    });
+}

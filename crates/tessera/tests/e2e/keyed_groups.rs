@@ -104,6 +104,13 @@ fn a_keyed_database_is_a_group_of_its_own_and_its_splits_replicate() {
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
 
+        // A schema change runs on the new primary, over every partition.
+        let sql = "CREATE INDEX orders_what ON orders (what)";
+        assert_eq!(run_anywhere(&alive, "shop", sql, Duration::from_secs(60)).await, Outcome::Done);
+        let sql = "SELECT state, partitions_done, partitions FROM tessera.jobs WHERE statement LIKE 'CREATE INDEX%'";
+        let jobs = query(alive[0], "shop", sql).await.unwrap();
+        assert_eq!(jobs, vec![vec!["done".to_string(), "3".to_string(), "3".to_string()]]);
+
         // The lost node returns and holds every partition's rows, the
         // split's included (taken up from the group's log or snapshot).
         nodes[victim - 1].restart();
@@ -117,5 +124,15 @@ fn a_keyed_database_is_a_group_of_its_own_and_its_splits_replicate() {
             assert!(Instant::now() < deadline, "the returned node lacks orders: {got:?}");
             tokio::time::sleep(Duration::from_millis(300)).await;
         }
+
+        // Dropping a keyed database removes its group, partitions and all;
+        // the name starts afresh.
+        let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+        assert_eq!(run_anywhere(&all, "tessera", "DROP DATABASE pair", Duration::from_secs(60)).await, Outcome::Done);
+        let sql = "CREATE DATABASE pair WITH (partition_key = 'cid bigint', replicas = 2)";
+        assert_eq!(run_anywhere(&all, "tessera", sql, Duration::from_secs(60)).await, Outcome::Done);
+        let sql = "SELECT count(*) FROM tessera.partitions WHERE database = 'pair'";
+        let parts = query(all[0], "tessera", sql).await.unwrap();
+        assert_eq!(parts, vec![vec!["1".to_string()]], "the new pair has one partition");
     });
 }

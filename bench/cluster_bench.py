@@ -6,6 +6,11 @@
     DATABASE=orders cluster_bench.py failover
                                    # the same for a database with a group of its own:
                                    # BENCH failover_db_p95_seconds … (and p50, max)
+    cluster_bench.py idle          # BENCH idle_cpu_per_database_percent <p> % target=report
+                                   # (CPU of an idle node per database it replicates)
+    DATABASE=shop KEYED=1 cluster_bench.py failover
+                                   # the same for a keyed database (four partitions,
+                                   # one group): BENCH failover_keyed_p95_seconds …
 
 Run through bench/replication.sh and bench/failover.sh, which build the
 release binary first. Nodes run on 127.0.0.1 with temporary data
@@ -128,7 +133,7 @@ class Cluster:
             for node in self.alive():
                 try:
                     with psycopg.connect(self.conninfo(node), autocommit=True) as c:
-                        rows = c.execute("SELECT node_id, role FROM tessera.replicas WHERE database = %s",
+                        rows = c.execute("SELECT DISTINCT node_id, role FROM tessera.replicas WHERE database = %s",
                                          (db,)).fetchall()
                     primary = [r[0] for r in rows if r[1] == "primary"]
                     voting = [r[0] for r in rows if r[1] in ("primary", "secondary")]
@@ -211,7 +216,8 @@ def failover():
     # The first group's primary (database tessera), or that of a database
     # with a group of its own.
     db = os.environ.get("DATABASE", "tessera")
-    name = "failover" if db == "tessera" else "failover_db"
+    keyed = os.environ.get("KEYED") == "1" and db != "tessera"
+    name = "failover" if db == "tessera" else ("failover_keyed" if keyed else "failover_db")
     cluster = Cluster(3)
     stop = threading.Event()
     ports = lambda: [n.port for n in cluster.alive()]  # noqa: E731
@@ -219,7 +225,8 @@ def failover():
     try:
         if db != "tessera":
             with psycopg.connect(cluster.conninfo(cluster.primary()), autocommit=True) as c:
-                c.execute(f"CREATE DATABASE {db}")
+                options = " WITH (partition_key = 'id bigint', partitions = 4)" if keyed else ""
+                c.execute(f"CREATE DATABASE {db}{options}")
         with psycopg.connect(cluster.conninfo(cluster.primary(), db), autocommit=True) as c:
             c.execute("CREATE TABLE load (id bigint PRIMARY KEY, v int)")
 
@@ -285,10 +292,47 @@ def failover():
         cluster.close()
 
 
+def cpu_percent(cluster, seconds):
+    """Each node's CPU over `seconds`, in percent of one core; their mean."""
+    def used(pid):
+        fields = open(f"/proc/{pid}/stat").read().split(")")[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    pids = [n.proc.pid for n in cluster.alive()]
+    before = [used(p) for p in pids]
+    time.sleep(seconds)
+    after = [used(p) for p in pids]
+    return statistics.mean((a - b) / seconds * 100 for a, b in zip(after, before))
+
+
+def idle():
+    """What replicating a database costs a node while nobody uses it: each
+    database is a Raft group whose primary heartbeats its secondaries."""
+    count = int(os.environ.get("DATABASES", "50"))
+    seconds = float(os.environ.get("SAMPLE_SECONDS", "10"))
+    cluster = Cluster(3)
+    try:
+        cluster.primary()
+        time.sleep(2)
+        base = cpu_percent(cluster, seconds)
+        for i in range(count):
+            with psycopg.connect(cluster.conninfo(cluster.primary()), autocommit=True) as c:
+                c.execute(f"CREATE DATABASE idle{i}")
+        cluster.caught_up()
+        time.sleep(5)
+        loaded = cpu_percent(cluster, seconds)
+        note(f"mean CPU of a node: {base:.1f}% of a core with no database, {loaded:.1f}% with {count}")
+        print(f"BENCH idle_cpu_base_percent {base:.2f} % target=report", flush=True)
+        print(f"BENCH idle_cpu_per_database_percent {(loaded - base) / count:.3f} % target=report", flush=True)
+    finally:
+        cluster.close()
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "replication":
         replication()
+    elif mode == "idle":
+        idle()
     elif mode == "failover":
         failover()
     else:

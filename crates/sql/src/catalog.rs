@@ -384,10 +384,12 @@ impl Catalog {
     /// since it was loaded (the catalog table changed), so that a session
     /// reading there sees tables created after it connected, and when a
     /// snapshot replaced the tables it read (a replica rebuilt or
-    /// restarted from its group's snapshot). Nothing on a primary's
-    /// catalog, which DDL updates as it runs.
+    /// restarted from its group's snapshot). So does the catalog of the
+    /// cluster's first group, whose databases' homes their own primaries
+    /// write (their tables, a keyed database's partitions). Nothing on a
+    /// single node's catalog, which DDL updates as it runs.
     pub fn refresh_if_changed(&self) -> Result<()> {
-        if !self.replica
+        if !(self.replica || self.groups().is_some())
             || (self.system_home().changes() + self.home_changes() == self.loaded_changes.load(Ordering::Acquire)
                 && !self.home_arrived()
                 && !self.homes_replaced())
@@ -491,8 +493,17 @@ impl Catalog {
             }
         }
         let mut state = self.state.write();
-        // From scratch (a replica reloads into a catalog in use).
-        *state = State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() };
+        // From scratch (a replica reloads into a catalog in use), but for
+        // the counters, which never go back: an oid or stream handed out
+        // here and not yet written (a DDL under way) stays taken.
+        let (next_oid, next_stream) = (state.next_oid, state.next_stream);
+        let next_home_oid = std::mem::take(&mut state.next_home_oid);
+        *state = State {
+            next_oid: next_oid.max(FIRST_USER_OID),
+            next_stream: next_stream.max(1),
+            next_home_oid,
+            ..Default::default()
+        };
         self.loaded_changes.store(changes, Ordering::Release);
         let mut layouts = Vec::new();
         for entry in entries {

@@ -109,3 +109,21 @@ fn a_replica_catalog_sees_the_tables_a_snapshot_brought() {
     assert!(catalog.database("more").is_some(), "the newer catalog is read");
     assert_eq!(tables(&catalog, "shop"), ["orders"]);
 }
+
+/// A reload (a replica following DDL) must not hand out again an oid
+/// handed out before it and not yet written: the DDL that took it is
+/// still under way.
+#[test]
+fn a_reload_does_not_give_an_oid_twice() {
+    let node = Arc::new(Node::open(EngineConfig::in_memory()).unwrap());
+    let sql = SqlEngine::open(node.clone()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut admin = sql.session("tessera", "tessera").unwrap();
+    let (_, err) = rt.block_on(admin.execute_sql("CREATE DATABASE x"));
+    assert!(err.is_none(), "{err:?}");
+    let catalog = Catalog::open_replica(node).unwrap();
+    let (taken, cluster_wide) = (catalog.alloc_oid_in("x").unwrap(), catalog.alloc_oid());
+    catalog.load().unwrap();
+    assert!(catalog.alloc_oid_in("x").unwrap() > taken, "the database's oid was given twice");
+    assert!(catalog.alloc_oid() > cluster_wide, "a cluster-wide oid was given twice");
+}

@@ -75,6 +75,17 @@ fn a_keyed_database_is_a_group_of_its_own_and_its_splits_replicate() {
         assert_eq!(split, Outcome::Done);
         let parts = query(all[1], "shop", "SELECT count(*) FROM tessera.partitions WHERE database = 'shop'").await;
         assert_eq!(parts.unwrap(), vec![vec!["3".to_string()]]);
+        // The cluster's catalog (sessions of `tessera`) follows it too.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let sql = "SELECT count(*) FROM tessera.partitions WHERE database = 'shop'";
+            let parts = query(all[2], "tessera", sql).await;
+            if parts.as_ref().is_ok_and(|p| p == &vec![vec!["3".to_string()]]) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the cluster's catalog shows {parts:?} partitions of shop");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
         for cid in 1000..1030 {
             order(&all, cid, &mut acked, &mut maybe).await;
         }

@@ -289,6 +289,8 @@ pub struct Catalog {
     cluster: std::sync::OnceLock<Arc<dyn crate::cluster_view::ClusterView>>,
     /// On a cluster: makes each new home a replication group of its own.
     groups: std::sync::OnceLock<Arc<dyn crate::cluster_view::DatabaseGroups>>,
+    /// Where fault tests make the node die (see `crash_point`).
+    crash_points: std::sync::OnceLock<CrashPoints>,
     /// A secondary's catalog: it follows DDL replicated after it was
     /// loaded (`refresh_if_changed`) instead of making any.
     replica: bool,
@@ -354,6 +356,7 @@ impl Catalog {
             gates: RwLock::new(std::collections::HashMap::new()),
             cluster: std::sync::OnceLock::new(),
             groups: std::sync::OnceLock::new(),
+            crash_points: std::sync::OnceLock::new(),
             replica,
             loaded_changes: AtomicI64::new(0),
             jobs_here: Mutex::default(),
@@ -885,6 +888,10 @@ impl Catalog {
         Ok(())
     }
 }
+
+/// A node's crash points, as the binary sets them for fault tests: called
+/// with a point's name, it may end the process there.
+pub type CrashPoints = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A 32-bit identifier that PostgreSQL clients display as a table's OID.
 pub fn relkind_table() -> &'static str {

@@ -114,6 +114,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
     let switched = catalog.put_database(def.clone());
     gate.thaw(switched.is_ok());
     switched?;
+    catalog.crash_point("split-after-switch");
     clean(catalog, &def, k)
 }
 

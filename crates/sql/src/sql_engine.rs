@@ -79,9 +79,9 @@ impl SqlEngine {
             return Err(SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")));
         }
         if !self.is_secondary()
-            && let Err(e) = self.catalog.finish_jobs_left(db)
+            && let Err(e) = self.catalog.finish_left_work(db)
         {
-            tracing::warn!(db, "the schema changes a former primary left stay unfinished: {}", e.message);
+            tracing::warn!(db, "what a former primary left half done stays so for now: {}", e.message);
         }
         match self.catalog.role(user) {
             None => return Err(SqlError::new(code::INVALID_AUTH, format!("role \"{user}\" does not exist"))),

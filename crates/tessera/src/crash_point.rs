@@ -21,6 +21,12 @@ impl CrashPoints {
         CrashPoints { file: enabled.then(|| data_dir.join("crash-point")) }
     }
 
+    /// The same, as the SQL layer calls them.
+    pub fn for_sql(&self) -> tessera_sql::catalog::CrashPoints {
+        let points = self.clone();
+        std::sync::Arc::new(move |point: &str| points.here(point))
+    }
+
     /// Dies here if the data directory's `crash-point` names `point`.
     pub fn here(&self, point: &str) {
         let Some(file) = &self.file else { return };

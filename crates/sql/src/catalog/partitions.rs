@@ -126,24 +126,48 @@ impl Catalog {
     }
 
     /// On a database's own primary (a replica's catalog serving its
-    /// sessions): finishes the schema changes a former primary left half
-    /// done — its partitions behind the database's schema version, its
-    /// jobs `running` — as a node's opening does on one node
-    /// (`jobs::recover`). Nothing while a job of the database runs here.
-    pub fn finish_jobs_left(&self, db: &str) -> Result<()> {
+    /// sessions): finishes what a former primary left half done, as a
+    /// node's opening does on one node — schema changes (partitions behind
+    /// the database's schema version, jobs `running`: `jobs::recover`;
+    /// nothing while a job of the database runs here) and the clean-up of
+    /// a split (rows a split copied away and did not yet delete; nothing
+    /// while a DDL statement runs here, which may be that split).
+    pub fn finish_left_work(&self, db: &str) -> Result<()> {
         if !self.replica {
             return Ok(());
         }
-        let here = self.jobs_here.lock();
-        if here.values().any(|d| d == db) {
-            return Ok(());
+        {
+            let here = self.jobs_here.lock();
+            let def = self.database(db);
+            if let Some(def) = def.filter(|d| d.partitions.iter().any(|p| p.schema_version < d.schema_version))
+                && !here.values().any(|d| d == db)
+            {
+                tracing::info!(db = def.name, "finishing the schema changes a former primary left");
+                crate::jobs::recover(self, &|d: &DatabaseDef| d.name == db)?;
+            }
         }
-        let Some(def) = self.database(db) else { return Ok(()) };
-        if def.partitions.iter().all(|p| p.schema_version >= def.schema_version) {
-            return Ok(());
+        let Some(def) = self.database(db).filter(|d| d.partitions.iter().any(|p| p.dirty)) else { return Ok(()) };
+        let Some(_ddl) = self.ddl.try_lock() else { return Ok(()) };
+        for k in 0..def.partitions.len() {
+            if def.partitions[k].dirty {
+                tracing::info!(db, stream = def.partitions[k].stream, "finishing a split a former primary left");
+                crate::split::clean(self, &def, k)?;
+            }
         }
-        tracing::info!(db, "finishing the schema changes a former primary left");
-        crate::jobs::recover(self, &|d: &DatabaseDef| d.name == db)
+        Ok(())
+    }
+
+    /// Ends the process here if the node's crash points say so (fault
+    /// tests; nothing otherwise).
+    pub(crate) fn crash_point(&self, point: &str) {
+        if let Some(crash) = self.crash_points.get() {
+            crash(point);
+        }
+    }
+
+    /// Sets the node's crash points (once).
+    pub fn set_crash_points(&self, points: super::CrashPoints) {
+        let _ = self.crash_points.set(points);
     }
 
     /// Ends a job: every partition is at its schema version (the statement

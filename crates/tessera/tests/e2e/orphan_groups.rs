@@ -1,13 +1,17 @@
-//! A CREATE DATABASE cut short by the death of its node — after forming
-//! the new database's group, before writing the database's entry — leaves
-//! a group no database owns. The first group's next primary removes it
-//! from every node, the node that died included when it returns, and the
-//! name can be used again.
+//! Work a node's death cuts short, finished by the next primary.
+//!
+//! A CREATE DATABASE cut after forming the new database's group, before
+//! writing the database's entry, leaves a group no database owns: the
+//! first group's next primary removes it from every node, the node that
+//! died included when it returns, and the name can be used again. A split
+//! cut after switching the ranges, before deleting the rows it copied
+//! away, leaves them in the old partition: the database's next primary
+//! deletes them.
 
 use std::time::{Duration, Instant};
 
 use crate::client::block_on;
-use crate::cluster::{Outcome, admin, free_port, query, run, run_anywhere, start_cluster_with};
+use crate::cluster::{Outcome, admin, db_primary, free_port, query, run, run_anywhere, start_cluster_with};
 
 /// The ids of the databases' groups `tessera status` lists (asked of `addr`).
 fn listed_groups(addr: &str) -> Option<Vec<String>> {
@@ -77,5 +81,49 @@ fn a_group_left_by_a_create_database_cut_short_is_removed() {
         assert_eq!(made, Outcome::Done);
         let sql = "CREATE TABLE kv (k int PRIMARY KEY); INSERT INTO kv VALUES (1)";
         assert_eq!(run_anywhere(&all, "lost", sql, Duration::from_secs(60)).await, Outcome::Done);
+    });
+}
+
+#[test]
+fn a_split_cut_short_is_finished_by_the_next_primary() {
+    let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let mut nodes = start_cluster_with(&rpc, |_| vec!["--crash-points".to_string()]);
+    let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+    block_on(Duration::from_secs(300), async {
+        let sql = "CREATE DATABASE shop WITH (partition_key = 'cid bigint')";
+        assert_eq!(run_anywhere(&all, "tessera", sql, Duration::from_secs(60)).await, Outcome::Done);
+        let sql = "CREATE TABLE orders (cid bigint PRIMARY KEY, what text)";
+        assert_eq!(run_anywhere(&all, "shop", sql, Duration::from_secs(60)).await, Outcome::Done);
+        // (One row group per transaction.)
+        for cid in 1..=40 {
+            let sql = format!("INSERT INTO orders VALUES ({cid}, 'o')");
+            assert_eq!(run_anywhere(&all, "shop", &sql, Duration::from_secs(60)).await, Outcome::Done);
+        }
+
+        // The database's primary switches the ranges, then dies before
+        // deleting the rows it copied into the new partition.
+        let primary = db_primary(&all, "shop").await;
+        std::fs::write(nodes[primary - 1].data_dir().join("crash-point"), "split-after-switch").unwrap();
+        let cut = run(all[primary - 1], "shop", "ALTER DATABASE shop SPLIT AT (21)").await;
+        assert!(!matches!(cut, Outcome::Done), "the node was to die before the split ended: {cut:?}");
+        assert!(!nodes[primary - 1].data_dir().join("crash-point").exists(), "the node did not reach the crash point");
+        nodes[primary - 1].kill9();
+        let alive: Vec<u16> = (1..=3).filter(|&i| i != primary).map(|i| all[i - 1]).collect();
+
+        // The next primary has the two partitions, and deletes the copies
+        // from the first once a session of the database starts there.
+        let sql = "SELECT partition, rows FROM tessera.partitions WHERE database = 'shop' ORDER BY partition";
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let parts = query(alive[0], "shop", sql).await;
+            let want = vec![vec!["1".to_string(), "20".to_string()], vec!["2".to_string(), "20".to_string()]];
+            if parts.as_ref().is_ok_and(|p| *p == want) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "shop's partitions after the cut split: {parts:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let count = query(alive[1], "shop", "SELECT count(*), sum(cid) FROM orders").await.unwrap();
+        assert_eq!(count, vec![vec!["40".to_string(), "820".to_string()]]);
     });
 }

@@ -161,8 +161,53 @@ pub fn name_function_columns(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
             }
             std::ops::ControlFlow::Continue(())
         }
+
+        fn pre_visit_query(&mut self, query: &mut Query) -> std::ops::ControlFlow<()> {
+            expand_series_in_select_list(query);
+            std::ops::ControlFlow::Continue(())
+        }
     }
     let _ = stmt.visit(&mut Namer);
+}
+
+/// `generate_series(…)` in a select list yields one row per value, as in
+/// PostgreSQL (`INSERT INTO t SELECT generate_series(1, 100)`), where
+/// DataFusion's would be one list: it is wrapped in `unnest(…)`, and keeps
+/// the name PostgreSQL gives its column.
+fn expand_series_in_select_list(query: &mut Query) {
+    use datafusion::sql::sqlparser::ast::{FunctionArg, FunctionArgExpr, FunctionArguments};
+    let SetExpr::Select(select) = query.body.as_mut() else { return };
+    let is_series = |e: &Expr| matches!(e, Expr::Function(f) if f.name.0.last().and_then(|p| p.as_ident()).map(ident).as_deref() == Some("generate_series"));
+    let unnest = |e: Expr| -> Option<Expr> {
+        let dialect = datafusion::sql::sqlparser::dialect::PostgreSqlDialect {};
+        let mut call = datafusion::sql::sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql("unnest(NULL)")
+            .and_then(|mut p| p.parse_expr())
+            .ok()?;
+        if let Expr::Function(f) = &mut call
+            && let FunctionArguments::List(list) = &mut f.args
+            && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))) = list.args.first_mut()
+        {
+            *arg = e;
+            return Some(call);
+        }
+        None
+    };
+    for item in select.projection.iter_mut() {
+        match item {
+            SelectItem::UnnamedExpr(e) if is_series(e) => {
+                if let Some(call) = unnest(e.clone()) {
+                    *item = SelectItem::ExprWithAlias { expr: call, alias: Ident::new("generate_series") };
+                }
+            }
+            SelectItem::ExprWithAlias { expr, .. } if is_series(expr) => {
+                if let Some(call) = unnest(expr.clone()) {
+                    *expr = call;
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn column_name(e: &Expr) -> Option<String> {

@@ -35,13 +35,17 @@
 //!   transactions over the partitions it touches, mirroring the engine's
 //!   versioned key-value interface and routing by key). `split` splits a
 //!   partition in place behind a per-partition writer gate;
-//! * homes (`catalog/home.rs`) — a keyless database made by CREATE DATABASE
-//!   keeps its tables, their catalog entries and its sequences in an engine
-//!   of its own. On a cluster (`cluster_view::DatabaseGroups`, provided by
-//!   the binary) that engine is a replication group of its own, and
-//!   `SqlEngine::open_follower` serves its sessions on whichever node leads
-//!   it: a catalog that follows the replicated catalog, sessions that write
-//!   only their database's home (`WITH (replicas = n)` sets its count).
+//! * homes (`catalog/home.rs`) — a database made by CREATE DATABASE keeps
+//!   its catalog entries and sequences in an engine of its own, with its
+//!   rows (keyless) or its partitions' layout (keyed, `catalog/layout.rs`;
+//!   the partitions take streams from the home's block). On a cluster
+//!   (`cluster_view::DatabaseGroups`, provided by the binary) the home and
+//!   a keyed database's partitions are a replication group of their own,
+//!   and `SqlEngine::open_follower` serves the database's sessions on
+//!   whichever node leads it: a catalog that follows the replicated
+//!   catalog, sessions that write only their database's engines (`WITH
+//!   (replicas = n)` sets its count), and that finish what a former
+//!   primary left half done (`Catalog::finish_left_work`).
 //!
 //! Values are stored one engine field per column in order-preserving
 //! encodings (`rowcodec`); `types` maps SQL types to Arrow and PostgreSQL

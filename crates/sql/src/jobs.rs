@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use tessera_engine::{Engine, IndexSpec};
 
 use crate::catalog::{Catalog, DatabaseDef};
-use crate::error::{Result, SqlError};
+use crate::error::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JobState {
@@ -124,10 +124,8 @@ pub fn recover(catalog: &Catalog, mine: &dyn Fn(&DatabaseDef) -> bool) -> Result
             continue;
         }
         for &k in &behind {
-            let engine = catalog
-                .node()
-                .partition(db.partitions[k].stream)
-                .ok_or_else(|| SqlError::internal("a partition of the database is not open"))?;
+            // (A replica's partition the group never wrote is opened empty.)
+            let engine = catalog.partition_engine(&db, db.partitions[k].stream)?;
             reconcile(catalog, &db, &engine)?;
         }
         let mut caught_up = db.clone();
@@ -231,6 +229,10 @@ mod tests {
         let extra = IndexSpec::new("t_half", IndexKind::Ordered, false, vec![1]);
         node.partition(db.partitions[0].stream).unwrap().create_index(&def.engine_name, extra).unwrap();
 
+        // The next primary's replica of the second partition was never
+        // written to (no engine yet).
+        node.drop_partition(db.partitions[1].stream).unwrap();
+
         let next = SqlEngine::open_follower(node.clone()).unwrap();
         let _ = next.session("tessera", "shop").unwrap();
         let job = |c: &Catalog, id: u32| c.jobs().into_iter().find(|j| j.id == id).unwrap();
@@ -238,7 +240,8 @@ mod tests {
         let db = next.catalog.database("shop").unwrap();
         assert!(db.partitions.iter().all(|p| p.schema_version == db.schema_version), "{:?}", db.partitions);
         for p in &db.partitions {
-            let spec = node.partition(p.stream).unwrap().table(&def.engine_name).unwrap().spec();
+            let engine = node.partition(p.stream).expect("every partition open");
+            let spec = engine.table(&def.engine_name).expect("the table in every partition").spec();
             assert!(spec.secondary.is_empty(), "partition {} keeps the half-made index", p.stream);
         }
 

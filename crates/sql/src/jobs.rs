@@ -164,16 +164,23 @@ mod tests {
         assert!(err.is_none(), "{sql}: {err:?}");
     }
 
-    /// A stop in the middle of a job leaves one partition behind: an index
-    /// missing, a table the catalog no longer has. Opening finishes the job.
-    #[test]
-    fn an_interrupted_job_is_finished_when_the_node_opens() {
+    /// A node with keyed database `shop` (two partitions) and its table
+    /// `t`, and a session of `shop`.
+    fn shop() -> (Arc<Node>, Arc<SqlEngine>, crate::Session) {
         let node = Arc::new(Node::open(EngineConfig::in_memory()).unwrap());
         let sql = SqlEngine::open(node.clone()).unwrap();
         let mut admin = sql.session("tessera", "tessera").unwrap();
         run(&mut admin, "CREATE DATABASE shop WITH (partition_key = 'k int', partitions = 2)");
         let mut s = sql.session("tessera", "shop").unwrap();
         run(&mut s, "CREATE TABLE t (k int PRIMARY KEY, v int)");
+        (node, sql, s)
+    }
+
+    /// A stop in the middle of a job leaves one partition behind: an index
+    /// missing, a table the catalog no longer has. Opening finishes the job.
+    #[test]
+    fn an_interrupted_job_is_finished_when_the_node_opens() {
+        let (node, sql, mut s) = shop();
         run(&mut s, "CREATE INDEX t_v ON t (v)");
         let catalog = sql.catalog.clone();
         let jobs = catalog.jobs();
@@ -216,12 +223,7 @@ mod tests {
     /// starts, but not a job running there.
     #[test]
     fn a_job_a_former_primary_left_is_finished_by_the_next() {
-        let node = Arc::new(Node::open(EngineConfig::in_memory()).unwrap());
-        let sql = SqlEngine::open(node.clone()).unwrap();
-        let mut admin = sql.session("tessera", "tessera").unwrap();
-        run(&mut admin, "CREATE DATABASE shop WITH (partition_key = 'k int', partitions = 2)");
-        let mut s = sql.session("tessera", "shop").unwrap();
-        run(&mut s, "CREATE TABLE t (k int PRIMARY KEY, v int)");
+        let (node, sql, _shop) = shop();
         let def = sql.catalog.table("shop", "t").unwrap();
         // The former primary began a CREATE INDEX and reached one partition.
         let left = sql.catalog.begin_job("shop", "CREATE INDEX t_v ON t (v)".into()).unwrap();

@@ -112,7 +112,7 @@ impl Catalog {
     /// entry; a crash before that leaves a stream no database owns, which
     /// the next start removes.
     pub fn create_home(&self, replicas: Option<usize>) -> Result<u32> {
-        Ok(self.create_home_with(replicas, Vec::new())?.0)
+        Ok(self.create_keyed_home(replicas, Vec::new())?.0)
     }
 
     /// Makes a home for a new keyed database and its partitions with these
@@ -120,14 +120,6 @@ impl Catalog {
     /// `catalog/layout.rs`): the home, the partitions, and the stream the
     /// next partition takes. On a cluster they are one replication group.
     pub fn create_keyed_home(
-        &self,
-        replicas: Option<usize>,
-        ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    ) -> Result<(u32, Vec<PartitionDef>, u32)> {
-        self.create_home_with(replicas, ranges)
-    }
-
-    fn create_home_with(
         &self,
         replicas: Option<usize>,
         ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>,
@@ -186,7 +178,7 @@ impl Catalog {
         }
     }
 
-    /// Undoes [`Self::create_home_with`] when the database's entry could not
+    /// Undoes [`Self::create_keyed_home`] when the database's entry could not
     /// be written: its group (on a cluster), its engines, its partitions'.
     pub fn abandon_home(&self, stream: u32, partitions: &[PartitionDef]) {
         if let Some(groups) = self.groups()

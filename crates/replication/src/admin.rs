@@ -133,7 +133,7 @@ pub(crate) async fn drain(
 /// them (asked there).
 pub(crate) async fn groups(
     raft: &Raft,
-    hosts: &crate::network::Hosts,
+    (hosts, quiet): (&crate::network::Hosts, &crate::quiet::Quiet),
     peers: &Peers,
     me: NodeId,
 ) -> Result<Vec<(crate::types::GroupId, Vec<crate::groups::GroupReplica>)>> {
@@ -146,7 +146,7 @@ pub(crate) async fn groups(
     }
     let mut groups: Vec<_> = other_groups(hosts)
         .into_iter()
-        .filter_map(|(g, raft)| crate::groups::replicas_in(&raft, me).map(|r| (g, r)))
+        .filter_map(|(g, raft)| crate::groups::replicas_in(&raft, me, &|n| quiet.answered(g, n)).map(|r| (g, r)))
         .collect();
     groups.sort_by_key(|(g, _)| *g);
     Ok(groups)

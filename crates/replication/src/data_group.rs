@@ -35,6 +35,8 @@ pub(crate) struct GroupContext {
     pub raft_config: Arc<openraft::Config>,
     pub hosts: Hosts,
     pub runtime: tokio::runtime::Handle,
+    /// The node's quiet groups (see `quiet`).
+    pub quiet: Arc<crate::quiet::Quiet>,
 }
 
 /// The data groups a node hosts besides the first, and what hosting
@@ -249,7 +251,11 @@ impl GroupContext {
             id,
             Arc::new(Hosted { raft: raft.clone(), snapshots, freshness: freshness.clone(), sessions: Arc::default() }),
         );
-        self.runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted));
+        // Raft accepts writes while a quorum answered within its lease
+        // (the maximum election timeout).
+        let lease = Duration::from_millis(config.election_timeout_ms.1);
+        let wake = (id != DATA_GROUP).then(|| (self.quiet.clone(), id, lease));
+        self.runtime.spawn(submit_loop(raft.clone(), proposals.clone(), submitted, wake));
         let (role_tx, role) = watch::channel(Role::Starting);
         let watcher = RoleWatch {
             group: id,
@@ -261,6 +267,7 @@ impl GroupContext {
             config: config.clone(),
             spare,
             owns,
+            quiet: self.quiet.clone(),
         };
         self.runtime.spawn(watcher.run(role_tx));
         Ok(DataGroup { raft, proposals, role, freshness, fresh, streams: Arc::default(), adopt: None })
@@ -284,9 +291,19 @@ pub(crate) type SpareState = Arc<parking_lot::Mutex<Option<SpareView>>>;
 /// comes round go to Raft as one batch (one message to its core, one
 /// append to the log), and a task per batch waits for their outcomes, so
 /// many batches are in flight at once.
-async fn submit_loop(raft: Raft, proposals: Arc<Proposals>, mut submitted: mpsc::UnboundedReceiver<Command>) {
+/// `quiet`: the node's quiet groups, this group's id and Raft's lease on
+/// writes, for a group that may go quiet (its first write wakes it).
+async fn submit_loop(
+    raft: Raft,
+    proposals: Arc<Proposals>,
+    mut submitted: mpsc::UnboundedReceiver<Command>,
+    quiet: Option<(Arc<crate::quiet::Quiet>, GroupId, Duration)>,
+) {
     let mut batch = Vec::new();
     while submitted.recv_many(&mut batch, SUBMIT_BATCH).await > 0 {
+        if let Some((quiet, group, lease)) = &quiet {
+            quiet.ready_to_write(*group, &raft, *lease).await;
+        }
         let commands = std::mem::take(&mut batch);
         // (ticket, whole): one part of a split record decides nothing — the
         // record commits when all its parts have been applied.
@@ -343,6 +360,9 @@ struct RoleWatch {
     spare: SpareState,
     /// The streams the group replicates: a new primary raises their clocks.
     owns: Owns,
+    /// A quiet group's primary holds its lease from its voters'
+    /// confirmations, not from Raft's heartbeats.
+    quiet: Arc<crate::quiet::Quiet>,
 }
 
 impl RoleWatch {
@@ -367,7 +387,9 @@ impl RoleWatch {
             let me = self.config.id;
             let leads = m.state == ServerState::Leader && m.current_leader == Some(me);
             let voters = m.membership_config.membership().voter_ids().count();
-            let quorum = voters <= 1 || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease);
+            let quorum = voters <= 1
+                || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease)
+                || (leads && self.quiet.lease_ok(self.group, m.current_term, voters));
             let current = role.borrow().clone();
             // Outside the configuration (a spare, or a node replaced while
             // away), or a member hearing no primary while the primary says

@@ -77,6 +77,9 @@ pub struct GroupConfig {
     pub replace_after: Duration,
     /// The node's count of client connections (a load figure).
     pub connections: Arc<AtomicUsize>,
+    /// When the databases' groups go quiet, and how their primaries keep
+    /// their leases meanwhile (see `quiet`).
+    pub quiet: crate::quiet::QuietTiming,
 }
 
 impl GroupConfig {
@@ -99,6 +102,7 @@ impl GroupConfig {
             replicas: 3,
             replace_after: Duration::from_secs(30),
             connections: Arc::default(),
+            quiet: crate::quiet::QuietTiming::for_election_timeout(Duration::from_millis(600)),
         }
     }
 }
@@ -174,6 +178,13 @@ impl Group {
             raft_config: raft_config.clone(),
             hosts: Hosts::default(),
             runtime: runtime.handle().clone(),
+            quiet: Arc::new(crate::quiet::Quiet::new(config.id, {
+                // A quiet secondary's refusal must not outlast Raft's own
+                // lease on a follower (see `quiet`).
+                let mut timing = config.quiet;
+                timing.hold = timing.hold.min(Duration::from_millis(config.election_timeout_ms.1));
+                timing
+            })),
         };
         // The first data group replicates every stream no other group claims.
         let claimed: Arc<parking_lot::RwLock<HashSet<u32>>> = Arc::default();
@@ -232,8 +243,10 @@ impl Group {
                 directory: directory.clone(),
                 machine: machine.clone(),
                 sessions: hosting.sessions.clone(),
+                quiet: hosting.context.quiet.clone(),
             }),
         ));
+        runtime.spawn(hosting.context.quiet.clone().run(hosting.context.hosts.clone(), peers.clone()));
         if first.fresh {
             runtime.spawn(bootstrap(raft.clone(), directory.clone(), peers.clone(), config.clone()));
         }
@@ -381,6 +394,13 @@ impl Group {
             return Some(self.raft.clone());
         }
         self.hosting.raft_of(id)
+    }
+
+    /// Whether data group `id` is quiet on this node (see `quiet`): its
+    /// primary here, or a secondary of it here, keeps Raft's timers stopped.
+    pub fn is_quiet(&self, id: GroupId) -> bool {
+        let quiet = &self.hosting.context.quiet;
+        quiet.is_quiet(id) || quiet.is_following(id)
     }
 
     /// This node's role in data group `id`, if it hosts the group.

@@ -250,15 +250,20 @@ impl Groups {
     /// the group is not hosted or this node is not in it.
     pub fn replicas_of(&self, id: GroupId) -> Option<Vec<GroupReplica>> {
         let raft = if id == DATA_GROUP { None } else { self.hosting.raft_of(id) }?;
-        replicas_in(&raft, self.me)
+        replicas_in(&raft, self.me, &|n| self.hosting.context.quiet.answered(id, n))
     }
 }
 
 /// A group's replicas as node `me` knows them from its `raft`: every
 /// detail on the group's primary; the configuration and the primary
 /// elsewhere; None where `me` is not in the group.
-pub(crate) fn replicas_in(raft: &crate::types::Raft, me: NodeId) -> Option<Vec<GroupReplica>> {
-    if let Ok(view) = GroupView::of_leader(raft, me) {
+/// `quiet_answered`: see `GroupView::of_leader`.
+pub(crate) fn replicas_in(
+    raft: &crate::types::Raft,
+    me: NodeId,
+    quiet_answered: &dyn Fn(NodeId) -> bool,
+) -> Option<Vec<GroupReplica>> {
+    if let Ok(view) = GroupView::of_leader(raft, me, quiet_answered) {
         return Some(
             view.members
                 .iter()

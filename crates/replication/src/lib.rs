@@ -88,6 +88,12 @@
 //!   and settles a configuration left joint by a move between the two
 //!   steps of a change. `freshness` tells the gateway how far behind the
 //!   primary a secondary is, for reads served there.
+//! - `quiet`: a database's group with nothing to write stops Raft's timers
+//!   on every replica; one message per pair of nodes every 150 ms keeps
+//!   its primary's lease (a quorum of secondaries confirming it refuse
+//!   votes meanwhile), and its first write, a silent primary node or a
+//!   voter that stops confirming wakes it. Idle tenants then cost their
+//!   nodes almost nothing.
 
 pub mod admin;
 pub mod append_stream;
@@ -103,6 +109,7 @@ pub mod load;
 pub mod log_store;
 pub mod manager;
 pub mod network;
+pub mod quiet;
 pub mod rpc;
 pub mod snapshot;
 pub mod state_machine;

@@ -194,9 +194,12 @@ pub struct MemberView {
 
 impl GroupView {
     /// The group as `raft` sees it, when this node (`me`) leads it.
+    /// `quiet_answered`: whether a voter confirmed the group as quiet
+    /// lately (a quiet group's secondaries answer no heartbeats).
     pub(crate) fn of_leader<SM: RaftStateMachine<C>>(
         raft: &openraft::Raft<C, SM>,
         me: NodeId,
+        quiet_answered: &dyn Fn(NodeId) -> bool,
     ) -> Result<GroupView, String> {
         let m = raft.metrics().borrow_watched().clone();
         if m.state != ServerState::Leader || m.current_leader != Some(me) {
@@ -212,7 +215,7 @@ impl GroupView {
                     id: *id,
                     info: info.clone(),
                     voter: voters.contains(id),
-                    answered: own || answered(&m, id),
+                    answered: own || answered(&m, id) || quiet_answered(*id),
                     matched: if own { m.last_log_index } else { matched(&m, id) },
                 }
             })
@@ -321,7 +324,7 @@ impl Manager {
         let mut settled: Option<Instant> = None;
         loop {
             tick.tick().await;
-            if GroupView::of_leader(&self.directory, self.me).is_err() {
+            if GroupView::of_leader(&self.directory, self.me, &|_| false).is_err() {
                 // Only the manager's leader decides; a new one starts its clocks afresh.
                 down_since.clear();
                 continue;
@@ -332,7 +335,7 @@ impl Manager {
                 tracing::debug!("the directory was not updated: {e}");
             }
             let directory = self.machine.directory();
-            if let Ok(view) = GroupView::of_leader(&self.directory, self.me) {
+            if let Ok(view) = GroupView::of_leader(&self.directory, self.me, &|_| false) {
                 let size = manager_size(directory.nodes.len().max(view.members.len()));
                 self.repair(Target::Manager, &view, size, None, &mut down_since).await;
             }
@@ -386,7 +389,8 @@ impl Manager {
     async fn group_view(&self, group: GroupId) -> Result<GroupView, String> {
         let mut candidates: Vec<String> = Vec::new();
         if let Some(raft) = self.hosting.raft_of(group) {
-            if let Ok(view) = GroupView::of_leader(&raft, self.me) {
+            let quiet = &self.hosting.context.quiet;
+            if let Ok(view) = GroupView::of_leader(&raft, self.me, &|n| quiet.answered(group, n)) {
                 return Ok(view);
             }
             let m = raft.metrics().borrow_watched().clone();
@@ -506,7 +510,7 @@ impl Manager {
     async fn data_view(&self) -> Result<GroupView, String> {
         let role = self.role.borrow().clone();
         match role {
-            Role::Primary => GroupView::of_leader(&self.data, self.me),
+            Role::Primary => GroupView::of_leader(&self.data, self.me, &|_| false),
             Role::Secondary { info, .. } => match self.call(&info.rpc_addr, Request::GroupView(DATA_GROUP)).await? {
                 Reply::GroupView(view) => Ok(view),
                 Reply::Failed(e) => Err(e),

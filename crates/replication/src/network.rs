@@ -16,6 +16,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, StreamAppendResult, TransferLeaderRequest,
     TransferLeaderResponse, VoteRequest, VoteResponse,
 };
+use openraft::vote::RaftLeaderId;
 use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -125,6 +126,8 @@ pub(crate) enum Request {
     DropGroup(GroupId),
     /// How many SQL sessions the group's primary serves (asked of it).
     Sessions(GroupId),
+    /// The quiet groups the asking node leads (see `quiet`): confirm them.
+    Quiet(Vec<crate::quiet::QuietAsk>),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -174,6 +177,8 @@ pub(crate) enum Reply {
     Groups(Vec<(GroupId, Vec<crate::groups::GroupReplica>)>),
     /// A count (of sessions).
     Count(usize),
+    /// The quiet groups this node confirms.
+    Quiet(Vec<GroupId>),
 }
 
 pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -206,6 +211,7 @@ pub(crate) struct Services {
     pub directory: crate::directory::DirectoryRaft,
     pub machine: crate::directory::DirectoryMachine,
     pub sessions: SessionCounter,
+    pub quiet: Arc<crate::quiet::Quiet>,
 }
 
 /// The group a request is for (requests not of a data group's Raft: the first).
@@ -228,7 +234,7 @@ fn group_of(request: &Request) -> GroupId {
 
 /// The server side: answers peers' requests with the local Rafts.
 pub(crate) fn handler(services: Services) -> Handler {
-    let Services { hosts, id, info, peers, roster, directory, machine, sessions } = services;
+    let Services { hosts, id, info, peers, roster, directory, machine, sessions, quiet } = services;
     Arc::new(move |from, body| {
         let request = postcard::from_bytes::<Request>(&body);
         let hosted = |group: GroupId| {
@@ -246,10 +252,17 @@ pub(crate) fn handler(services: Services) -> Handler {
             },
         };
         // A pipelined session's requests are queued now, in arrival order.
-        if let Ok(Request::AppendStream { session, rpc, .. }) = request {
+        if let Ok(Request::AppendStream { group, session, rpc }) = request {
+            let leader = rpc.vote.leader_id();
+            let was_quiet = quiet.before_append(group, *leader.node_id(), leader.term(), &target.raft);
             let answer = target.sessions.enqueue(&target.raft, &target.freshness, from, session, rpc);
+            let quiet = quiet.clone();
             return Box::pin(async move {
-                encode(&answer.await.unwrap_or_else(|_| Reply::Failed("the append session ended".into())))
+                let reply = answer.await.unwrap_or_else(|_| Reply::Failed("the append session ended".into()));
+                if was_quiet && matches!(reply, Reply::StreamAppended(Ok(_))) {
+                    quiet.after_append(group, &target.raft);
+                }
+                encode(&reply)
             });
         }
         let raft = first.raft.clone();
@@ -260,6 +273,7 @@ pub(crate) fn handler(services: Services) -> Handler {
         let machine = machine.clone();
         let hosts = hosts.clone();
         let sessions = sessions.clone();
+        let quiet = quiet.clone();
         Box::pin(async move {
             let reply = match request {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
@@ -285,9 +299,14 @@ pub(crate) fn handler(services: Services) -> Handler {
                     };
                     Reply::Registered { primary, member, by_primary: leads }
                 }
-                Ok(Request::AppendEntries { rpc, .. }) => {
+                Ok(Request::AppendEntries { group, rpc }) => {
                     let commit = rpc.leader_commit.as_ref().map(|l| l.index);
+                    let leader = rpc.vote.leader_id();
+                    let was_quiet = quiet.before_append(group, *leader.node_id(), leader.term(), &target.raft);
                     let reply = target.raft.append_entries(rpc).await;
+                    if was_quiet && matches!(reply, Ok(AppendEntriesResponse::Success)) {
+                        quiet.after_append(group, &target.raft);
+                    }
                     // Only a primary this node accepts speaks for freshness.
                     if let (Ok(AppendEntriesResponse::Success), Some(c)) = (&reply, commit) {
                         target.freshness.heard(c);
@@ -295,14 +314,25 @@ pub(crate) fn handler(services: Services) -> Handler {
                     reply.map_or_else(|e| Reply::Failed(e.to_string()), Reply::AppendEntries)
                 }
                 Ok(Request::AppendStream { .. }) => unreachable!("queued above"),
-                Ok(Request::Vote { rpc, .. }) => {
-                    target.raft.vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
+                Ok(Request::Vote { group, rpc }) => match quiet.vote_gate(group, rpc.leadership_transfer).await {
+                    (_gate, Some(refused)) => Reply::Failed(refused),
+                    (_gate, None) => {
+                        if rpc.leadership_transfer {
+                            // The primary hands over: whatever this node
+                            // confirmed of it no longer holds.
+                            quiet.leave(group, &target.raft);
+                        }
+                        target.raft.vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
+                    }
+                },
+                Ok(Request::TransferLeader { group, rpc }) => {
+                    quiet.leave(group, &target.raft);
+                    target
+                        .raft
+                        .handle_transfer_leader(rpc)
+                        .await
+                        .map_or_else(|e| Reply::Failed(e.to_string()), Reply::TransferLeader)
                 }
-                Ok(Request::TransferLeader { rpc, .. }) => target
-                    .raft
-                    .handle_transfer_leader(rpc)
-                    .await
-                    .map_or_else(|e| Reply::Failed(e.to_string()), Reply::TransferLeader),
                 Ok(Request::Status) => crate::admin::status(&raft, &roster, &directory, &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Status),
@@ -350,8 +380,9 @@ pub(crate) fn handler(services: Services) -> Handler {
                         primaries: if leads { roster.group_primaries() } else { Vec::new() },
                     }
                 }
-                Ok(Request::GroupView(_)) => {
-                    crate::manager::GroupView::of_leader(&target.raft, id).map_or_else(Reply::Failed, Reply::GroupView)
+                Ok(Request::GroupView(group)) => {
+                    crate::manager::GroupView::of_leader(&target.raft, id, &|n| quiet.answered(group, n))
+                        .map_or_else(Reply::Failed, Reply::GroupView)
                 }
                 Ok(Request::Reconfigure { group, step }) => {
                     let m = target.raft.metrics().borrow_watched().clone();
@@ -382,7 +413,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                 Ok(Request::DropGroup(group)) => crate::admin::drop_group(&directory, &roster, &peers, id, group)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
-                Ok(Request::Groups) => crate::admin::groups(&raft, &hosts, &peers, id)
+                Ok(Request::Groups) => crate::admin::groups(&raft, (&hosts, &quiet), &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Groups),
                 Ok(Request::Lead { group, to }) => {
@@ -396,9 +427,13 @@ pub(crate) fn handler(services: Services) -> Handler {
                         }
                     }
                 }
-                Ok(Request::PreVote { rpc, .. }) => {
-                    target.raft.pre_vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
-                }
+                Ok(Request::PreVote { group, rpc }) => match quiet.vote_gate(group, rpc.leadership_transfer).await {
+                    (_gate, Some(refused)) => Reply::Failed(refused),
+                    (_gate, None) => {
+                        target.raft.pre_vote(rpc).await.map_or_else(|e| Reply::Failed(e.to_string()), Reply::Vote)
+                    }
+                },
+                Ok(Request::Quiet(asks)) => Reply::Quiet(quiet.confirm(from, asks, &hosts).await),
             };
             encode(&reply)
         })

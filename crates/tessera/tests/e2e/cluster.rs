@@ -523,6 +523,17 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
         }
         let row = c.query_one("SELECT name FROM items WHERE id = $1", &[&42i32]).await.unwrap();
         assert_eq!(row.get::<_, String>(0), "item 42");
+        // Idle for a few seconds, the database's group goes quiet (its
+        // primary sends no heartbeats); the secondary still knows how
+        // fresh it is, from the rounds of the primary's node.
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        c.batch_execute("SET tessera.max_staleness = '1s'").await.unwrap();
+        for _ in 0..10 {
+            let n: i64 = c.query_one("SELECT count(*) FROM items", &[]).await.unwrap().get(0);
+            assert_eq!(n, 500);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        c.batch_execute("RESET tessera.max_staleness").await.unwrap();
         let shown: String = c.query_one("SHOW tessera.read_from", &[]).await.unwrap().get(0);
         assert_eq!(shown, "secondary");
         // It is a hot standby to drivers, RESET ALL or not.
@@ -758,6 +769,14 @@ fn a_partitioned_primary_stops_and_the_majority_goes_on() {
         for k in 1..=20 {
             insert(&ports, k, &mut acked, &mut maybe).await;
         }
+        // A session on the primary itself, open across the cut.
+        let held = try_connect(ports[old], "plain").await.unwrap();
+        let n: i64 = held.query_one("SELECT count(*) FROM kv", &[]).await.unwrap().get(0);
+        assert_eq!(n, 20);
+        // Idle for a few seconds, the database's group goes quiet: no Raft
+        // heartbeats, the primary's lease resting on its secondaries'
+        // confirmations. The cut falls on the quiet group.
+        tokio::time::sleep(Duration::from_secs(4)).await;
 
         // The primary is cut off from both others (clients still reach it).
         net.isolate(old);
@@ -768,6 +787,12 @@ fn a_partitioned_primary_stops_and_the_majority_goes_on() {
         }
         assert!((21..=60).any(|k| acked.contains(&k)), "the majority never took a write");
         eprintln!("partition: the majority took writes again after {:?}", cut_at.elapsed());
+        // The cut-off primary's lease has lapsed: its session no longer
+        // reads (it would miss the majority's writes).
+        match held.query_one("SELECT count(*) FROM kv", &[]).await {
+            Ok(row) => panic!("the cut-off primary still served a read: {} rows", row.get::<_, i64>(0)),
+            Err(e) => eprintln!("partition: the cut-off primary's session: {}", crate::client::describe(&e)),
+        }
         // The cut-off node never acknowledges a write: it has no quorum.
         // (Writes it was sent may end as unknown while it notices.)
         for k in 1001..=1010 {

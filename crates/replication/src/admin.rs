@@ -82,7 +82,7 @@ pub(crate) async fn status(
 /// would lose its quorum without it, else moves the primary role off it.
 pub(crate) async fn drain(
     raft: &Raft,
-    hosts: &crate::network::Hosts,
+    (hosts, quiet): (&crate::network::Hosts, &crate::quiet::Quiet),
     (roster, directory): (&Arc<Roster>, &DirectoryRaft),
     peers: &Peers,
     me: NodeId,
@@ -121,7 +121,7 @@ pub(crate) async fn drain(
             done.push(format!("the primary moved from node {node} to node {to}"));
         }
     }
-    done.extend(drain_groups(hosts, peers, me, node).await?);
+    done.extend(drain_groups((hosts, quiet), peers, me, node).await?);
     Ok(if done.is_empty() {
         format!("node {node} holds no primary; it can be taken down without costing any partition its quorum")
     } else {
@@ -177,7 +177,12 @@ fn refuse_costing_a_group(hosts: &crate::network::Hosts, node: NodeId) -> Result
 /// Moves the primaries of the databases' own groups off `node`, each to
 /// the voter of its group leading the fewest groups (asked of `node`, the
 /// group's primary, as the manager asks).
-async fn drain_groups(hosts: &crate::network::Hosts, peers: &Peers, me: NodeId, node: NodeId) -> Result<Vec<String>> {
+async fn drain_groups(
+    (hosts, quiet): (&crate::network::Hosts, &crate::quiet::Quiet),
+    peers: &Peers,
+    me: NodeId,
+    node: NodeId,
+) -> Result<Vec<String>> {
     let mut leading: std::collections::BTreeMap<NodeId, usize> = Default::default();
     let rafts: Vec<Raft> = hosts.read().values().map(|h| h.raft.clone()).collect();
     for raft in &rafts {
@@ -198,6 +203,7 @@ async fn drain_groups(hosts: &crate::network::Hosts, peers: &Peers, me: NodeId, 
             continue;
         };
         if node == me {
+            quiet.hand_over(group, &raft);
             raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
         } else {
             let addr = membership.get_node(&node).map(|i| i.rpc_addr.clone()).unwrap_or_default();

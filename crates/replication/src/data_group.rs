@@ -442,6 +442,7 @@ impl RoleWatch {
                 tracing::warn!(group = self.group, "this node stopped serving as primary: {why}");
             }
             if next != current {
+                self.quiet.set_serving(self.group, next == Role::Primary);
                 let _ = role.send(next);
             }
         }

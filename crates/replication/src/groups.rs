@@ -200,6 +200,7 @@ impl Groups {
         if fewest + 2 > mine {
             return Ok(self.me);
         }
+        self.hosting.context.quiet.hand_over(id, &raft);
         raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         loop {

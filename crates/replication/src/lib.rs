@@ -82,7 +82,8 @@
 //!   where each group's primary is (`role_of`, `primary_of`: the manager's
 //!   word, sent with the report answers) and how fresh this node's
 //!   replica is (`freshness_of`). The manager keeps a database's group on
-//!   the first group's voters (which hold the catalog its sessions read),
+//!   nodes holding the catalog its sessions read: the first group's
+//!   voters and its *readers* (every other node, a learner of it),
 //!   follows the first group's replica count unless the group has its
 //!   own, spreads the groups' primaries but never moves the first group's,
 //!   and settles a configuration left joint by a move between the two

@@ -56,7 +56,7 @@ use crate::status::{ALIVE, answered, matched};
 use crate::types::{C, DATA_GROUP, GroupId, Load, NodeId, NodeInfo, Raft};
 
 /// A learner this close to the primary's last log index becomes a voter.
-const CAUGHT_UP: u64 = 64;
+pub(crate) const CAUGHT_UP: u64 = 64;
 /// How often the primary looks at the map, and spares register.
 pub(crate) const TICK: Duration = Duration::from_millis(500);
 
@@ -360,12 +360,16 @@ impl Manager {
                     .collect(),
             );
             // A database's group keeps its replicas on nodes that hold the
-            // catalog (the first group's voters): its primary serves the
-            // database's sessions, which read the catalog there.
-            let holders: Option<HashSet<NodeId>> = views
-                .iter()
-                .find(|(g, _)| *g == DATA_GROUP)
-                .map(|(_, v)| v.members.iter().filter(|m| m.voter).map(|m| m.id).collect());
+            // catalog (the first group's voters, and its readers once they
+            // have caught up): its primary serves the database's sessions,
+            // which read the catalog there.
+            let holders: Option<HashSet<NodeId>> = views.iter().find(|(g, _)| *g == DATA_GROUP).map(|(_, v)| {
+                v.members
+                    .iter()
+                    .filter(|m| m.voter || m.matched.is_some_and(|i| i + CAUGHT_UP >= v.last_index))
+                    .map(|m| m.id)
+                    .collect()
+            });
             for (group, view) in &views {
                 let replicas = (directory.targets.get(group))
                     .or(directory.targets.get(&DATA_GROUP))
@@ -374,6 +378,9 @@ impl Manager {
                     .max(1);
                 let within = if *group == DATA_GROUP { None } else { Some(holders.clone().unwrap_or_default()) };
                 self.repair(Target::Data(*group), view, replicas, within.as_ref(), &mut down_since).await;
+                if *group == DATA_GROUP {
+                    self.add_reader(view, replicas).await;
+                }
             }
             // A move takes a moment to show in the views: none until the
             // last one has settled.
@@ -461,7 +468,10 @@ impl Manager {
         tracing::info!(group, from, to, "moving data group {group}'s primary from node {from} to node {to}");
         let moved = if leader.id == self.me {
             match self.hosting.raft_of(group).or_else(|| (group == DATA_GROUP).then(|| self.data.clone())) {
-                Some(raft) => raft.trigger().transfer_leader(to).await.map_err(|e| e.to_string()),
+                Some(raft) => {
+                    self.hosting.context.quiet.hand_over(group, &raft);
+                    raft.trigger().transfer_leader(to).await.map_err(|e| e.to_string())
+                }
                 None => Err(format!("data group {group} is not hosted here")),
             }
         } else {
@@ -568,7 +578,7 @@ impl Manager {
             }
             return;
         }
-        let map = self.map(view, replicas, within);
+        let map = self.map(view, replicas, within, target == Target::Data(DATA_GROUP));
         let voters: Vec<NodeId> = view.members.iter().filter(|m| m.voter).map(|m| m.id).collect();
         for v in &voters {
             if map.is_live(*v) {
@@ -595,16 +605,24 @@ impl Manager {
     /// (a voter: it answers the leader; a replica being built may be busy
     /// installing a snapshot, so reporting to the manager counts too) and
     /// progress, and the other nodes heard from (those `within`, when
-    /// given), as candidates.
-    fn map(&self, view: &GroupView, target: usize, within: Option<&HashSet<NodeId>>) -> ClusterMap {
+    /// given), as candidates. `readers`: the group's learners read it
+    /// (the first group's, the catalog) while it has its voters: no build
+    /// to carry on or drop, but nodes to build on first when a voter is
+    /// lost (they have its data already).
+    fn map(&self, view: &GroupView, target: usize, within: Option<&HashSet<NodeId>>, readers: bool) -> ClusterMap {
         let mut map = ClusterMap::default();
         let mut replicas = Vec::new();
         let heard: HashMap<NodeId, (NodeInfo, bool)> =
             self.roster.spares().into_iter().map(|(id, info, alive)| (id, (info, alive))).collect();
+        let voters = view.members.iter().filter(|m| m.voter).count();
         for m in &view.members {
             let reports = heard.get(&m.id).is_some_and(|(_, alive)| *alive);
-            add_node(&mut map, m.id, &m.info, m.answered || (!m.voter && reports));
+            let live = m.answered || (!m.voter && reports);
+            add_node(&mut map, m.id, &m.info, live);
             self.note_load(&mut map, m.id);
+            if readers && !m.voter && live && voters >= target {
+                continue;
+            }
             let role = if m.id == view.leader {
                 tessera_cluster::Role::Primary
             } else if m.voter {
@@ -625,6 +643,24 @@ impl Manager {
             PartitionInfo { id: 0, epoch: view.term, target, replicas, log_start: view.log_start, unavailable: false },
         );
         map
+    }
+
+    /// Makes one more live node outside the first group's configuration a
+    /// *reader* of it (a learner that never votes unless a voter is lost),
+    /// while the group has its voters and no change under way: it then
+    /// holds the catalog, so databases' replicas can be built on it and
+    /// its sessions served there. One per round.
+    async fn add_reader(&self, view: &GroupView, target: usize) {
+        let voters = view.members.iter().filter(|m| m.voter).count();
+        if view.joint || voters < target {
+            return;
+        }
+        let outside = self.roster.spares().into_iter().find(|(id, _, alive)| *alive && view.member(*id).is_none());
+        let Some((node, info, _)) = outside else { return };
+        tracing::info!(node, "node {node} becomes a reader of the cluster's catalog");
+        if let Err(e) = self.step(Target::Data(DATA_GROUP), view, Step::AddLearner(node, info)).await {
+            tracing::warn!(node, "node {node} did not become a reader of the catalog: {e}");
+        }
     }
 
     /// Puts a node's latest load figures on the map (placement prefers

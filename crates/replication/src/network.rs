@@ -336,9 +336,11 @@ pub(crate) fn handler(services: Services) -> Handler {
                 Ok(Request::Status) => crate::admin::status(&raft, &roster, &directory, &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Status),
-                Ok(Request::Drain(node)) => crate::admin::drain(&raft, &hosts, (&roster, &directory), &peers, id, node)
-                    .await
-                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained),
+                Ok(Request::Drain(node)) => {
+                    crate::admin::drain(&raft, (&hosts, &quiet), (&roster, &directory), &peers, id, node)
+                        .await
+                        .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained)
+                }
                 Ok(Request::SnapshotChunk { index, path, offset, data, .. }) => {
                     let dir = target.snapshots.receive_dir(index);
                     tokio::task::spawn_blocking(move || receive_chunk(&dir, &path, offset, &data))
@@ -421,6 +423,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                     if m.current_leader != Some(id) {
                         Reply::Failed(format!("node {id} is not group {group}'s primary"))
                     } else {
+                        quiet.hand_over(group, &target.raft);
                         match target.raft.trigger().transfer_leader(to).await {
                             Ok(()) => Reply::Done(format!("group {group}'s primary moves to node {to}")),
                             Err(e) => Reply::Failed(e.to_string()),

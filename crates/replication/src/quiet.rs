@@ -42,6 +42,12 @@
 //!   an append is covered by that lease for as long as the primary counts
 //!   on its confirmation.
 //!
+//! Only a group whose primary serves (its role watch says so) goes quiet.
+//! One whose primary is asked to hand over (Raft's leadership transfer)
+//! wakes and stays awake for [`HANDOVER`]: a transferring leader sends no
+//! heartbeats and refuses writes, and if the target does not take over,
+//! the secondaries must time out and elect rather than keep confirming it.
+//!
 //! The first data group (the catalog) and the manager group never go
 //! quiet: they are one each per cluster.
 
@@ -129,7 +135,17 @@ pub(crate) struct Quiet {
     followed: AtomicUsize,
     /// Per group: a vote holds it shared, a confirmation exclusively.
     gates: Mutex<HashMap<GroupId, Arc<tokio::sync::RwLock<()>>>>,
+    /// The groups this node serves as primary (its role watch says so).
+    serving: Mutex<std::collections::HashSet<GroupId>>,
+    /// Groups whose primary is being handed over, and until when they stay
+    /// awake: Raft's transfer needs the timers (a leader that hands over
+    /// sends no heartbeats, and if the new one does not take over, the
+    /// secondaries must time out and elect).
+    handovers: Mutex<HashMap<GroupId, Instant>>,
 }
+
+/// How long a group stays awake after its primary was asked to hand over.
+const HANDOVER: Duration = Duration::from_secs(10);
 
 /// The latest moment a quiet primary may serve, from when each other voter
 /// last confirmed (`confirmed`), in a group of `voters` voters: a quorum
@@ -153,7 +169,29 @@ impl Quiet {
             following: Mutex::default(),
             followed: AtomicUsize::new(0),
             gates: Mutex::default(),
+            serving: Mutex::default(),
+            handovers: Mutex::default(),
         }
+    }
+
+    /// This node's role watch: whether it serves group `group` as primary.
+    /// Only a serving primary's group goes quiet.
+    pub fn set_serving(&self, group: GroupId, serving: bool) {
+        let mut set = self.serving.lock();
+        if serving {
+            set.insert(group);
+        } else {
+            set.remove(&group);
+        }
+    }
+
+    /// Group `group`'s primary here is about to hand its role over (Raft's
+    /// leadership transfer): the group wakes and stays awake a while.
+    pub fn hand_over(&self, group: GroupId, raft: &Raft) {
+        self.handovers.lock().insert(group, Instant::now() + HANDOVER);
+        self.wake(group, raft);
+        // Not quiet, whatever `wake` found: the ticker runs.
+        raft.runtime_config().tick(true);
     }
 
     fn gate(&self, group: GroupId) -> Arc<tokio::sync::RwLock<()>> {
@@ -418,6 +456,12 @@ impl Quiet {
         let now = Instant::now();
         let groups: Vec<(GroupId, Raft)> =
             hosts.read().iter().filter(|(g, _)| **g != DATA_GROUP).map(|(g, h)| (*g, h.raft.clone())).collect();
+        let serving = self.serving.lock().clone();
+        let handing_over: std::collections::HashSet<GroupId> = {
+            let mut handovers = self.handovers.lock();
+            handovers.retain(|_, until| *until > now);
+            handovers.keys().copied().collect()
+        };
         let mut asks: HashMap<NodeId, (String, Vec<QuietAsk>)> = HashMap::new();
         let mut candidates: Vec<(GroupId, Raft, Vec<NodeId>)> = Vec::new();
         {
@@ -452,7 +496,8 @@ impl Quiet {
                         quiet: l.quiet,
                     };
                 }
-                let others = steady_voters(&m, self.me);
+                let others =
+                    steady_voters(&m, self.me).filter(|_| serving.contains(group) && !handing_over.contains(group));
                 if others.is_none() || l.last_index != m.last_log_index {
                     l.last_index = m.last_log_index;
                     l.since = now;

@@ -114,11 +114,16 @@ impl StatusSource {
                     None => (None, false),
                 };
                 let votes = membership.voter_ids().any(|v| v == *id);
+                // A learner that has caught up is a spare reading the
+                // catalog (see `manager`); one still behind is being built.
+                let caught_up = matched.zip(last).is_some_and(|(m, l)| m + crate::manager::CAUGHT_UP >= l);
                 let role = match (is_primary, up, votes) {
                     (true, _, _) => "primary",
+                    (false, true, false) if caught_up => "spare",
                     (false, true, false) => "building",
                     (false, true, true) => "secondary",
-                    (false, false, _) => "unreachable",
+                    (false, false, true) => "unreachable",
+                    (false, false, false) => "unreachable spare",
                 };
                 NodeStatus {
                     id: *id,

@@ -368,14 +368,8 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
                 "the cluster has {nodes} nodes: a database cannot keep {n} replicas"
             )));
         }
-        // A database's replicas are kept where the cluster's catalog is
-        // (the first group's voters): asking for more could never be met.
-        let holders = self.0.default_replicas();
-        if let Some(n) = replicas.filter(|n| *n > holders) {
-            return Err(GroupsError::Invalid(format!(
-                "the cluster keeps its catalog on {holders} nodes, where databases keep their replicas: a database cannot keep {n} (`tessera replicas` sets how many nodes hold the catalog)"
-            )));
-        }
+        // Every node holds the catalog (the first group's voters, and the
+        // others as its readers), so every node can hold a replica.
         // None: the cluster's count, followed when it changes (recorded as 0).
         let quorum = replicas.unwrap_or_else(|| self.0.default_replicas()) / 2 + 1;
         let streams = streams.to_vec();

@@ -11,6 +11,9 @@
     DATABASE=shop KEYED=1 cluster_bench.py failover
                                    # the same for a keyed database (four partitions,
                                    # one group): BENCH failover_keyed_p95_seconds …
+    DATABASE=orders IDLE=1 cluster_bench.py failover
+                                   # an idle database, its group quiet when its
+                                   # primary dies: BENCH failover_quiet_p95_seconds …
 
 Run through bench/replication.sh and bench/failover.sh, which build the
 release binary first. Nodes run on 127.0.0.1 with temporary data
@@ -217,7 +220,11 @@ def failover():
     # with a group of its own.
     db = os.environ.get("DATABASE", "tessera")
     keyed = os.environ.get("KEYED") == "1" and db != "tessera"
+    # IDLE=1: no writers; the database sits idle before each kill, so its
+    # group is quiet (no Raft heartbeats) when its primary dies.
+    idle = os.environ.get("IDLE") == "1" and db != "tessera"
     name = "failover" if db == "tessera" else ("failover_keyed" if keyed else "failover_db")
+    name = "failover_quiet" if idle else name
     cluster = Cluster(3)
     stop = threading.Event()
     ports = lambda: [n.port for n in cluster.alive()]  # noqa: E731
@@ -242,13 +249,13 @@ def failover():
                 except (psycopg.Error, IndexError):
                     time.sleep(0.05)
 
-        writers = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(4)]
+        writers = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(0 if idle else 4)]
         for t in writers:
             t.start()
         times = []
         probe = 0
         for run in range(runs):
-            time.sleep(0.5)
+            time.sleep(4 if idle else 0.5)
             victim = primary()
             victim.kill9()
             killed = time.time()

@@ -29,6 +29,10 @@
 //!   becomes a voter (a later round sees it caught up and promotes it).
 //! * **Drop**: a learner that died while being built leaves the
 //!   configuration; another is started elsewhere.
+//! * **Readers**: every other live node is a learner of the first group
+//!   and of the manager group while they have their voters (`add_reader`):
+//!   it holds the catalog (databases' groups may keep replicas there) and
+//!   the directory, and replaces a lost voter at once, being caught up.
 //!
 //! Because the decisions live in replicated state (each configuration is a
 //! Raft log entry of its group, the directory is the manager's) and the
@@ -338,6 +342,7 @@ impl Manager {
             if let Ok(view) = GroupView::of_leader(&self.directory, self.me, &|_| false) {
                 let size = manager_size(directory.nodes.len().max(view.members.len()));
                 self.repair(Target::Manager, &view, size, None, &mut down_since).await;
+                self.add_reader(Target::Manager, &view, size).await;
             }
             // Every data group, as its primary sees it.
             let mut views: Vec<(GroupId, GroupView)> = Vec::new();
@@ -379,7 +384,7 @@ impl Manager {
                 let within = if *group == DATA_GROUP { None } else { Some(holders.clone().unwrap_or_default()) };
                 self.repair(Target::Data(*group), view, replicas, within.as_ref(), &mut down_since).await;
                 if *group == DATA_GROUP {
-                    self.add_reader(view, replicas).await;
+                    self.add_reader(Target::Data(DATA_GROUP), view, replicas).await;
                 }
             }
             // A move takes a moment to show in the views: none until the
@@ -578,7 +583,8 @@ impl Manager {
             }
             return;
         }
-        let map = self.map(view, replicas, within, target == Target::Data(DATA_GROUP));
+        let readers = matches!(target, Target::Manager | Target::Data(DATA_GROUP));
+        let map = self.map(view, replicas, within, readers);
         let voters: Vec<NodeId> = view.members.iter().filter(|m| m.voter).map(|m| m.id).collect();
         for v in &voters {
             if map.is_live(*v) {
@@ -645,21 +651,23 @@ impl Manager {
         map
     }
 
-    /// Makes one more live node outside the first group's configuration a
-    /// *reader* of it (a learner that never votes unless a voter is lost),
-    /// while the group has its voters and no change under way: it then
-    /// holds the catalog, so databases' replicas can be built on it and
-    /// its sessions served there. One per round.
-    async fn add_reader(&self, view: &GroupView, target: usize) {
+    /// Makes one more live node outside a group's configuration a *reader*
+    /// of it (a learner that never votes unless a voter is lost), while the
+    /// group has its voters and no change under way. Of the first group: it
+    /// then holds the catalog, so databases' replicas can be built on it
+    /// and its sessions served there. Of both the first and the manager
+    /// group: a lost voter is replaced at once by promoting a reader, which
+    /// has the data already. One per round.
+    async fn add_reader(&self, group: Target, view: &GroupView, target: usize) {
         let voters = view.members.iter().filter(|m| m.voter).count();
         if view.joint || voters < target {
             return;
         }
         let outside = self.roster.spares().into_iter().find(|(id, _, alive)| *alive && view.member(*id).is_none());
         let Some((node, info, _)) = outside else { return };
-        tracing::info!(node, "node {node} becomes a reader of the cluster's catalog");
-        if let Err(e) = self.step(Target::Data(DATA_GROUP), view, Step::AddLearner(node, info)).await {
-            tracing::warn!(node, "node {node} did not become a reader of the catalog: {e}");
+        tracing::info!(node, "node {node} becomes a reader of the {group}");
+        if let Err(e) = self.step(group, view, Step::AddLearner(node, info)).await {
+            tracing::warn!(node, "node {node} did not become a reader of the {group}: {e}");
         }
     }
 

@@ -33,7 +33,13 @@ pub struct Server {
     temp: Option<TempDir>,
     /// Extra flags for `tessera start`.
     args: Vec<String>,
+    /// What the earlier processes on this data directory wrote to stderr
+    /// (a test that kills and restarts a node keeps their story).
+    history: String,
 }
+
+/// Lines of each server's log shown when a test fails.
+const LOG_TAIL_LINES: usize = 300;
 
 impl Server {
     /// Starts a server on a fresh, empty data directory.
@@ -46,8 +52,15 @@ impl Server {
 
     /// Starts a server on `dir`, which the caller keeps (and removes).
     pub fn start_in(dir: &Path) -> Server {
-        let mut server =
-            Server { child: None, port: 0, stderr: None, dir: dir.to_path_buf(), temp: None, args: Vec::new() };
+        let mut server = Server {
+            child: None,
+            port: 0,
+            stderr: None,
+            dir: dir.to_path_buf(),
+            temp: None,
+            args: Vec::new(),
+            history: String::new(),
+        };
         server.spawn();
         server
     }
@@ -62,6 +75,7 @@ impl Server {
             dir: temp.path().to_path_buf(),
             temp: Some(temp),
             args: args.iter().map(|a| a.to_string()).collect(),
+            history: String::new(),
         };
         server.spawn();
         server
@@ -210,12 +224,25 @@ impl Server {
     }
 
     fn take_stderr(&mut self) -> String {
-        self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default()
+        let text = self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
+        self.history.push_str(&text);
+        text
     }
 }
 
 impl Drop for Server {
+    /// Kills the process. When the test is failing, shows the end of the
+    /// server's log (across its restarts), for looking into the failure.
     fn drop(&mut self) {
         self.kill_child();
+        if thread::panicking() {
+            self.take_stderr();
+            let lines: Vec<&str> = self.history.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(LOG_TAIL_LINES)..];
+            eprintln!("--- the last {} log lines of the server in {} ---", tail.len(), self.dir.display());
+            for line in tail {
+                eprintln!("{line}");
+            }
+        }
     }
 }

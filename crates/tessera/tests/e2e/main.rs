@@ -16,6 +16,7 @@ mod pgbench;
 mod prepared_reads;
 mod psql;
 mod psycopg;
+mod quiet_groups;
 mod robustness;
 mod session_threads;
 mod slt;

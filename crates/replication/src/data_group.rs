@@ -342,6 +342,34 @@ async fn submit_loop(
     }
 }
 
+/// How long after a quorum last answered a primary may still serve: no
+/// other node can be elected before its followers have missed it for the
+/// lease (the maximum election timeout) plus at least the minimum election
+/// timeout; until then it may serve, even if a large entry delays the
+/// quorum's answers.
+pub(crate) fn primary_lease(config: &GroupConfig) -> Duration {
+    let (min, max) = config.election_timeout_ms;
+    Duration::from_millis(max + min - config.heartbeat_ms.min(min / 2))
+}
+
+/// Whether this node (`me`) leads the group whose metrics are `m` with a
+/// lease: a group of one, a quorum that answered Raft within `lease`, or
+/// (a quiet group) a quorum that confirmed it lately.
+pub(crate) fn leads_with_lease(
+    m: &openraft::RaftMetrics<crate::types::C>,
+    me: NodeId,
+    lease: Duration,
+    quiet: &crate::quiet::Quiet,
+    group: GroupId,
+) -> bool {
+    let leads = m.state == ServerState::Leader && m.current_leader == Some(me);
+    let voters = m.membership_config.membership().voter_ids().count();
+    leads
+        && (voters <= 1
+            || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease)
+            || quiet.lease_ok(group, m.current_term, voters))
+}
+
 /// At most this many queued commits go to Raft in one batch.
 const SUBMIT_BATCH: usize = 256;
 
@@ -368,12 +396,7 @@ struct RoleWatch {
 impl RoleWatch {
     async fn run(self, role: watch::Sender<Role>) {
         let mut metrics = self.raft.metrics();
-        // No other node can be elected before its followers have missed
-        // the leader for the lease (the maximum election timeout) plus at
-        // least the minimum election timeout; until then this node may
-        // still serve, even if a large entry delays the quorum's answers.
-        let (min, max) = self.config.election_timeout_ms;
-        let lease = Duration::from_millis(max + min - self.config.heartbeat_ms.min(min / 2));
+        let lease = primary_lease(&self.config);
         let mut tick = tokio::time::interval(Duration::from_millis(self.config.heartbeat_ms.max(20) / 2));
         // The primary's addresses as it reports them now (they may differ
         // from those recorded when the cluster formed).
@@ -387,9 +410,7 @@ impl RoleWatch {
             let me = self.config.id;
             let leads = m.state == ServerState::Leader && m.current_leader == Some(me);
             let voters = m.membership_config.membership().voter_ids().count();
-            let quorum = voters <= 1
-                || m.last_quorum_acked.as_ref().is_some_and(|t| t.elapsed() < lease)
-                || (leads && self.quiet.lease_ok(self.group, m.current_term, voters));
+            let quorum = leads_with_lease(&m, me, lease, &self.quiet, self.group);
             let current = role.borrow().clone();
             // Outside the configuration (a spare, or a node replaced while
             // away), or a member hearing no primary while the primary says

@@ -224,6 +224,19 @@ impl Groups {
         !self.hosting.claimed.read().contains(&stream)
     }
 
+    /// Whether this node leads data group `id` with a lease at this moment
+    /// (the rule its role watch applies every 25 ms, applied now): a
+    /// statement on the primary checks it, so that none reads on a lease
+    /// that has just lapsed.
+    pub fn holds_lease(&self, id: GroupId) -> bool {
+        let Some(raft) = self.hosting.context.hosts.read().get(&id).map(|h| h.raft.clone()) else { return false };
+        let context = &self.hosting.context;
+        let lease = crate::data_group::primary_lease(&context.config);
+        let metrics = raft.metrics();
+        let m = metrics.borrow_watched();
+        crate::data_group::leads_with_lease(&m, self.me, lease, &context.quiet, id)
+    }
+
     /// This node's role in data group `id`, if it hosts the group.
     pub fn role_of(&self, id: GroupId) -> Option<watch::Receiver<Role>> {
         if id == DATA_GROUP {

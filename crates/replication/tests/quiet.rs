@@ -110,6 +110,15 @@ fn an_idle_group_goes_quiet_keeps_its_primary_wakes_to_write_and_fails_over() {
             (ids_in(n, 5) == (1..=40).collect::<Vec<_>>()).then_some(())
         });
     }
+
+    // The lease statements check: held by the new primary, lapsed within
+    // a second once it is alone.
+    assert!(nodes[q].group().groups().holds_lease(1));
+    let other = (0..3).find(|&i| i != p && i != q).unwrap();
+    nodes[other].stop();
+    wait_for("the lone primary's lease to lapse", Duration::from_secs(10), || {
+        (!nodes[q].group().groups().holds_lease(1)).then_some(())
+    });
     for n in nodes.iter_mut().filter(|n| n.group.is_some()) {
         n.stop();
     }

@@ -419,6 +419,12 @@ impl Catalog {
         let _ = self.cluster.set(view);
     }
 
+    /// Whether this node may serve a statement of the database whose home
+    /// is `home` as its primary now (always, on a single node).
+    pub fn holds_lease(&self, home: Option<u32>) -> bool {
+        self.cluster.get().is_none_or(|view| view.holds_lease(home))
+    }
+
     /// The cluster's nodes; a single node shows itself as the primary.
     pub fn cluster_nodes(&self) -> Vec<crate::cluster_view::NodeRow> {
         match self.cluster.get() {

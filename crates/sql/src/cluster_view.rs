@@ -46,6 +46,14 @@ pub trait ClusterView: Send + Sync {
     fn stream_replicas(&self, _stream: u32) -> Option<Vec<ReplicaRow>> {
         None
     }
+
+    /// Whether this node may serve a statement of a database whose home is
+    /// `home` (None: the cluster's first group) as its primary now: it
+    /// leads the database's group with a lease. Checked before each
+    /// statement on a primary.
+    fn holds_lease(&self, _home: Option<u32>) -> bool {
+        true
+    }
 }
 
 /// One replica of a database's own group.
@@ -111,4 +119,55 @@ pub trait SecondaryState: Send + Sync {
     /// the primary last told it a commit index it has applied. None when
     /// it cannot say (no primary heard from, or not caught up at all).
     fn staleness(&self) -> Option<std::time::Duration>;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use tessera_engine::{EngineConfig, Node};
+
+    use super::*;
+
+    /// A cluster view whose lease the test turns on and off.
+    struct Lease(AtomicBool);
+
+    impl ClusterView for Lease {
+        fn nodes(&self) -> Vec<NodeRow> {
+            Vec::new()
+        }
+
+        fn holds_lease(&self, _home: Option<u32>) -> bool {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    #[test]
+    fn a_primary_runs_no_statement_once_its_lease_lapsed() {
+        let node = Arc::new(Node::open(EngineConfig::in_memory()).unwrap());
+        let sql = crate::SqlEngine::open(node).unwrap();
+        let lease = Arc::new(Lease(AtomicBool::new(true)));
+        sql.catalog.set_cluster(lease.clone());
+        let mut s = sql.session("tessera", "tessera").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (_, err) = rt.block_on(s.execute_sql("CREATE TABLE t (k int PRIMARY KEY); INSERT INTO t VALUES (1)"));
+        assert!(err.is_none(), "{err:?}");
+
+        lease.0.store(false, Ordering::SeqCst);
+        // Neither a query nor a key read (the fast path) runs. (Writes
+        // need their commit's quorum anyway.)
+        for sql in ["SELECT count(*) FROM t", "SELECT k FROM t WHERE k = 1"] {
+            let (_, err) = rt.block_on(s.execute_sql(sql));
+            let err = err.unwrap_or_else(|| panic!("{sql} ran on a lapsed lease"));
+            assert_eq!(err.code, "57P03", "{sql}: {err:?}");
+            assert!(err.message.contains("lease"), "{}", err.message);
+        }
+
+        // The lease back (a quorum answered again): statements run.
+        lease.0.store(true, Ordering::SeqCst);
+        let (out, err) = rt.block_on(s.execute_sql("SELECT k FROM t WHERE k = 1"));
+        assert!(err.is_none(), "{err:?}");
+        assert_eq!(out.len(), 1);
+    }
 }

@@ -103,6 +103,8 @@ pub struct Session {
     pub(crate) templates: crate::fast::TemplateCache,
     /// The database's partition key when it is keyed (fixed at creation).
     pub(crate) partition_key: Option<crate::keyed::PartitionKey>,
+    /// The database's home (fixed at creation): on a cluster, its group.
+    home: Option<u32>,
     /// The row group the current transaction writes in (keyed databases).
     pub(crate) row_group: Option<crate::keyed::RowGroup>,
 }
@@ -228,6 +230,7 @@ impl Session {
         let scratch = resolver.scratch.clone();
         let ctx = new_context(resolver);
         let partition_key = shared.catalog.database(db).and_then(|d| d.partition_key);
+        let home = shared.catalog.database(db).and_then(|d| d.home);
         Session {
             shared,
             info,
@@ -239,6 +242,7 @@ impl Session {
             next_isolation: None,
             templates: Default::default(),
             partition_key,
+            home,
             row_group: None,
         }
     }
@@ -481,6 +485,18 @@ impl Session {
     /// On a secondary: the node is within this session's staleness bound.
     pub(crate) fn check_staleness(&self) -> Result<()> {
         if !self.shared.is_secondary() {
+            // A primary serves while it holds its lease: its role watch
+            // ends the session when it lapses, but only on its next look.
+            if !self.shared.catalog.holds_lease(self.home) {
+                return Err(SqlError::new(
+                    code::CANNOT_CONNECT_NOW,
+                    format!(
+                        "this node's lease as the primary of database \"{}\" has lapsed (it may have lost its quorum or been replaced); the statement did not run",
+                        self.info.db
+                    ),
+                )
+                .with_hint("Retry: the next attempt reaches the database's primary.".to_string()));
+            }
             // A node serving the databases whose groups it leads follows
             // the cluster's catalog (nothing on a primary's own catalog).
             return self.shared.catalog.refresh_if_changed();

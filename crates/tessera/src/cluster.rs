@@ -479,6 +479,13 @@ impl tessera_sql::cluster_view::ClusterView for View {
             .collect()
     }
 
+    fn holds_lease(&self, home: Option<u32>) -> bool {
+        // A home with a group of its own is that group; the rest is the
+        // first group's.
+        let group = home.filter(|h| !self.1.in_first_group(*h)).unwrap_or(tessera_replication::types::DATA_GROUP);
+        self.1.holds_lease(group)
+    }
+
     fn stream_replicas(&self, stream: u32) -> Option<Vec<tessera_sql::cluster_view::ReplicaRow>> {
         let replicas = self.1.replicas_of(stream)?;
         Some(

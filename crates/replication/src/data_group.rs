@@ -55,11 +55,20 @@ pub(crate) struct Hosting {
     /// The groups removed from this node since it started (the directory
     /// keeps listing them; each is tidied once).
     forgotten: parking_lot::Mutex<HashSet<GroupId>>,
+    /// Other nodes' transactions on the partitions this node leads.
+    pub parts: Arc<crate::part_server::PartServer>,
+    /// This node's transactions on partitions other nodes lead: their
+    /// numbers, and this process's incarnation (random per start).
+    pub remote_seq: std::sync::atomic::AtomicU64,
+    pub incarnation: u64,
 }
 
 impl Hosting {
     pub fn new(context: GroupContext, router: Arc<Router>, claimed: Arc<parking_lot::RwLock<HashSet<u32>>>) -> Self {
+        let mut bytes = [0u8; 8];
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).expect("system randomness");
         Hosting {
+            parts: crate::part_server::PartServer::start(context.clone()),
             context,
             router,
             claimed,
@@ -67,6 +76,8 @@ impl Hosting {
             starting: Default::default(),
             sessions: Default::default(),
             forgotten: Default::default(),
+            remote_seq: Default::default(),
+            incarnation: u64::from_le_bytes(bytes),
         }
     }
 
@@ -208,6 +219,16 @@ pub(crate) struct DataGroup {
 pub(crate) type Adopt = Arc<dyn Fn(u32) + Send + Sync>;
 
 impl GroupContext {
+    /// Whether this node leads data group `id` with a lease at this moment
+    /// (the rule the group's role watch applies every 25 ms, applied now).
+    pub fn holds_lease(&self, id: GroupId) -> bool {
+        let Some(raft) = self.hosts.read().get(&id).map(|h| h.raft.clone()) else { return false };
+        let lease = primary_lease(&self.config);
+        let metrics = raft.metrics();
+        let m = metrics.borrow_watched();
+        leads_with_lease(&m, self.config.id, lease, &self.quiet, id)
+    }
+
     /// Starts this node's part in data group `id`: its Raft over its part
     /// of the shared log, its state machine over the streams `owns`
     /// accepts, the task feeding `submitted` proposals to Raft, and the

@@ -244,6 +244,7 @@ impl Group {
                 machine: machine.clone(),
                 sessions: hosting.sessions.clone(),
                 quiet: hosting.context.quiet.clone(),
+                parts: hosting.parts.clone(),
             }),
         ));
         runtime.spawn(hosting.context.quiet.clone().run(hosting.context.hosts.clone(), peers.clone()));

@@ -229,12 +229,43 @@ impl Groups {
     /// statement on the primary checks it, so that none reads on a lease
     /// that has just lapsed.
     pub fn holds_lease(&self, id: GroupId) -> bool {
-        let Some(raft) = self.hosting.context.hosts.read().get(&id).map(|h| h.raft.clone()) else { return false };
-        let context = &self.hosting.context;
-        let lease = crate::data_group::primary_lease(&context.config);
-        let metrics = raft.metrics();
-        let m = metrics.borrow_watched();
-        crate::data_group::leads_with_lease(&m, self.me, lease, &context.quiet, id)
+        self.hosting.context.holds_lease(id)
+    }
+
+    /// Where a transaction works on partition `stream` of data group `id`:
+    /// None here, when this node leads the group with a lease; otherwise a
+    /// transaction on the group's primary, begun with its first call
+    /// (`begin`). Refused while the group has no primary this node knows.
+    pub fn begin_remote(
+        &self,
+        id: GroupId,
+        stream: u32,
+        begin: crate::remote_part::Begin,
+    ) -> std::result::Result<Option<crate::remote_part::RemoteTxn>, String> {
+        let role = self.role_of(id).map(|r| r.borrow().clone());
+        let primary = match role {
+            Some(Role::Primary) if self.holds_lease(id) => return Ok(None),
+            Some(Role::Primary) => {
+                return Err(format!("this node's lease as the primary of partition group {id} has lapsed"));
+            }
+            Some(Role::Secondary { primary, info }) => (primary, info),
+            Some(Role::Unavailable(why)) => return Err(format!("partition group {id} has no primary: {why}")),
+            Some(Role::Starting) | None => self
+                .primary_of(id)
+                .ok_or_else(|| format!("the primary of partition group {id} is not known on this node yet"))?,
+        };
+        if primary.0 == self.me {
+            return Err(format!("this node is becoming the primary of partition group {id}"));
+        }
+        let seq = self.hosting.remote_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let txn = crate::remote_part::RemoteTxnId { node: self.me, incarnation: self.hosting.incarnation, seq };
+        let peers = self.hosting.context.peers.clone();
+        Ok(Some(crate::remote_part::RemoteTxn::new(peers, primary.1.rpc_addr, id, stream, txn, begin)))
+    }
+
+    /// How many other nodes' transactions are open on partitions this node leads.
+    pub fn remote_transactions_here(&self) -> usize {
+        self.hosting.parts.open_count()
     }
 
     /// This node's role in data group `id`, if it hosts the group.

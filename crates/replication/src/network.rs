@@ -128,6 +128,8 @@ pub(crate) enum Request {
     Sessions(GroupId),
     /// The quiet groups the asking node leads (see `quiet`): confirm them.
     Quiet(Vec<crate::quiet::QuietAsk>),
+    /// A call of a transaction on a partition this node leads.
+    Part(crate::remote_part::PartCall),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -179,6 +181,7 @@ pub(crate) enum Reply {
     Count(usize),
     /// The quiet groups this node confirms.
     Quiet(Vec<GroupId>),
+    Part(crate::remote_part::PartAnswer),
 }
 
 pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -212,6 +215,7 @@ pub(crate) struct Services {
     pub machine: crate::directory::DirectoryMachine,
     pub sessions: SessionCounter,
     pub quiet: Arc<crate::quiet::Quiet>,
+    pub parts: Arc<crate::part_server::PartServer>,
 }
 
 /// The group a request is for (requests not of a data group's Raft: the first).
@@ -228,13 +232,14 @@ fn group_of(request: &Request) -> GroupId {
         | Request::Reconfigure { group, .. }
         | Request::Lead { group, .. }
         | Request::Sessions(group) => *group,
+        Request::Part(call) => call.group,
         _ => DATA_GROUP,
     }
 }
 
 /// The server side: answers peers' requests with the local Rafts.
 pub(crate) fn handler(services: Services) -> Handler {
-    let Services { hosts, id, info, peers, roster, directory, machine, sessions, quiet } = services;
+    let Services { hosts, id, info, peers, roster, directory, machine, sessions, quiet, parts } = services;
     Arc::new(move |from, body| {
         let request = postcard::from_bytes::<Request>(&body);
         let hosted = |group: GroupId| {
@@ -274,6 +279,7 @@ pub(crate) fn handler(services: Services) -> Handler {
         let hosts = hosts.clone();
         let sessions = sessions.clone();
         let quiet = quiet.clone();
+        let parts = parts.clone();
         Box::pin(async move {
             let reply = match request {
                 Err(e) => Reply::Failed(format!("malformed request: {e}")),
@@ -437,6 +443,10 @@ pub(crate) fn handler(services: Services) -> Handler {
                     }
                 },
                 Ok(Request::Quiet(asks)) => Reply::Quiet(quiet.confirm(from, asks, &hosts).await),
+                Ok(Request::Part(call)) if call.txn.node != from => {
+                    Reply::Failed(format!("node {from} called for a transaction of node {}", call.txn.node))
+                }
+                Ok(Request::Part(call)) => Reply::Part(parts.handle(call).await),
             };
             encode(&reply)
         })

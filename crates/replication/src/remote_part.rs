@@ -1,0 +1,461 @@
+//! Transactions on a partition whose primary is another node.
+//!
+//! A keyed database's partitions are Raft groups of their own, and their
+//! primaries need not be where the database's sessions run (its home's
+//! primary). A session's transaction then works on such a partition
+//! through a [`RemoteTxn`]: each engine call — a read, a scan, a write, a
+//! savepoint, the commit — travels as one [`PartCall`] to the partition's
+//! primary, which keeps the engine transaction open between calls
+//! (`part_server`) and answers with the engine's result. The versioned
+//! key-value interface is the same as the engine's, so the SQL layer's
+//! transaction treats a local partition and a remote one alike.
+//!
+//! What can go wrong, and what the caller sees (as engine errors, so the
+//! SQL layer maps them to SQLSTATEs as it maps a local partition's):
+//! - the partition's primary moved, or lost its lease, before the commit:
+//!   its open transactions are aborted there, and every later call fails
+//!   as a commit that was never replicated would (40001, nothing written);
+//! - the commit's answer was lost (the connection broke, the primary
+//!   changed while the commit waited for its quorum): the outcome is
+//!   unknown (40003), as for a local commit in the same situation.
+
+use std::ops::Bound;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tessera_engine::{
+    ConflictReason, Durability, EngineError, Isolation, KeyRange, LogError, PutCondition, PutOutcome, RowVersion,
+};
+
+use crate::network::{Peers, Reply, Request};
+use crate::types::{GroupId, NodeId};
+
+/// A remote transaction's identity: the node running the SQL transaction,
+/// that process's incarnation (random per start), and a number there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RemoteTxnId {
+    pub node: NodeId,
+    pub incarnation: u64,
+    pub seq: u64,
+}
+
+/// How a remote transaction begins (sent with its first call).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Begin {
+    /// 0 read committed, 1 snapshot, 2 repeatable read, 3 serializable.
+    pub isolation: u8,
+    /// 0 the engine's default, 1 synchronous, 2 lazy.
+    pub durability: u8,
+    /// Milliseconds left until the caller's statement deadline.
+    pub deadline_ms: Option<u64>,
+}
+
+/// One call on a partition's primary.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PartCall {
+    /// The partition's group (its primary must hold a lease on it).
+    pub group: GroupId,
+    /// The partition's engine (its stream).
+    pub stream: u32,
+    pub txn: RemoteTxnId,
+    /// Present on the transaction's first call: open it.
+    pub begin: Option<Begin>,
+    pub op: PartOp,
+}
+
+/// A bound of a key range.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum WireBound {
+    Unbounded,
+    Included(Vec<u8>),
+    Excluded(Vec<u8>),
+}
+
+/// What to do on the partition. Tables are named by their engine name,
+/// indexes by theirs (None: the primary key), since ids are the engine's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum PartOp {
+    Get {
+        table: String,
+        key: Vec<u8>,
+    },
+    GetVersioned {
+        table: String,
+        key: Vec<u8>,
+    },
+    Scan {
+        table: String,
+        index: Option<String>,
+        lower: WireBound,
+        upper: WireBound,
+    },
+    Insert {
+        table: String,
+        data: Vec<u8>,
+    },
+    Update {
+        table: String,
+        data: Vec<u8>,
+    },
+    Delete {
+        table: String,
+        key: Vec<u8>,
+    },
+    Put {
+        table: String,
+        data: Vec<u8>,
+        cond: WireCondition,
+    },
+    DeleteIf {
+        table: String,
+        key: Vec<u8>,
+        cond: WireCondition,
+    },
+    /// Returns the savepoint's number.
+    Savepoint,
+    RollbackTo(u32),
+    RefreshSnapshot,
+    Commit,
+    Abort,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub enum WireCondition {
+    Always,
+    Absent,
+    Present,
+    VersionIs(u64),
+}
+
+/// The answer to a [`PartCall`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum PartAnswer {
+    Done,
+    Bool(bool),
+    Row(Option<Vec<u8>>),
+    Versioned(Option<(Vec<u8>, u64)>),
+    Rows(Vec<Vec<u8>>),
+    /// A conditional write: None written, Some(current version) rejected.
+    Put(Option<Option<u64>>),
+    Savepoint(u32),
+    Failed(WireError),
+}
+
+/// An engine error as it travels.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum WireError {
+    Conflict(u8),
+    Deadlock,
+    LockTimeout(u64),
+    DeadlinePassed,
+    Unique {
+        table: String,
+        index: String,
+    },
+    NoSuchTable(String),
+    NoSuchIndex(String),
+    MalformedRow(String),
+    /// Nothing was committed (no primary here, the transaction ended).
+    NotCommitted(String),
+    /// The commit may or may not have happened.
+    Unknown(String),
+    Other(String),
+}
+
+impl WireError {
+    pub fn from_engine(e: &EngineError) -> WireError {
+        match e {
+            EngineError::Conflict { reason } => WireError::Conflict(match reason {
+                ConflictReason::WriteWrite => 0,
+                ConflictReason::ReadValidation => 1,
+                ConflictReason::Phantom => 2,
+                ConflictReason::PartitionChanged => 3,
+            }),
+            EngineError::Deadlock => WireError::Deadlock,
+            EngineError::LockTimeout(d) => WireError::LockTimeout(d.as_millis() as u64),
+            EngineError::DeadlinePassed => WireError::DeadlinePassed,
+            EngineError::UniqueViolation { table, index } => {
+                WireError::Unique { table: table.clone(), index: index.clone() }
+            }
+            EngineError::NoSuchTable(t) => WireError::NoSuchTable(t.clone()),
+            EngineError::NoSuchIndex(i) => WireError::NoSuchIndex(i.clone()),
+            EngineError::MalformedRow(m) => WireError::MalformedRow(m.clone()),
+            EngineError::CommitFailed(LogError::NotReplicated(why)) => WireError::NotCommitted(why.clone()),
+            EngineError::CommitFailed(LogError::OutcomeUnknown(why)) => WireError::Unknown(why.clone()),
+            other => WireError::Other(other.to_string()),
+        }
+    }
+
+    pub fn into_engine(self) -> EngineError {
+        match self {
+            WireError::Conflict(r) => EngineError::conflict(match r {
+                0 => ConflictReason::WriteWrite,
+                1 => ConflictReason::ReadValidation,
+                2 => ConflictReason::Phantom,
+                _ => ConflictReason::PartitionChanged,
+            }),
+            WireError::Deadlock => EngineError::Deadlock,
+            WireError::LockTimeout(ms) => EngineError::LockTimeout(Duration::from_millis(ms)),
+            WireError::DeadlinePassed => EngineError::DeadlinePassed,
+            WireError::Unique { table, index } => EngineError::UniqueViolation { table, index },
+            WireError::NoSuchTable(t) => EngineError::NoSuchTable(t),
+            WireError::NoSuchIndex(i) => EngineError::NoSuchIndex(i),
+            WireError::MalformedRow(m) => EngineError::MalformedRow(m),
+            WireError::NotCommitted(why) => EngineError::CommitFailed(LogError::NotReplicated(why)),
+            WireError::Unknown(why) => EngineError::CommitFailed(LogError::OutcomeUnknown(why)),
+            WireError::Other(m) => EngineError::Internal(format!("on the partition's primary: {m}")),
+        }
+    }
+}
+
+pub fn isolation_code(i: Isolation) -> u8 {
+    match i {
+        Isolation::ReadCommitted => 0,
+        Isolation::Snapshot => 1,
+        Isolation::RepeatableRead => 2,
+        Isolation::Serializable => 3,
+    }
+}
+
+pub fn isolation_of(code: u8) -> Isolation {
+    match code {
+        0 => Isolation::ReadCommitted,
+        1 => Isolation::Snapshot,
+        2 => Isolation::RepeatableRead,
+        _ => Isolation::Serializable,
+    }
+}
+
+pub fn durability_code(d: Option<Durability>) -> u8 {
+    match d {
+        None => 0,
+        Some(Durability::Synchronous) => 1,
+        Some(Durability::Lazy) => 2,
+    }
+}
+
+pub fn durability_of(code: u8) -> Option<Durability> {
+    match code {
+        1 => Some(Durability::Synchronous),
+        2 => Some(Durability::Lazy),
+        _ => None,
+    }
+}
+
+pub(crate) fn bound_to_wire(b: &Bound<Vec<u8>>) -> WireBound {
+    match b {
+        Bound::Unbounded => WireBound::Unbounded,
+        Bound::Included(k) => WireBound::Included(k.clone()),
+        Bound::Excluded(k) => WireBound::Excluded(k.clone()),
+    }
+}
+
+pub(crate) fn bound_of_wire(b: WireBound) -> Bound<Vec<u8>> {
+    match b {
+        WireBound::Unbounded => Bound::Unbounded,
+        WireBound::Included(k) => Bound::Included(k),
+        WireBound::Excluded(k) => Bound::Excluded(k),
+    }
+}
+
+pub(crate) fn condition_to_wire(c: PutCondition) -> WireCondition {
+    match c {
+        PutCondition::Always => WireCondition::Always,
+        PutCondition::Absent => WireCondition::Absent,
+        PutCondition::Present => WireCondition::Present,
+        PutCondition::VersionIs(v) => WireCondition::VersionIs(v.0),
+    }
+}
+
+pub(crate) fn condition_of_wire(c: WireCondition) -> PutCondition {
+    match c {
+        WireCondition::Always => PutCondition::Always,
+        WireCondition::Absent => PutCondition::Absent,
+        WireCondition::Present => PutCondition::Present,
+        WireCondition::VersionIs(v) => PutCondition::VersionIs(RowVersion(v)),
+    }
+}
+
+/// How long a call may take before the caller gives up on it. Generous:
+/// a write may wait for a row's holder, and a commit for its quorum.
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A transaction on a partition whose primary is another node (at `addr`),
+/// from the caller's side. Calls are made one at a time, in order.
+pub struct RemoteTxn {
+    peers: Peers,
+    addr: String,
+    group: GroupId,
+    stream: u32,
+    id: RemoteTxnId,
+    begin: Option<Begin>,
+    read_only: bool,
+    /// The remote side may hold an open transaction (a call was sent).
+    open: bool,
+}
+
+type EResult<T> = std::result::Result<T, EngineError>;
+
+impl RemoteTxn {
+    pub(crate) fn new(peers: Peers, addr: String, group: GroupId, stream: u32, id: RemoteTxnId, begin: Begin) -> Self {
+        RemoteTxn { peers, addr, group, stream, id, begin: Some(begin), read_only: true, open: false }
+    }
+
+    pub fn stream(&self) -> u32 {
+        self.stream
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Sends one call and waits for its answer. A call that could not be
+    /// sent or answered leaves the remote transaction to be aborted there
+    /// (it expires); the caller's transaction cannot go on.
+    async fn call(&mut self, op: PartOp) -> EResult<PartAnswer> {
+        let committing = matches!(op, PartOp::Commit);
+        let call = PartCall { group: self.group, stream: self.stream, txn: self.id, begin: self.begin.take(), op };
+        self.open = true;
+        let body = crate::network::encode(&Request::Part(call));
+        let reply = match self.peers.client(&self.addr).call(body, CALL_TIMEOUT).await {
+            Ok(bytes) => postcard::from_bytes::<Reply>(&bytes)
+                .map_err(|e| format!("a malformed answer from the partition's primary: {e}")),
+            Err(e) => Err(e.to_string()),
+        };
+        match reply {
+            Ok(Reply::Part(PartAnswer::Failed(e))) => Err(e.into_engine()),
+            Ok(Reply::Part(answer)) => Ok(answer),
+            Ok(Reply::Failed(why)) => Err(EngineError::CommitFailed(LogError::NotReplicated(format!(
+                "the partition's primary refused the call: {why}"
+            )))),
+            Ok(_) => Err(EngineError::Internal("an unexpected answer from the partition's primary".into())),
+            Err(why) if committing => Err(EngineError::CommitFailed(LogError::OutcomeUnknown(format!(
+                "the partition's primary did not answer the commit: {why}"
+            )))),
+            Err(why) => Err(EngineError::CommitFailed(LogError::NotReplicated(format!(
+                "the partition's primary did not answer: {why}"
+            )))),
+        }
+    }
+
+    fn unexpected<T>(answer: PartAnswer) -> EResult<T> {
+        Err(EngineError::Internal(format!("an unexpected answer from the partition's primary: {answer:?}")))
+    }
+
+    pub async fn get(&mut self, table: &str, key: &[u8]) -> EResult<Option<Vec<u8>>> {
+        match self.call(PartOp::Get { table: table.into(), key: key.to_vec() }).await? {
+            PartAnswer::Row(r) => Ok(r),
+            other => Self::unexpected(other),
+        }
+    }
+
+    pub async fn get_versioned(&mut self, table: &str, key: &[u8]) -> EResult<Option<(Vec<u8>, RowVersion)>> {
+        match self.call(PartOp::GetVersioned { table: table.into(), key: key.to_vec() }).await? {
+            PartAnswer::Versioned(r) => Ok(r.map(|(d, v)| (d, RowVersion(v)))),
+            other => Self::unexpected(other),
+        }
+    }
+
+    /// Every row of `range` in `index` (None: the primary key), in order.
+    pub async fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>> {
+        let op = PartOp::Scan {
+            table: table.into(),
+            index: index.map(str::to_string),
+            lower: bound_to_wire(&range.lower),
+            upper: bound_to_wire(&range.upper),
+        };
+        match self.call(op).await? {
+            PartAnswer::Rows(r) => Ok(r),
+            other => Self::unexpected(other),
+        }
+    }
+
+    async fn write(&mut self, op: PartOp) -> EResult<PartAnswer> {
+        self.read_only = false;
+        self.call(op).await
+    }
+
+    pub async fn insert(&mut self, table: &str, data: Vec<u8>) -> EResult<()> {
+        match self.write(PartOp::Insert { table: table.into(), data }).await? {
+            PartAnswer::Done => Ok(()),
+            other => Self::unexpected(other),
+        }
+    }
+
+    pub async fn update(&mut self, table: &str, data: Vec<u8>) -> EResult<bool> {
+        match self.write(PartOp::Update { table: table.into(), data }).await? {
+            PartAnswer::Bool(b) => Ok(b),
+            other => Self::unexpected(other),
+        }
+    }
+
+    pub async fn delete(&mut self, table: &str, key: &[u8]) -> EResult<bool> {
+        match self.write(PartOp::Delete { table: table.into(), key: key.to_vec() }).await? {
+            PartAnswer::Bool(b) => Ok(b),
+            other => Self::unexpected(other),
+        }
+    }
+
+    pub async fn put(&mut self, table: &str, data: Vec<u8>, cond: PutCondition) -> EResult<PutOutcome> {
+        let op = PartOp::Put { table: table.into(), data, cond: condition_to_wire(cond) };
+        Self::outcome(self.write(op).await?)
+    }
+
+    pub async fn delete_if(&mut self, table: &str, key: &[u8], cond: PutCondition) -> EResult<PutOutcome> {
+        let op = PartOp::DeleteIf { table: table.into(), key: key.to_vec(), cond: condition_to_wire(cond) };
+        Self::outcome(self.write(op).await?)
+    }
+
+    fn outcome(answer: PartAnswer) -> EResult<PutOutcome> {
+        match answer {
+            PartAnswer::Put(None) => Ok(PutOutcome::Written),
+            PartAnswer::Put(Some(current)) => Ok(PutOutcome::Rejected { current: current.map(RowVersion) }),
+            other => Self::unexpected(other),
+        }
+    }
+
+    pub async fn savepoint(&mut self) -> EResult<u32> {
+        match self.call(PartOp::Savepoint).await? {
+            PartAnswer::Savepoint(n) => Ok(n),
+            other => Self::unexpected(other),
+        }
+    }
+
+    pub async fn rollback_to(&mut self, savepoint: u32) -> EResult<()> {
+        match self.call(PartOp::RollbackTo(savepoint)).await? {
+            PartAnswer::Done => Ok(()),
+            other => Self::unexpected(other),
+        }
+    }
+
+    pub async fn refresh_snapshot(&mut self) -> EResult<()> {
+        if !self.open {
+            return Ok(()); // Nothing begun yet: the first call takes a fresh snapshot.
+        }
+        match self.call(PartOp::RefreshSnapshot).await? {
+            PartAnswer::Done => Ok(()),
+            other => Self::unexpected(other),
+        }
+    }
+
+    /// Commits on the partition's primary, once its quorum has the commit.
+    pub async fn commit(mut self) -> EResult<()> {
+        if !self.open {
+            return Ok(());
+        }
+        match self.call(PartOp::Commit).await? {
+            PartAnswer::Done => Ok(()),
+            other => Self::unexpected(other),
+        }
+    }
+
+    /// Aborts on the partition's primary (best effort: an abandoned
+    /// transaction expires there).
+    pub async fn abort(mut self) {
+        if self.open
+            && let Err(e) = self.call(PartOp::Abort).await
+        {
+            tracing::debug!(stream = self.stream, "aborting a remote transaction: {e}");
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Transactions on a partition whose primary is another node: three nodes
+//! in one process, a data group for one partition led by a node other than
+//! the one whose transaction works on it. Reads, scans, writes, savepoints
+//! and the commit travel to the partition's primary; the commit is
+//! replicated there; a conflict is the engine's; an abort leaves nothing;
+//! and when the partition's primary changes, the transaction it held is
+//! rolled back there and the caller is told nothing was committed.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use tessera_engine::tuple::{Tuple, decode_i64, encode_i64, encode_tuple};
+use tessera_engine::{EngineError, IndexKind, Isolation, KeyRange, LogError, PutCondition, PutOutcome, TableSpec};
+use tessera_replication::NodeInfo;
+use tessera_replication::remote_part::{Begin, RemoteTxn};
+
+const GROUP: u32 = 1;
+const STREAM: u32 = 5;
+
+fn snapshot() -> Begin {
+    Begin { isolation: 1, durability: 0, deadline_ms: Some(10_000) }
+}
+
+fn begin(node: &TestNode) -> RemoteTxn {
+    node.group()
+        .groups()
+        .begin_remote(GROUP, STREAM, snapshot())
+        .expect("the partition's primary is known")
+        .expect("the partition's primary is another node")
+}
+
+fn key(id: i64) -> Vec<u8> {
+    tessera_engine::tuple::encode_key(&[Some(&encode_i64(id))])
+}
+
+fn id_of(row: &[u8]) -> i64 {
+    decode_i64(Tuple::parse(row).unwrap().field(0).unwrap()).unwrap()
+}
+
+fn value_of(row: &[u8]) -> i64 {
+    decode_i64(Tuple::parse(row).unwrap().field(1).unwrap()).unwrap()
+}
+
+fn row_with(id: i64, value: i64) -> Vec<u8> {
+    encode_tuple(&[Some(&encode_i64(id)), Some(&encode_i64(value))])
+}
+
+fn not_committed(e: &EngineError) -> bool {
+    matches!(e, EngineError::CommitFailed(LogError::NotReplicated(_)))
+}
+
+#[test]
+fn a_transaction_works_on_a_partition_whose_primary_is_another_node() {
+    init_tracing();
+    let root = tempfile::tempdir().unwrap();
+    let (nodes, _join) = cluster(root.path());
+    let p = primary(&nodes);
+    for n in &nodes {
+        n.group().host(GROUP, &[STREAM]).unwrap();
+    }
+    // The partition's group is led by a node other than the caller `p`.
+    let q = (p + 1) % 3;
+    let voters: std::collections::BTreeMap<u64, NodeInfo> = nodes
+        .iter()
+        .map(|n| (n.id, NodeInfo { rpc_addr: n.addr.clone(), pg_addr: String::new(), ..Default::default() }))
+        .collect();
+    nodes[q].group().form(GROUP, voters).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let mut leader = primary_of(&nodes, GROUP);
+    if leader == p {
+        rt.block_on(nodes[p].group().raft_of(GROUP).unwrap().trigger().transfer_leader(nodes[q].id)).unwrap();
+        wait_for("the partition's primary to move", Duration::from_secs(10), || {
+            (primary_of(&nodes, GROUP) == q).then_some(())
+        });
+        leader = q;
+    }
+    let part = nodes[leader].group().node().open_partition(STREAM, true).unwrap();
+    part.create_table(TableSpec::new("u", vec![0], IndexKind::Ordered)).unwrap();
+    insert_in(&nodes[leader], STREAM, 1..=3);
+    wait_for("the partition's rows on the caller", Duration::from_secs(30), || {
+        (ids_in(&nodes[p], STREAM) == vec![1, 2, 3]).then_some(())
+    });
+    // The caller's own node leads no such group: it goes to the primary.
+    assert!(nodes[leader].group().groups().begin_remote(GROUP, STREAM, snapshot()).unwrap().is_none());
+
+    rt.block_on(async {
+        // Reads, a scan and writes, committed on the primary's quorum.
+        let mut t = begin(&nodes[p]);
+        assert_eq!(t.get("u", &key(2)).await.unwrap().map(|r| id_of(&r)), Some(2));
+        assert_eq!(t.get("u", &key(9)).await.unwrap(), None);
+        t.insert("u", row(10)).await.unwrap();
+        assert!(t.update("u", row_with(1, 111)).await.unwrap());
+        assert!(t.delete("u", &key(3)).await.unwrap());
+        let seen: Vec<i64> = t.scan("u", None, &KeyRange::all()).await.unwrap().iter().map(|r| id_of(r)).collect();
+        assert_eq!(seen, vec![1, 2, 10], "the transaction sees its own writes");
+        assert!(!t.is_read_only());
+        t.commit().await.unwrap();
+        assert_eq!(nodes[leader].group().groups().remote_transactions_here(), 0);
+        for n in &nodes {
+            wait_for("the committed rows everywhere", Duration::from_secs(30), || {
+                (ids_in(n, STREAM) == vec![1, 2, 10]).then_some(())
+            });
+        }
+
+        // Versioned reads and conditional writes.
+        let mut t = begin(&nodes[p]);
+        let (data, version) = t.get_versioned("u", &key(1)).await.unwrap().unwrap();
+        assert_eq!(value_of(&data), 111);
+        let stale = tessera_engine::RowVersion(version.0.wrapping_sub(1));
+        assert_eq!(
+            t.put("u", row_with(1, 5), PutCondition::VersionIs(stale)).await.unwrap(),
+            PutOutcome::Rejected { current: Some(version) }
+        );
+        assert_eq!(t.put("u", row_with(1, 112), PutCondition::VersionIs(version)).await.unwrap(), PutOutcome::Written);
+        assert!(matches!(
+            t.delete_if("u", &key(77), PutCondition::Present).await.unwrap(),
+            PutOutcome::Rejected { current: None }
+        ));
+        // A savepoint undoes what followed it.
+        t.insert("u", row(20)).await.unwrap();
+        let sp = t.savepoint().await.unwrap();
+        t.insert("u", row(21)).await.unwrap();
+        t.rollback_to(sp).await.unwrap();
+        t.commit().await.unwrap();
+        wait_for("the savepoint's outcome on the primary", Duration::from_secs(10), || {
+            (ids_in(&nodes[leader], STREAM) == vec![1, 2, 10, 20]).then_some(())
+        });
+
+        // First writer wins across nodes: a local commit on the primary
+        // after the remote snapshot makes the remote write conflict.
+        let mut t = begin(&nodes[p]);
+        assert!(t.get("u", &key(2)).await.unwrap().is_some());
+        {
+            let engine = nodes[leader].group().node().partition(STREAM).unwrap();
+            let mut local = engine.begin(Isolation::Snapshot).unwrap();
+            local.update(&engine.table("u").unwrap(), row_with(2, 222)).unwrap();
+            local.commit().unwrap();
+        }
+        let e = t.update("u", row_with(2, 333)).await.unwrap_err();
+        assert!(matches!(e, EngineError::Conflict { .. }), "{e:?}");
+        t.abort().await;
+
+        // An abort leaves nothing, there or here.
+        let mut t = begin(&nodes[p]);
+        t.insert("u", row(30)).await.unwrap();
+        assert_eq!(nodes[leader].group().groups().remote_transactions_here(), 1);
+        t.abort().await;
+        assert_eq!(nodes[leader].group().groups().remote_transactions_here(), 0);
+    });
+
+    // The partition's primary moves while a transaction is open on it:
+    // the old primary rolls it back, and the commit is refused with
+    // nothing written.
+    let lost = rt.block_on(async {
+        let mut t = begin(&nodes[p]);
+        t.insert("u", row(40)).await.unwrap();
+        t
+    });
+    let other = (0..3).find(|&i| i != leader && i != p).unwrap();
+    rt.block_on(nodes[leader].group().raft_of(GROUP).unwrap().trigger().transfer_leader(nodes[other].id)).unwrap();
+    wait_for("the partition's primary to move", Duration::from_secs(10), || {
+        (primary_of(&nodes, GROUP) == other).then_some(())
+    });
+    wait_for("the old primary to roll back what it held", Duration::from_secs(5), || {
+        (nodes[leader].group().groups().remote_transactions_here() == 0).then_some(())
+    });
+    let e = rt.block_on(lost.commit()).unwrap_err();
+    assert!(not_committed(&e), "{e:?}");
+    // A new transaction finds the new primary.
+    rt.block_on(async {
+        let mut t = begin(&nodes[p]);
+        t.insert("u", row(50)).await.unwrap();
+        t.commit().await.unwrap();
+    });
+    for n in &nodes {
+        wait_for("the new primary's commit everywhere", Duration::from_secs(30), || {
+            (ids_in(n, STREAM) == vec![1, 2, 10, 20, 50]).then_some(())
+        });
+    }
+    // Where the caller leads the partition itself, its transactions are local.
+    rt.block_on(nodes[other].group().raft_of(GROUP).unwrap().trigger().transfer_leader(nodes[p].id)).unwrap();
+    wait_for("the partition's primary to move to the caller", Duration::from_secs(10), || {
+        nodes[p].group().groups().begin_remote(GROUP, STREAM, snapshot()).ok().filter(|t| t.is_none())
+    });
+}

@@ -512,6 +512,39 @@ impl Engine {
         self.inner.run_ddl(op.clone(), || self.inner.apply_ddl(&op))
     }
 
+    /// Makes this engine's tables exactly `specs` (by name, with exactly
+    /// their secondary indexes): missing ones are created, extra indexes
+    /// and tables dropped. Tables named `__…` (internal) are left alone.
+    /// Idempotent: a schema change interrupted on some engines is finished
+    /// by calling it again. Returns what it changed, in words.
+    pub fn match_tables(&self, specs: &[TableSpec]) -> Result<Vec<String>> {
+        let mut changed = Vec::new();
+        for spec in specs {
+            let Some(table) = self.table(&spec.name) else {
+                changed.push(format!("created table {}", spec.name));
+                self.create_table(spec.clone())?;
+                continue;
+            };
+            let have = table.spec();
+            for ix in have.secondary.iter().filter(|i| spec.index_by_name(&i.name).is_none()) {
+                changed.push(format!("dropped index {} of {}", ix.name, spec.name));
+                self.drop_index(&spec.name, &ix.name)?;
+            }
+            for ix in spec.secondary.iter().filter(|i| have.index_by_name(&i.name).is_none()) {
+                changed.push(format!("created index {} of {}", ix.name, spec.name));
+                let new = IndexSpec::new(ix.name.clone(), ix.kind, ix.unique, ix.columns.clone());
+                self.create_index(&spec.name, new)?;
+            }
+        }
+        for have in self.tables() {
+            if !have.name.starts_with("__") && !specs.iter().any(|s| s.name == have.name) {
+                changed.push(format!("dropped table {}", have.name));
+                self.drop_table(&have.name)?;
+            }
+        }
+        Ok(changed)
+    }
+
     pub fn table(&self, name: &str) -> Option<Arc<Table>> {
         self.inner.catalog.read().by_name.get(name).cloned()
     }

@@ -95,6 +95,11 @@ pub enum EngineError {
         source: std::io::Error,
     },
 
+    /// Where the data lives is not reachable now (on a cluster: a
+    /// partition without a primary). Nothing was done; retry later.
+    #[error("{0}")]
+    Unavailable(String),
+
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -141,7 +146,7 @@ impl EngineError {
             | InvalidSchema(_)
             | MalformedRow(_)
             | TransactionEnded => ErrorClass::User,
-            TooManyTransactions(_) | ReadOnly(_) | CommitFailed(_) | Io { .. } | DataDirInUse(_) => {
+            TooManyTransactions(_) | ReadOnly(_) | CommitFailed(_) | Io { .. } | DataDirInUse(_) | Unavailable(_) => {
                 ErrorClass::Unavailable
             }
             Log(LogError::Corrupt { .. }) => ErrorClass::Corruption,

@@ -203,8 +203,10 @@ async fn drain_groups(
             continue;
         };
         if node == me {
-            quiet.hand_over(group, &raft);
-            raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+            let hosted = hosts.read().get(&group).cloned();
+            let hosted =
+                hosted.ok_or_else(|| ReplicationError::Refused(format!("group {group} is not hosted here")))?;
+            hosted.hand_over(group, quiet, me, to).await.map_err(ReplicationError::Raft)?;
         } else {
             let addr = membership.get_node(&node).map(|i| i.rpc_addr.clone()).unwrap_or_default();
             match call(peers, &addr, &Request::Lead { group, to }).await? {

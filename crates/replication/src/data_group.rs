@@ -270,7 +270,13 @@ impl GroupContext {
             .map_err(|e| ReplicationError::Raft(e.to_string()))?;
         self.hosts.write().insert(
             id,
-            Arc::new(Hosted { raft: raft.clone(), snapshots, freshness: freshness.clone(), sessions: Arc::default() }),
+            Arc::new(Hosted {
+                raft: raft.clone(),
+                snapshots,
+                freshness: freshness.clone(),
+                sessions: Arc::default(),
+                proposals: proposals.clone(),
+            }),
         );
         // Raft accepts writes while a quorum answered within its lease
         // (the maximum election timeout).

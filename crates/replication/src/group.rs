@@ -273,6 +273,7 @@ impl Group {
             roster: roster.clone(),
             replicas: config.replicas.max(1),
             replace_after: config.replace_after,
+            primaries_seen: Default::default(),
         };
         runtime.spawn(manager.run());
         Ok(Group {

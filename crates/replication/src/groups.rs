@@ -200,8 +200,9 @@ impl Groups {
         if fewest + 2 > mine {
             return Ok(self.me);
         }
-        self.hosting.context.quiet.hand_over(id, &raft);
-        raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+        let hosted = self.hosting.context.hosts.read().get(&id).cloned();
+        let hosted = hosted.ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
+        hosted.hand_over(id, &self.hosting.context.quiet, self.me, to).await.map_err(ReplicationError::Raft)?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         loop {
             let leader = raft.metrics().borrow_watched().current_leader;
@@ -232,16 +233,10 @@ impl Groups {
         self.hosting.context.holds_lease(id)
     }
 
-    /// Where a transaction works on partition `stream` of data group `id`:
-    /// None here, when this node leads the group with a lease; otherwise a
-    /// transaction on the group's primary, begun with its first call
-    /// (`begin`). Refused while the group has no primary this node knows.
-    pub fn begin_remote(
-        &self,
-        id: GroupId,
-        stream: u32,
-        begin: crate::remote_part::Begin,
-    ) -> std::result::Result<Option<crate::remote_part::RemoteTxn>, String> {
+    /// Where data group `id`'s primary is, for work on one of its
+    /// partitions: None here, when this node leads it with a lease.
+    /// Refused while the group has no primary this node knows.
+    pub fn partition_primary(&self, id: GroupId) -> std::result::Result<Option<(NodeId, NodeInfo)>, String> {
         let role = self.role_of(id).map(|r| r.borrow().clone());
         let primary = match role {
             Some(Role::Primary) if self.holds_lease(id) => return Ok(None),
@@ -257,10 +252,80 @@ impl Groups {
         if primary.0 == self.me {
             return Err(format!("this node is becoming the primary of partition group {id}"));
         }
+        Ok(Some(primary))
+    }
+
+    /// Where a transaction works on partition `stream` of data group `id`:
+    /// None here, when this node leads the group with a lease; otherwise a
+    /// transaction on the group's primary, begun with its first call
+    /// (`begin`).
+    pub fn begin_remote(
+        &self,
+        id: GroupId,
+        stream: u32,
+        begin: crate::remote_part::Begin,
+    ) -> std::result::Result<Option<crate::remote_part::RemoteTxn>, String> {
+        let Some((_, info)) = self.partition_primary(id)? else { return Ok(None) };
         let seq = self.hosting.remote_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let txn = crate::remote_part::RemoteTxnId { node: self.me, incarnation: self.hosting.incarnation, seq };
         let peers = self.hosting.context.peers.clone();
-        Ok(Some(crate::remote_part::RemoteTxn::new(peers, primary.1.rpc_addr, id, stream, txn, begin)))
+        Ok(Some(crate::remote_part::RemoteTxn::new(peers, info.rpc_addr, id, stream, txn, begin)))
+    }
+
+    /// Makes a schema change on partition `stream` of data group `id` at
+    /// its primary; false when this node leads the group (make it here).
+    pub async fn change_schema(
+        &self,
+        id: GroupId,
+        stream: u32,
+        change: crate::remote_part::SchemaChange,
+    ) -> std::result::Result<bool, tessera_engine::EngineError> {
+        let primary = self.partition_primary(id).map_err(tessera_engine::EngineError::Unavailable)?;
+        let Some((_, info)) = primary else { return Ok(false) };
+        crate::remote_part::change_schema(&self.hosting.context.peers, &info.rpc_addr, id, stream, change).await?;
+        Ok(true)
+    }
+
+    /// Makes this node group `id`'s primary: its primary hands the role
+    /// over (Raft's leadership transfer), and this returns once this node
+    /// serves it with a lease, within `within`. This node must hold an
+    /// up-to-date replica of the group.
+    pub async fn lead_here(&self, id: GroupId, within: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + within;
+        let mut asked = false;
+        loop {
+            match self.partition_primary(id) {
+                Ok(None) => return Ok(()),
+                Ok(Some((_, info))) if !asked => {
+                    let request = crate::network::Request::Lead { group: id, to: self.me };
+                    match crate::admin::call(&self.hosting.context.peers, &info.rpc_addr, &request).await? {
+                        crate::network::Reply::Failed(e) => return Err(ReplicationError::Refused(e)),
+                        _ => asked = true,
+                    }
+                }
+                _ => {}
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ReplicationError::Timeout(format!(
+                    "this node did not become the primary of group {id} within {within:?}"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The group replicating `stream` (None: the first group, or no group
+    /// this node knows).
+    pub fn group_of_stream(&self, stream: u32) -> Option<GroupId> {
+        // The groups hosted here know their streams first (a split's new
+        // stream, a group just made); the directory knows the others.
+        let hosted =
+            self.hosting.more.lock().iter().find(|(_, g)| g.streams.read().contains(&stream)).map(|(id, _)| *id);
+        if hosted.is_some() {
+            return hosted;
+        }
+        let directory = self.machine.directory();
+        directory.streams.iter().find(|(g, s)| **g != DATA_GROUP && s.contains(&stream)).map(|(g, _)| *g)
     }
 
     /// How many other nodes' transactions are open on partitions this node leads.

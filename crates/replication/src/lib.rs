@@ -53,6 +53,13 @@
 //!   group for given streams (its messages carry its id, its commits are
 //!   routed to it by stream, its snapshots touch only its streams).
 //!
+//! - `remote_part` and `part_server`: transactions on a partition whose
+//!   group another node leads — each engine call one RPC to that primary,
+//!   which holds the engine transaction between calls, checks its lease on
+//!   every call and aborts what it holds once it stops leading — and
+//!   schema changes made there. The SQL layer's sessions of a keyed
+//!   database run on its home's primary and reach its partitions so.
+//!
 //! Safety of a change of primary rests on three rules. A node serves as
 //! primary only once it leads with a quorum and has applied everything
 //! committed before its term. Its engines' clocks then start above every

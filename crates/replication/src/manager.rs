@@ -305,10 +305,18 @@ pub(crate) struct Manager {
     pub replicas: usize,
     /// How long a voter may be unreachable before it is replaced.
     pub replace_after: Duration,
+    /// Each group's primary as last seen, and since when.
+    pub primaries_seen: parking_lot::Mutex<HashMap<GroupId, (NodeId, std::time::Instant)>>,
 }
 
 /// How long after moving a primary the manager waits before the next move.
 const SETTLE: Duration = Duration::from_secs(2);
+
+/// A primary that changed within this long is not moved to spread
+/// primaries: it was just elected, or put there on purpose (a split makes
+/// the node running it its partition's primary), and moving it back at
+/// once would undo that work.
+const STAY: Duration = Duration::from_secs(10);
 
 /// Load figures are recorded in the directory every this many ticks.
 const LOAD_TICKS: u64 = 20;
@@ -430,7 +438,16 @@ impl Manager {
     async fn balance(&self, views: &[(GroupId, GroupView)]) -> bool {
         let mut map = ClusterMap::default();
         let heard: HashMap<NodeId, bool> = self.roster.spares().into_iter().map(|(id, _, alive)| (id, alive)).collect();
+        let now = std::time::Instant::now();
         for (group, view) in views {
+            let stays = {
+                let mut seen = self.primaries_seen.lock();
+                let since = seen.entry(*group).or_insert((view.leader, now));
+                if since.0 != view.leader {
+                    *since = (view.leader, now);
+                }
+                now.duration_since(since.1) < STAY
+            };
             let mut replicas = Vec::new();
             for m in &view.members {
                 if !map.nodes.contains_key(&m.id) {
@@ -442,7 +459,7 @@ impl Manager {
                 // groups move, as they are small and their sessions few.
                 let role = if m.id == view.leader {
                     tessera_cluster::Role::Primary
-                } else if m.voter && m.answered && *group != DATA_GROUP {
+                } else if m.voter && m.answered && *group != DATA_GROUP && !stays {
                     tessera_cluster::Role::Secondary
                 } else {
                     tessera_cluster::Role::Building
@@ -472,11 +489,9 @@ impl Manager {
         let Some(leader) = view.members.iter().find(|m| m.id == view.leader) else { return false };
         tracing::info!(group, from, to, "moving data group {group}'s primary from node {from} to node {to}");
         let moved = if leader.id == self.me {
-            match self.hosting.raft_of(group).or_else(|| (group == DATA_GROUP).then(|| self.data.clone())) {
-                Some(raft) => {
-                    self.hosting.context.quiet.hand_over(group, &raft);
-                    raft.trigger().transfer_leader(to).await.map_err(|e| e.to_string())
-                }
+            let hosted = self.hosting.context.hosts.read().get(&group).cloned();
+            match hosted {
+                Some(hosted) => hosted.hand_over(group, &self.hosting.context.quiet, self.me, to).await,
                 None => Err(format!("data group {group} is not hosted here")),
             }
         } else {

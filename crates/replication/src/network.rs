@@ -130,6 +130,12 @@ pub(crate) enum Request {
     Quiet(Vec<crate::quiet::QuietAsk>),
     /// A call of a transaction on a partition this node leads.
     Part(crate::remote_part::PartCall),
+    /// A schema change of a partition this node leads.
+    PartSchema {
+        group: GroupId,
+        stream: u32,
+        change: crate::remote_part::SchemaChange,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -195,6 +201,54 @@ pub(crate) struct Hosted {
     pub freshness: Arc<crate::freshness::Freshness>,
     /// Pipelined replication sessions from the group's primary.
     pub sessions: Arc<crate::append_stream::Sessions>,
+    /// This node's commits to the group.
+    pub proposals: Arc<crate::commit_log::Proposals>,
+}
+
+impl Hosted {
+    /// Hands the group's primary role (held here) to node `to`, gently:
+    /// new commits are refused at once (nothing written, so the client may
+    /// retry) and those in flight get their answers before the role moves,
+    /// so that a planned move costs a client a retry rather than a commit
+    /// of unknown outcome. If the role has not moved within 3 s, this node
+    /// serves again.
+    pub async fn hand_over(
+        &self,
+        group: GroupId,
+        quiet: &crate::quiet::Quiet,
+        me: NodeId,
+        to: NodeId,
+    ) -> std::result::Result<(), String> {
+        quiet.hand_over(group, &self.raft);
+        let serving = self.proposals.is_serving();
+        if serving {
+            self.proposals.set_serving(false, "the primary is handing its role to another node");
+            let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+            while self.proposals.tickets.pending() > 0 && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            }
+        }
+        let moved = self.raft.trigger().transfer_leader(to).await.map_err(|e| e.to_string());
+        if serving {
+            let (raft, proposals) = (self.raft.clone(), self.proposals.clone());
+            tokio::spawn(async move {
+                let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3);
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    let m = raft.metrics().borrow_watched().clone();
+                    if m.current_leader != Some(me) || m.state != openraft::ServerState::Leader {
+                        return; // It moved: the role watch takes it from here.
+                    }
+                    if tokio::time::Instant::now() >= deadline {
+                        tracing::warn!(group, to, "the primary's role did not move; this node serves again");
+                        proposals.set_serving(true, "");
+                        return;
+                    }
+                }
+            });
+        }
+        moved
+    }
 }
 
 /// The data groups a node hosts, by id (the first, [`DATA_GROUP`], always).
@@ -233,6 +287,7 @@ fn group_of(request: &Request) -> GroupId {
         | Request::Lead { group, .. }
         | Request::Sessions(group) => *group,
         Request::Part(call) => call.group,
+        Request::PartSchema { group, .. } => *group,
         _ => DATA_GROUP,
     }
 }
@@ -429,10 +484,9 @@ pub(crate) fn handler(services: Services) -> Handler {
                     if m.current_leader != Some(id) {
                         Reply::Failed(format!("node {id} is not group {group}'s primary"))
                     } else {
-                        quiet.hand_over(group, &target.raft);
-                        match target.raft.trigger().transfer_leader(to).await {
+                        match target.hand_over(group, &quiet, id, to).await {
                             Ok(()) => Reply::Done(format!("group {group}'s primary moves to node {to}")),
-                            Err(e) => Reply::Failed(e.to_string()),
+                            Err(e) => Reply::Failed(e),
                         }
                     }
                 }
@@ -447,6 +501,9 @@ pub(crate) fn handler(services: Services) -> Handler {
                     Reply::Failed(format!("node {from} called for a transaction of node {}", call.txn.node))
                 }
                 Ok(Request::Part(call)) => Reply::Part(parts.handle(call).await),
+                Ok(Request::PartSchema { group, stream, change }) => {
+                    Reply::Part(parts.change_schema(group, stream, change).await)
+                }
             };
             encode(&reply)
         })

@@ -17,7 +17,8 @@ use tessera_engine::{CommitStart, Engine, EngineError, KeyRange, PRIMARY, PutOut
 
 use crate::data_group::GroupContext;
 use crate::remote_part::{
-    PartAnswer, PartCall, PartOp, RemoteTxnId, WireError, bound_of_wire, condition_of_wire, durability_of, isolation_of,
+    PartAnswer, PartCall, PartOp, RemoteTxnId, SchemaChange, WireError, bound_of_wire, condition_of_wire,
+    durability_of, isolation_of,
 };
 use crate::types::GroupId;
 
@@ -28,7 +29,8 @@ struct Open {
     txn: Option<Transaction>,
     group: GroupId,
     engine: Arc<Engine>,
-    savepoints: Vec<tessera_engine::Savepoint>,
+    /// By the caller's numbers (0: the start).
+    savepoints: HashMap<u32, tessera_engine::Savepoint>,
     last: Instant,
 }
 
@@ -60,6 +62,17 @@ impl PartServer {
             }
         });
         server
+    }
+
+    /// Partition `stream`'s engine here. A partition its group has not
+    /// written yet has none on a replica (the group's log opens it with its
+    /// first entry): this node leads the group and has applied everything
+    /// committed, so it is empty, and opened so.
+    fn engine(&self, stream: u32) -> Result<Arc<Engine>, EngineError> {
+        match self.context.node.partition(stream) {
+            Some(e) => Ok(e),
+            None => self.context.node.open_partition(stream, true),
+        }
     }
 
     /// How many remote transactions are open here.
@@ -94,7 +107,7 @@ impl PartServer {
 
     /// Answers one call.
     pub async fn handle(self: &Arc<Self>, call: PartCall) -> PartAnswer {
-        let PartCall { group, stream, txn: id, begin, op } = call;
+        let PartCall { group, stream, txn: id, begin, refresh, savepoints, op } = call;
         if matches!(op, PartOp::Abort) {
             if let Some(open) = self.open.lock().remove(&id) {
                 let taken = open.lock().txn.take();
@@ -117,11 +130,9 @@ impl PartServer {
         }
         let open = match begin {
             Some(b) => {
-                let Some(engine) = self.context.node.partition(stream) else {
-                    return not_committed(format!(
-                        "partition stream {stream} is not open on node {}",
-                        self.context.config.id
-                    ));
+                let engine = match self.engine(stream) {
+                    Ok(e) => e,
+                    Err(e) => return failed(&e),
                 };
                 let mut t = match engine.begin(isolation_of(b.isolation)) {
                     Ok(t) => t,
@@ -132,11 +143,13 @@ impl PartServer {
                 }
                 t.set_wait(true);
                 t.set_wait_deadline(b.deadline_ms.map(|ms| Instant::now() + Duration::from_millis(ms)));
+                // Savepoint 0 is the transaction's start.
+                let start = t.savepoint();
                 let open = Arc::new(parking_lot::Mutex::new(Open {
                     txn: Some(t),
                     group,
                     engine,
-                    savepoints: Vec::new(),
+                    savepoints: HashMap::from([(0, start)]),
                     last: Instant::now(),
                 }));
                 self.open.lock().insert(id, open.clone());
@@ -170,7 +183,7 @@ impl PartServer {
         let worked = tokio::task::spawn_blocking(move || {
             let mut o = open.lock();
             o.last = Instant::now();
-            let answer = run(&mut o, op);
+            let answer = run(&mut o, refresh, savepoints, op);
             o.last = Instant::now();
             answer
         })
@@ -182,14 +195,58 @@ impl PartServer {
     }
 }
 
+impl PartServer {
+    /// Makes a schema change on partition `stream`, which this node must
+    /// lead (the engine replicates it through the partition's group).
+    pub async fn change_schema(self: &Arc<Self>, group: GroupId, stream: u32, change: SchemaChange) -> PartAnswer {
+        if !self.context.holds_lease(group) {
+            return not_committed(format!(
+                "node {} is not the primary of this partition (group {group}) now",
+                self.context.config.id
+            ));
+        }
+        let engine = match self.engine(stream) {
+            Ok(e) => e,
+            Err(e) => return failed(&e),
+        };
+        let done = tokio::task::spawn_blocking(move || match change {
+            SchemaChange::CreateTable(table) => engine.create_table(table.spec()).map(|_| ()),
+            SchemaChange::DropTable(name) => engine.drop_table(&name),
+            SchemaChange::CreateIndex { table, index } => engine.create_index(&table, index.spec()),
+            SchemaChange::DropIndex { table, index } => engine.drop_index(&table, &index),
+            SchemaChange::TruncateTable(name) => engine.truncate_table(&name).map(|_| ()),
+            SchemaChange::MatchTables(tables) => {
+                let specs: Vec<_> = tables.iter().map(|t| t.spec()).collect();
+                engine.match_tables(&specs).map(|changed| {
+                    for change in changed {
+                        tracing::warn!(stream, "a partition behind its database's schema: {change}");
+                    }
+                })
+            }
+        })
+        .await;
+        match done {
+            Ok(Ok(())) => PartAnswer::Done,
+            Ok(Err(e)) => failed(&e),
+            Err(e) => PartAnswer::Failed(WireError::Other(format!("the schema change's task failed: {e}"))),
+        }
+    }
+}
+
 fn table_of(engine: &Engine, name: &str) -> Result<Arc<Table>, EngineError> {
     engine.table(name).ok_or_else(|| EngineError::NoSuchTable(name.to_string()))
 }
 
 /// Runs one call (not a commit or an abort) on an open transaction.
-fn run(o: &mut Open, op: PartOp) -> PartAnswer {
+fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, op: PartOp) -> PartAnswer {
     let Open { txn, engine, savepoints, .. } = o;
     let Some(t) = txn.as_mut() else { return not_committed("the transaction already ended".into()) };
+    if refresh {
+        t.refresh_snapshot();
+    }
+    for n in taken {
+        savepoints.insert(n, t.savepoint());
+    }
     let result: Result<PartAnswer, EngineError> = (|| match op {
         PartOp::Get { table, key } => Ok(PartAnswer::Row(t.get(&table_of(engine, &table)?, &key)?)),
         PartOp::GetVersioned { table, key } => {
@@ -213,20 +270,13 @@ fn run(o: &mut Open, op: PartOp) -> PartAnswer {
         PartOp::DeleteIf { table, key, cond } => {
             put_answer(t.delete_if(&table_of(engine, &table)?, &key, condition_of_wire(cond))?)
         }
-        PartOp::Savepoint => {
-            savepoints.push(t.savepoint());
-            Ok(PartAnswer::Savepoint((savepoints.len() - 1) as u32))
-        }
         PartOp::RollbackTo(n) => {
             let sp = *savepoints
-                .get(n as usize)
+                .get(&n)
                 .ok_or_else(|| EngineError::Internal(format!("no savepoint {n} in the remote transaction")))?;
             t.rollback_to(sp)?;
-            savepoints.truncate(n as usize + 1);
-            Ok(PartAnswer::Done)
-        }
-        PartOp::RefreshSnapshot => {
-            t.refresh_snapshot();
+            // The later ones mark states undone.
+            savepoints.retain(|k, _| *k <= n);
             Ok(PartAnswer::Done)
         }
         PartOp::Commit | PartOp::Abort => Err(EngineError::Internal("commit and abort are answered above".into())),

@@ -24,7 +24,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tessera_engine::{
-    ConflictReason, Durability, EngineError, Isolation, KeyRange, LogError, PutCondition, PutOutcome, RowVersion,
+    ConflictReason, Durability, EngineError, IndexKind, IndexSpec, Isolation, KeyRange, LogError, PutCondition,
+    PutOutcome, RowVersion, TableSpec,
 };
 
 use crate::network::{Peers, Reply, Request};
@@ -60,6 +61,11 @@ pub struct PartCall {
     pub txn: RemoteTxnId,
     /// Present on the transaction's first call: open it.
     pub begin: Option<Begin>,
+    /// Before the operation: take a fresh snapshot (read committed).
+    pub refresh: bool,
+    /// Before the operation: take these savepoints (the caller numbers
+    /// them; 0 is the transaction's start).
+    pub savepoints: Vec<u32>,
     pub op: PartOp,
 }
 
@@ -71,50 +77,99 @@ pub enum WireBound {
     Excluded(Vec<u8>),
 }
 
+/// An index as it travels (its id is the receiving engine's to give).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireIndex {
+    pub name: String,
+    /// false: hash, true: ordered.
+    pub ordered: bool,
+    pub unique: bool,
+    pub columns: Vec<u16>,
+}
+
+impl WireIndex {
+    pub fn of(spec: &IndexSpec) -> WireIndex {
+        WireIndex {
+            name: spec.name.clone(),
+            ordered: spec.kind == IndexKind::Ordered,
+            unique: spec.unique,
+            columns: spec.columns.clone(),
+        }
+    }
+
+    pub fn spec(&self) -> IndexSpec {
+        let kind = if self.ordered { IndexKind::Ordered } else { IndexKind::Hash };
+        IndexSpec::new(self.name.clone(), kind, self.unique, self.columns.clone())
+    }
+}
+
+/// A table as it travels: its name, primary key and secondary indexes
+/// (ids are the receiving engine's to give).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireTable {
+    pub name: String,
+    pub primary: WireIndex,
+    pub secondary: Vec<WireIndex>,
+}
+
+impl WireTable {
+    pub fn of(spec: &TableSpec) -> WireTable {
+        WireTable {
+            name: spec.name.clone(),
+            primary: WireIndex::of(&spec.primary),
+            secondary: spec.secondary.iter().map(WireIndex::of).collect(),
+        }
+    }
+
+    pub fn spec(&self) -> TableSpec {
+        let mut primary = self.primary.spec();
+        primary.id = tessera_engine::PRIMARY;
+        let secondary: Vec<IndexSpec> = self
+            .secondary
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let mut s = w.spec();
+                s.id = i as u32 + 1;
+                s
+            })
+            .collect();
+        let next_index_id = secondary.len() as u32 + 1;
+        TableSpec { id: 0, name: self.name.clone(), primary, secondary, next_index_id }
+    }
+}
+
+/// A schema change of one partition's engine, made on its primary.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum SchemaChange {
+    CreateTable(WireTable),
+    DropTable(String),
+    CreateIndex {
+        table: String,
+        index: WireIndex,
+    },
+    DropIndex {
+        table: String,
+        index: String,
+    },
+    TruncateTable(String),
+    /// Make the engine's tables exactly these (`Engine::match_tables`).
+    MatchTables(Vec<WireTable>),
+}
+
 /// What to do on the partition. Tables are named by their engine name,
 /// indexes by theirs (None: the primary key), since ids are the engine's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum PartOp {
-    Get {
-        table: String,
-        key: Vec<u8>,
-    },
-    GetVersioned {
-        table: String,
-        key: Vec<u8>,
-    },
-    Scan {
-        table: String,
-        index: Option<String>,
-        lower: WireBound,
-        upper: WireBound,
-    },
-    Insert {
-        table: String,
-        data: Vec<u8>,
-    },
-    Update {
-        table: String,
-        data: Vec<u8>,
-    },
-    Delete {
-        table: String,
-        key: Vec<u8>,
-    },
-    Put {
-        table: String,
-        data: Vec<u8>,
-        cond: WireCondition,
-    },
-    DeleteIf {
-        table: String,
-        key: Vec<u8>,
-        cond: WireCondition,
-    },
-    /// Returns the savepoint's number.
-    Savepoint,
+    Get { table: String, key: Vec<u8> },
+    GetVersioned { table: String, key: Vec<u8> },
+    Scan { table: String, index: Option<String>, lower: WireBound, upper: WireBound },
+    Insert { table: String, data: Vec<u8> },
+    Update { table: String, data: Vec<u8> },
+    Delete { table: String, key: Vec<u8> },
+    Put { table: String, data: Vec<u8>, cond: WireCondition },
+    DeleteIf { table: String, key: Vec<u8>, cond: WireCondition },
     RollbackTo(u32),
-    RefreshSnapshot,
     Commit,
     Abort,
 }
@@ -137,7 +192,6 @@ pub enum PartAnswer {
     Rows(Vec<Vec<u8>>),
     /// A conditional write: None written, Some(current version) rejected.
     Put(Option<Option<u64>>),
-    Savepoint(u32),
     Failed(WireError),
 }
 
@@ -159,6 +213,8 @@ pub enum WireError {
     NotCommitted(String),
     /// The commit may or may not have happened.
     Unknown(String),
+    /// The partition has no primary now; nothing was done.
+    Unavailable(String),
     Other(String),
 }
 
@@ -182,6 +238,7 @@ impl WireError {
             EngineError::MalformedRow(m) => WireError::MalformedRow(m.clone()),
             EngineError::CommitFailed(LogError::NotReplicated(why)) => WireError::NotCommitted(why.clone()),
             EngineError::CommitFailed(LogError::OutcomeUnknown(why)) => WireError::Unknown(why.clone()),
+            EngineError::Unavailable(why) => WireError::Unavailable(why.clone()),
             other => WireError::Other(other.to_string()),
         }
     }
@@ -203,6 +260,7 @@ impl WireError {
             WireError::MalformedRow(m) => EngineError::MalformedRow(m),
             WireError::NotCommitted(why) => EngineError::CommitFailed(LogError::NotReplicated(why)),
             WireError::Unknown(why) => EngineError::CommitFailed(LogError::OutcomeUnknown(why)),
+            WireError::Unavailable(why) => EngineError::Unavailable(why),
             WireError::Other(m) => EngineError::Internal(format!("on the partition's primary: {m}")),
         }
     }
@@ -276,6 +334,36 @@ pub(crate) fn condition_of_wire(c: WireCondition) -> PutCondition {
     }
 }
 
+/// Makes `change` on partition `stream` of group `id` at its primary
+/// (`addr`). Nothing transactional: each change is the engine's own
+/// atomic step, and a schema change's job repeats it where it is missing.
+pub async fn change_schema(
+    peers: &Peers,
+    addr: &str,
+    group: GroupId,
+    stream: u32,
+    change: SchemaChange,
+) -> std::result::Result<(), EngineError> {
+    let body = crate::network::encode(&Request::PartSchema { group, stream, change });
+    let reply = match peers.client(addr).call(body, CALL_TIMEOUT).await {
+        Ok(bytes) => postcard::from_bytes::<Reply>(&bytes)
+            .map_err(|e| EngineError::Internal(format!("a malformed answer from the partition's primary: {e}")))?,
+        Err(e) => {
+            return Err(EngineError::CommitFailed(LogError::OutcomeUnknown(format!(
+                "the partition's primary did not answer a schema change: {e}"
+            ))));
+        }
+    };
+    match reply {
+        Reply::Part(PartAnswer::Done) => Ok(()),
+        Reply::Part(PartAnswer::Failed(e)) => Err(e.into_engine()),
+        Reply::Failed(why) => Err(EngineError::CommitFailed(LogError::NotReplicated(format!(
+            "the partition's primary refused a schema change: {why}"
+        )))),
+        _ => Err(EngineError::Internal("an unexpected answer from the partition's primary".into())),
+    }
+}
+
 /// How long a call may take before the caller gives up on it. Generous:
 /// a write may wait for a row's holder, and a commit for its quorum.
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -292,13 +380,29 @@ pub struct RemoteTxn {
     read_only: bool,
     /// The remote side may hold an open transaction (a call was sent).
     open: bool,
+    /// Taken with the next call: a fresh snapshot, and savepoints.
+    refresh: bool,
+    pending: Vec<u32>,
+    next_savepoint: u32,
 }
 
 type EResult<T> = std::result::Result<T, EngineError>;
 
 impl RemoteTxn {
     pub(crate) fn new(peers: Peers, addr: String, group: GroupId, stream: u32, id: RemoteTxnId, begin: Begin) -> Self {
-        RemoteTxn { peers, addr, group, stream, id, begin: Some(begin), read_only: true, open: false }
+        RemoteTxn {
+            peers,
+            addr,
+            group,
+            stream,
+            id,
+            begin: Some(begin),
+            read_only: true,
+            open: false,
+            refresh: false,
+            pending: Vec::new(),
+            next_savepoint: 1,
+        }
     }
 
     pub fn stream(&self) -> u32 {
@@ -314,7 +418,15 @@ impl RemoteTxn {
     /// (it expires); the caller's transaction cannot go on.
     async fn call(&mut self, op: PartOp) -> EResult<PartAnswer> {
         let committing = matches!(op, PartOp::Commit);
-        let call = PartCall { group: self.group, stream: self.stream, txn: self.id, begin: self.begin.take(), op };
+        let call = PartCall {
+            group: self.group,
+            stream: self.stream,
+            txn: self.id,
+            begin: self.begin.take(),
+            refresh: std::mem::take(&mut self.refresh),
+            savepoints: std::mem::take(&mut self.pending),
+            op,
+        };
         self.open = true;
         let body = crate::network::encode(&Request::Part(call));
         let reply = match self.peers.client(&self.addr).call(body, CALL_TIMEOUT).await {
@@ -414,28 +526,36 @@ impl RemoteTxn {
         }
     }
 
-    pub async fn savepoint(&mut self) -> EResult<u32> {
-        match self.call(PartOp::Savepoint).await? {
-            PartAnswer::Savepoint(n) => Ok(n),
-            other => Self::unexpected(other),
-        }
+    /// A savepoint, taken on the primary with the next call (0 is the
+    /// transaction's start).
+    pub fn savepoint(&mut self) -> u32 {
+        let n = self.next_savepoint;
+        self.next_savepoint += 1;
+        self.pending.push(n);
+        n
     }
 
     pub async fn rollback_to(&mut self, savepoint: u32) -> EResult<()> {
+        if savepoint == 0 && !self.open {
+            return Ok(()); // Nothing was done yet.
+        }
+        if let Some(i) = self.pending.iter().position(|p| *p == savepoint) {
+            // Taken after the last call: nothing was done since.
+            self.pending.truncate(i + 1);
+            return Ok(());
+        }
+        // Those taken after the last call mark a state being undone.
+        self.pending.clear();
         match self.call(PartOp::RollbackTo(savepoint)).await? {
             PartAnswer::Done => Ok(()),
             other => Self::unexpected(other),
         }
     }
 
-    pub async fn refresh_snapshot(&mut self) -> EResult<()> {
-        if !self.open {
-            return Ok(()); // Nothing begun yet: the first call takes a fresh snapshot.
-        }
-        match self.call(PartOp::RefreshSnapshot).await? {
-            PartAnswer::Done => Ok(()),
-            other => Self::unexpected(other),
-        }
+    /// A fresh snapshot from the next call on.
+    pub fn refresh_snapshot(&mut self) {
+        // Before the first call there is nothing to refresh: it begins anew.
+        self.refresh = self.open;
     }
 
     /// Commits on the partition's primary, once its quorum has the commit.

@@ -120,7 +120,7 @@ fn a_transaction_works_on_a_partition_whose_primary_is_another_node() {
         ));
         // A savepoint undoes what followed it.
         t.insert("u", row(20)).await.unwrap();
-        let sp = t.savepoint().await.unwrap();
+        let sp = t.savepoint();
         t.insert("u", row(21)).await.unwrap();
         t.rollback_to(sp).await.unwrap();
         t.commit().await.unwrap();

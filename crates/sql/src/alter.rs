@@ -379,6 +379,8 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
     new_def.engine_name = new_engine_name.clone();
     let spec = engine_spec(&new_def, &new_engine_name)?;
     let engines = session.catalog().engines_of_name(&def.db)?;
+    let engines: Vec<Arc<Engine>> =
+        engines.iter().map(|e| e.local("ALTER TABLE … ADD PRIMARY KEY").cloned()).collect::<Result<_>>()?;
     let pk_fields = fields_of(&new_def, &cols)?;
     // Each partition copies its own rows: a primary key that includes the
     // partition key (the rule in keyed databases) is unique per partition.

@@ -813,14 +813,19 @@ impl Catalog {
         };
         let mut db = db.clone();
         let mut key = key.clone();
+        let routes = self.groups().and_then(|g| g.routes());
         loop {
             let mut parts = Vec::with_capacity(db.partitions.len());
             for p in &db.partitions {
                 let engine = self.partition_engine(&db, p.stream)?;
-                let table = engine.table(&def.engine_name).ok_or_else(missing)?;
+                // A partition led by another node may have no copy here.
+                let table = engine.table(&def.engine_name);
+                if table.is_none() && routes.is_none() {
+                    return Err(missing());
+                }
                 let gate = self.gate(p.stream);
                 let epoch = gate.epoch();
-                parts.push(Part { def: p.clone(), engine, table, gate: Some((gate, epoch)) });
+                parts.push(Part { def: p.clone(), engine, table, gate: Some((gate, epoch)), routes: routes.clone() });
             }
             // A split switches the ranges before it moves the gate's epoch
             // on: ranges read before the switch with an epoch read after it

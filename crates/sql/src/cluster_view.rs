@@ -87,16 +87,29 @@ impl GroupsError {
 /// How a cluster replicates each database on its own: the catalog asks it
 /// for a new database's group before anything is written to its home.
 pub trait DatabaseGroups: Send + Sync {
-    /// Creates the replication group of the home on `stream`, replicating
-    /// `streams` (the home's, and a keyed database's partitions'), keeping
-    /// `replicas` replicas (None: the cluster's count), and returns once
-    /// this node is its primary with a quorum of voters, so that the
-    /// home's first writes are acknowledged only on more than one node.
-    fn create(&self, stream: u32, streams: &[u32], replicas: Option<usize>) -> Result<(), GroupsError>;
+    /// Creates a new database's replication groups, each named by its
+    /// first stream and replicating its streams (the home's; each of a
+    /// keyed database's partitions'), keeping `replicas` replicas (None:
+    /// the cluster's count), and returns once this node is the primary of
+    /// each with a quorum of voters, so that their first writes are
+    /// acknowledged only on more than one node. On failure none is left.
+    fn create(&self, groups: &[Vec<u32>], replicas: Option<usize>) -> Result<(), GroupsError>;
 
-    /// Adds `partition` to the group of the home on `stream` (a split on
-    /// the group's primary, here), before anything is written to it.
-    fn adopt(&self, stream: u32, partition: u32) -> Result<(), GroupsError>;
+    /// Adds `partition` to group `group` (a split on the group's primary,
+    /// here), before anything is written to it.
+    fn adopt(&self, group: u32, partition: u32) -> Result<(), GroupsError>;
+
+    /// The group replicating `stream`, when it has one of its own (None:
+    /// the cluster's first group).
+    fn group_of(&self, _stream: u32) -> Option<u32> {
+        None
+    }
+
+    /// Makes this node the primary of group `group` (its primary hands it
+    /// over), for work that must run where the group's rows are (a split).
+    fn lead_here(&self, _group: u32) -> Result<(), GroupsError> {
+        Ok(())
+    }
 
     /// Once the home's tables are made: hands its primary to a node
     /// leading fewer groups, if the cluster would move it there anyway
@@ -110,6 +123,12 @@ pub trait DatabaseGroups: Send + Sync {
     /// How many sessions the primary of the home on `stream` serves (on
     /// whichever node it is).
     fn sessions_on(&self, stream: u32) -> Result<usize, GroupsError>;
+
+    /// Where the primaries of partitions replicated by groups of their
+    /// own are (None: every partition is its database's home's group's).
+    fn routes(&self) -> Option<std::sync::Arc<dyn crate::remote::PartitionRoutes>> {
+        None
+    }
 }
 
 /// What a secondary knows of its own freshness, for sessions that read

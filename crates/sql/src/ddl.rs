@@ -145,7 +145,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             if let Some(home) = home {
                 let catalog = session.catalog().clone();
                 match &made {
-                    Ok(()) => crate::session::blocking(|| catalog.place_home(home)),
+                    Ok(()) => crate::session::blocking(|| catalog.place_home(home, &partitions_made)),
                     Err(_) => crate::session::blocking(|| catalog.abandon_home(home, &partitions_made)),
                 }
             }
@@ -240,8 +240,9 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
         }
         Statement::Vacuum(_) => {
             session.catalog().engine().collect_garbage();
+            // (The partitions led elsewhere collect on their primaries.)
             for engine in session.catalog().engines_of_name(&session.info.db)? {
-                engine.collect_garbage();
+                engine.engine.collect_garbage();
             }
             cmd("VACUUM")
         }
@@ -782,13 +783,18 @@ fn drop_objects(
                     // node (its stream is never reused).
                     if let (Some(home), Some(groups)) = (d.home, catalog.groups()) {
                         catalog.drop_database_entry(d.oid)?;
-                        let groups = groups.clone();
-                        if let Err(e) = crate::session::blocking(move || groups.remove(home)) {
-                            tracing::warn!(
-                                group = home,
-                                "database \"{name}\" was dropped, but its replicas were not removed: {}",
-                                e.reason()
-                            );
+                        // Its partitions' groups too (a split's partition
+                        // is in its parent's).
+                        let own = d.partitions.iter().map(|p| p.stream).filter(|s| groups.group_of(*s) == Some(*s));
+                        for group in std::iter::once(home).chain(own.collect::<Vec<_>>()) {
+                            let groups = groups.clone();
+                            if let Err(e) = crate::session::blocking(move || groups.remove(group)) {
+                                tracing::warn!(
+                                    group,
+                                    "database \"{name}\" was dropped, but its replicas were not removed: {}",
+                                    e.reason()
+                                );
+                            }
                         }
                         continue;
                     }

@@ -155,6 +155,9 @@ impl From<EngineError> for SqlError {
                 SqlError::new(if disk_full { code::DISK_FULL } else { code::IO_ERROR }, message)
             }
             EngineError::TooManyTransactions(_) => SqlError::new(code::TOO_MANY_CONNECTIONS, message),
+            EngineError::Unavailable(_) => {
+                SqlError::new(code::CANNOT_CONNECT_NOW, message).with_hint("Nothing was done. Try again in a moment.")
+            }
             _ => match e.class() {
                 ErrorClass::Corruption => SqlError::new(code::DATA_CORRUPTED, message),
                 ErrorClass::Unavailable => SqlError::new(code::IO_ERROR, message),

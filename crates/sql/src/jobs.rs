@@ -21,10 +21,11 @@
 //! times. `tessera.jobs` shows every job and its progress.
 
 use serde::{Deserialize, Serialize};
-use tessera_engine::{Engine, IndexSpec};
+use tessera_engine::TableSpec;
 
 use crate::catalog::{Catalog, DatabaseDef};
 use crate::error::Result;
+use crate::remote::PartEngine;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JobState {
@@ -82,34 +83,14 @@ pub fn is_schema_change(stmt: &datafusion::sql::sqlparser::ast::Statement) -> bo
 
 /// Makes partition `engine` of database `db` match the catalog: every
 /// table of the database exists with exactly the catalog's indexes, and no
-/// other table does.
-pub fn reconcile(catalog: &Catalog, db: &DatabaseDef, engine: &Engine) -> Result<()> {
-    let tables = catalog.tables(&db.name);
-    for def in &tables {
-        let spec = crate::ddl::engine_spec(def, &def.engine_name)?;
-        let Some(table) = engine.table(&def.engine_name) else {
-            tracing::warn!(table = %def.name, db = %db.name, "creating a table missing from a partition");
-            engine.create_table(spec)?;
-            continue;
-        };
-        let have = table.spec();
-        for ix in have.secondary.iter().filter(|i| spec.index_by_name(&i.name).is_none()) {
-            tracing::warn!(index = %ix.name, db = %db.name, "dropping an index the catalog does not have");
-            engine.drop_index(&def.engine_name, &ix.name)?;
-        }
-        for ix in spec.secondary.iter().filter(|i| have.index_by_name(&i.name).is_none()) {
-            tracing::warn!(index = %ix.name, db = %db.name, "creating an index missing from a partition");
-            let new = IndexSpec::new(ix.name.clone(), ix.kind, ix.unique, ix.columns.clone());
-            engine.create_index(&def.engine_name, new)?;
-        }
-    }
-    let owned: std::collections::HashSet<&str> = tables.iter().map(|t| t.engine_name.as_str()).collect();
-    for spec in engine.tables() {
-        if !spec.name.starts_with("__") && !owned.contains(spec.name.as_str()) {
-            tracing::warn!(table = %spec.name, db = %db.name, "dropping a table the catalog does not have");
-            engine.drop_table(&spec.name)?;
-        }
-    }
+/// other table does (on the partition's primary, wherever it is).
+pub fn reconcile(catalog: &Catalog, db: &DatabaseDef, engine: &PartEngine) -> Result<()> {
+    let specs: Vec<TableSpec> = catalog
+        .tables(&db.name)
+        .iter()
+        .map(|def| crate::ddl::engine_spec(def, &def.engine_name))
+        .collect::<Result<_>>()?;
+    engine.match_tables(&specs)?;
     Ok(())
 }
 
@@ -123,10 +104,10 @@ pub fn recover(catalog: &Catalog, mine: &dyn Fn(&DatabaseDef) -> bool) -> Result
         if behind.is_empty() {
             continue;
         }
+        let engines = catalog.engines_of(&db)?;
         for &k in &behind {
             // (A replica's partition the group never wrote is opened empty.)
-            let engine = catalog.partition_engine(&db, db.partitions[k].stream)?;
-            reconcile(catalog, &db, &engine)?;
+            reconcile(catalog, &db, &engines[k])?;
         }
         let mut caught_up = db.clone();
         for p in &mut caught_up.partitions {

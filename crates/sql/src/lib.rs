@@ -34,13 +34,16 @@
 //!   engine table in each partition) and a SQL transaction a `Txn` (engine
 //!   transactions over the partitions it touches, mirroring the engine's
 //!   versioned key-value interface and routing by key). `split` splits a
-//!   partition in place behind a per-partition writer gate;
+//!   partition in place behind a per-partition writer gate. On a cluster
+//!   each partition is a replication group of its own, and a partition led
+//!   by another node is worked on there (`remote`: a `Txn`'s remote part,
+//!   and `PartEngine` for schema changes, provided by the binary);
 //! * homes (`catalog/home.rs`) — a database made by CREATE DATABASE keeps
 //!   its catalog entries and sequences in an engine of its own, with its
 //!   rows (keyless) or its partitions' layout (keyed, `catalog/layout.rs`;
 //!   the partitions take streams from the home's block). On a cluster
 //!   (`cluster_view::DatabaseGroups`, provided by the binary) the home and
-//!   a keyed database's partitions are a replication group of their own,
+//!   each of a keyed database's partitions are replication groups of their own,
 //!   and `SqlEngine::open_follower` serves the database's sessions on
 //!   whichever node leads it: a catalog that follows the replicated
 //!   catalog, sessions that write only their database's engines (`WITH
@@ -74,6 +77,7 @@ pub mod overflow;
 pub mod partition;
 pub mod pg_catalog;
 pub mod provider;
+pub mod remote;
 pub mod rowcodec;
 pub mod session;
 pub mod settings;

@@ -18,11 +18,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 use tessera_engine::tuple::{Tuple, key_field};
-use tessera_engine::{Engine, Table};
+use tessera_engine::{Engine, IndexId, Table, TableSpec};
 
 use crate::catalog::TableDef;
 use crate::error::{Result, SqlError, code};
 use crate::keyed::PartitionKey;
+use crate::remote::PartitionRoutes;
 use crate::types::SqlType;
 
 /// The most partitions a database may have.
@@ -224,11 +225,29 @@ impl Drop for GateHold {
 /// One partition's engine table.
 pub struct Part {
     pub def: PartitionDef,
+    /// The partition's engine on this node.
     pub engine: Arc<Engine>,
-    pub table: Arc<Table>,
+    /// Its engine table here (None: this node holds no copy of the
+    /// partition with the table; its primary elsewhere serves it).
+    pub table: Option<Arc<Table>>,
     /// The partition's writer gate (None for the system engine, which is
     /// never split) and the range epoch the table was looked up at.
     pub gate: Option<(Arc<PartitionGate>, u64)>,
+    /// Where the partition's primary is, when it may be another node (on
+    /// a cluster whose partitions are groups of their own).
+    pub routes: Option<Arc<dyn PartitionRoutes>>,
+}
+
+impl Part {
+    /// The engine table here, for a part of a transaction run here.
+    pub fn local_table(&self, name: &str) -> tessera_engine::Result<&Arc<Table>> {
+        self.table.as_ref().ok_or_else(|| {
+            tessera_engine::EngineError::Unavailable(format!(
+                "this node became the primary of partition {} before its table {name} reached it",
+                self.def.stream
+            ))
+        })
+    }
 }
 
 /// How to find a row's partition.
@@ -246,6 +265,11 @@ pub struct StoredTable {
     /// The database's partition key (None: keyless).
     pub key: Option<PartitionKey>,
     route: Option<Route>,
+    /// The engine table's name, the same in every partition.
+    pub name: String,
+    /// Its indexes, as the access paths see them (every partition has the
+    /// same).
+    spec: Arc<TableSpec>,
 }
 
 impl std::fmt::Debug for StoredTable {
@@ -258,36 +282,62 @@ impl StoredTable {
     /// A table of a keyless database (one partition: its home, `stream`).
     pub fn single(engine: Arc<Engine>, table: Arc<Table>, stream: u32) -> StoredTable {
         let def = PartitionDef { stream, low: Vec::new(), high: None, schema_version: 0, dirty: false };
-        StoredTable { parts: vec![Part { def, engine, table, gate: None }], key: None, route: None }
+        let spec = table.spec();
+        StoredTable {
+            parts: vec![Part { def, engine, table: Some(table), gate: None, routes: None }],
+            key: None,
+            route: None,
+            name: spec.name.clone(),
+            spec,
+        }
     }
 
-    /// A table of a keyed database.
+    /// A table of a keyed database. Its indexes are those of the first
+    /// partition held here, or the catalog's where none is.
     pub fn partitioned(def: &TableDef, key: &PartitionKey, parts: Vec<Part>) -> Result<StoredTable> {
         let col = def.column(&key.column).ok_or_else(|| {
             SqlError::internal(format!("table \"{}\" lacks partition key column {}", def.name, key.column))
         })?;
         let key_position = def.primary_key.iter().position(|c| *c == key.column).filter(|_| def.rowid_field.is_none());
+        let spec = match parts.iter().find_map(|p| p.table.as_ref()) {
+            Some(t) => t.spec(),
+            None => Arc::new(crate::ddl::engine_spec(def, &def.engine_name)?),
+        };
         Ok(StoredTable {
             parts,
             key: Some(key.clone()),
             route: Some(Route { row_field: col.field as usize, key_position }),
+            name: def.engine_name.clone(),
+            spec,
         })
     }
 
-    /// Live rows and bytes over all partitions.
+    /// The table's indexes, as the access paths see them.
+    pub fn spec(&self) -> Arc<TableSpec> {
+        self.spec.clone()
+    }
+
+    /// The name of index `id` (None: the primary key), for a partition
+    /// whose primary is another node (index ids are each engine's own).
+    pub fn index_name(&self, id: IndexId) -> tessera_engine::Result<Option<String>> {
+        if id == tessera_engine::PRIMARY {
+            return Ok(None);
+        }
+        self.spec
+            .index(id)
+            .map(|i| Some(i.name.clone()))
+            .ok_or_else(|| tessera_engine::EngineError::NoSuchIndex(format!("{id} of {}", self.name)))
+    }
+
+    /// Live rows and bytes over the partitions held here.
     pub fn stats(&self) -> tessera_engine::TableStats {
         let mut total = tessera_engine::TableStats { rows: 0, bytes: 0 };
-        for p in &self.parts {
-            let s = p.table.stats();
+        for t in self.parts.iter().filter_map(|p| p.table.as_ref()) {
+            let s = t.stats();
             total.rows += s.rows;
             total.bytes += s.bytes;
         }
         total
-    }
-
-    /// The only engine table (a keyless database's), the first otherwise.
-    pub fn first(&self) -> &Arc<Table> {
-        &self.parts[0].table
     }
 
     pub fn is_partitioned(&self) -> bool {

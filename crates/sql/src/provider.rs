@@ -67,7 +67,7 @@ impl EngineTable {
 
     /// Reads the rows the access path selects, in the transaction.
     pub fn read_rows(&self, filters: &[Expr], limit: Option<usize>) -> Result<(Vec<Vec<u8>>, String)> {
-        let path = choose_path(&self.def, self.table.first(), filters)?;
+        let path = choose_path(&self.def, &self.table.spec(), filters)?;
         let parts = prune(&self.def, &self.table, filters);
         let mut guard = self.txn.lock();
         let txn = guard.as_mut().ok_or_else(|| SqlError::internal("scan outside a transaction"))?;
@@ -318,7 +318,7 @@ fn where_in(table: &StoredTable, parts: Option<&[usize]>) -> String {
     }
 }
 
-fn choose_path(def: &TableDef, table: &tessera_engine::Table, filters: &[Expr]) -> Result<AccessPath> {
+fn choose_path(def: &TableDef, spec: &tessera_engine::TableSpec, filters: &[Expr]) -> Result<AccessPath> {
     let mut preds = Vec::new();
     for f in filters {
         collect_preds(f, &mut preds);
@@ -326,13 +326,12 @@ fn choose_path(def: &TableDef, table: &tessera_engine::Table, filters: &[Expr]) 
     if preds.is_empty() {
         return Ok(AccessPath::Full);
     }
-    let spec = table.spec();
     let eq = |col: &str| {
         let ty = def.column(col)?.ty;
         preds.iter().filter(|p| p.column == col && p.op == Operator::Eq).find_map(|p| key_field(ty, &p.value))
     };
     // 1. Every column of a unique key fixed by equality: a point lookup.
-    let candidates = key_indexes(def, &spec);
+    let candidates = key_indexes(def, spec);
     for KeyIndex { id, name, columns: cols, .. } in candidates.iter().filter(|k| k.unique) {
         let fields: Option<Vec<Vec<u8>>> = cols.iter().map(|c| eq(c)).collect();
         if let Some(fields) = fields {

@@ -32,6 +32,7 @@ use tessera_engine::{Isolation, KeyRange, PRIMARY};
 
 use crate::catalog::{Catalog, DatabaseDef};
 use crate::error::{Result, SqlError, code};
+use crate::remote::RemoteBegin;
 
 /// How long a split waits for the transactions writing the partition.
 const SPLIT_WAIT: Duration = Duration::from_secs(10);
@@ -61,6 +62,18 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
             format!("partition {} of \"{db}\" already starts at {key} = {value}", k + 1),
         ));
     }
+    // The split copies the partition's rows in this process: on a cluster
+    // whose partitions are groups of their own, this node leads it first.
+    if let Some(groups) = catalog.groups()
+        && let Some(group) = groups.group_of(old.stream).filter(|g| Some(*g) != def.home)
+    {
+        groups.lead_here(group).map_err(|e| {
+            SqlError::new(
+                code::CANNOT_CONNECT_NOW,
+                format!("could not split partition {}: it is led by another node ({})", k + 1, e.reason()),
+            )
+        })?;
+    }
     let p_engine = catalog.partition_engine(&def, old.stream)?;
     let gate = catalog.gate(old.stream);
     if !gate.freeze(SPLIT_WAIT) {
@@ -74,7 +87,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
         ));
     }
     let moved = (|| -> Result<crate::partition::PartitionDef> {
-        let mut new = catalog.add_partition(&mut def, at.clone(), old.high.clone())?;
+        let mut new = catalog.add_partition(&mut def, old.stream, at.clone(), old.high.clone())?;
         let q_engine = catalog.node().partition(new.stream).ok_or_else(|| SqlError::internal("new partition"))?;
         let mut read = p_engine.begin(Isolation::Snapshot)?;
         let mut write = q_engine.begin(Isolation::Snapshot)?;
@@ -123,6 +136,32 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
 pub fn clean(catalog: &Catalog, def: &DatabaseDef, k: usize) -> Result<()> {
     let Some(key) = &def.partition_key else { return Ok(()) };
     let part = &def.partitions[k];
+    // On a cluster whose partitions are groups of their own, the partition
+    // may be led by another node: the clean-up is a transaction there.
+    let how = RemoteBegin { isolation: Isolation::Snapshot, durability: None, deadline: None };
+    let remote = match catalog.groups().and_then(|g| g.routes()) {
+        Some(routes) => routes.begin(part.stream, how)?,
+        None => None,
+    };
+    if let Some(mut txn) = remote {
+        let mut removed = 0usize;
+        for t in catalog.tables(&def.name) {
+            let Some(field) = t.column(&key.column).map(|c| c.field as usize) else { continue };
+            let rows = match txn.scan(&t.engine_name, None, &KeyRange::all()) {
+                Ok(rows) => rows,
+                Err(tessera_engine::EngineError::NoSuchTable(_)) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            for r in rows {
+                if Tuple::parse(&r).ok().and_then(|t| t.field(field)).is_some_and(|v| !part.contains(v)) {
+                    txn.delete(&t.engine_name, &t.key_of(&r)?)?;
+                    removed += 1;
+                }
+            }
+        }
+        futures::executor::block_on(txn.commit())?;
+        return mark_clean(catalog, def, part.stream, removed);
+    }
     let engine = catalog.partition_engine(def, part.stream)?;
     let mut txn = engine.begin(Isolation::Snapshot)?;
     let mut removed = 0usize;
@@ -142,11 +181,16 @@ pub fn clean(catalog: &Catalog, def: &DatabaseDef, k: usize) -> Result<()> {
         }
     }
     crate::session::blocking(|| txn.commit())?;
+    mark_clean(catalog, def, part.stream, removed)
+}
+
+/// Records that partition `stream` holds only its own range again.
+fn mark_clean(catalog: &Catalog, def: &DatabaseDef, stream: u32, removed: usize) -> Result<()> {
     let mut def = catalog.database(&def.name).unwrap_or_else(|| def.clone());
-    if let Some(p) = def.partitions.iter_mut().find(|p| p.stream == part.stream) {
+    if let Some(p) = def.partitions.iter_mut().find(|p| p.stream == stream) {
         p.dirty = false;
     }
     catalog.put_database(def)?;
-    tracing::info!(stream = part.stream, removed, "cleaned rows outside a partition's range");
+    tracing::info!(stream, removed, "cleaned rows outside a partition's range");
     Ok(())
 }

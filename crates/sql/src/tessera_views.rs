@@ -17,21 +17,33 @@ pub const TESSERA_TABLES: &[&str] = &["databases", "partitions", "jobs", "nodes"
 pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
     let t = match name {
         // Every database, keyed or keyless, with its partition key.
-        "databases" => table(
-            &[("name", T), ("kind", T), ("partition_key", T), ("owner", T)],
-            r.catalog
-                .databases()
-                .iter()
-                .map(|d| {
-                    vec![
-                        s(&d.name),
-                        s(if d.partition_key.is_some() { "keyed" } else { "keyless" }),
-                        d.partition_key.as_ref().map_or_else(null_s, |k| s(k.to_string())),
-                        s(&d.owner),
-                    ]
-                })
-                .collect(),
-        )?,
+        // `primary_node`: where the database's sessions run (on a cluster,
+        // its home's primary; NULL on a single node or when unknown here).
+        "databases" => {
+            let nodes = r.catalog.cluster_nodes();
+            let first = nodes.iter().find(|n| n.role == "primary").map(|n| n.id);
+            table(
+                &[("name", T), ("kind", T), ("partition_key", T), ("owner", T), ("primary_node", I8)],
+                r.catalog
+                    .databases()
+                    .iter()
+                    .map(|d| {
+                        let own = d.home.and_then(|h| r.catalog.stream_replicas(h));
+                        let primary = match own {
+                            Some(replicas) => replicas.iter().find(|x| x.role == "primary").map(|x| x.node_id),
+                            None => first.filter(|_| nodes.len() > 1),
+                        };
+                        vec![
+                            s(&d.name),
+                            s(if d.partition_key.is_some() { "keyed" } else { "keyless" }),
+                            d.partition_key.as_ref().map_or_else(null_s, |k| s(k.to_string())),
+                            s(&d.owner),
+                            primary.map_or(V::Int64(None), |n| i(n as i64)),
+                        ]
+                    })
+                    .collect(),
+            )?
+        }
         // Every partition: its key range (NULL: unbounded), the rows and
         // bytes of its tables, its schema version.
         "partitions" => {
@@ -41,8 +53,8 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 let mut totals = vec![(0i64, 0i64); d.partitions.len().max(1)];
                 for t in &tables {
                     if let Ok(st) = r.catalog.engine_table(t) {
-                        for (k, p) in st.parts.iter().enumerate() {
-                            let s = p.table.stats();
+                        for (k, t) in st.parts.iter().enumerate().filter_map(|(k, p)| Some((k, p.table.as_ref()?))) {
+                            let s = t.stats();
                             totals[k].0 += s.rows;
                             totals[k].1 += s.bytes;
                         }
@@ -160,10 +172,12 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 .collect(),
         )?,
         // Every replica of every partition: which node holds it, in which
-        // role and epoch, and how far behind the primary it is. A database
-        // with a group of its own shows that group's replicas; the others
-        // (keyed databases, `tessera`, `postgres`) are in the first group,
-        // whose replicas are the nodes' roles.
+        // role and epoch, and how far behind the primary it is. A partition
+        // with a group of its own (on a cluster: each of a keyed database's)
+        // shows that group's replicas, a keyless database its home's group's;
+        // the others (`tessera`, `postgres`, databases of older data
+        // directories) are in the first group, whose replicas are the
+        // nodes' roles.
         "replicas" => {
             let nodes = r.catalog.cluster_nodes();
             let mut rows = Vec::new();
@@ -174,8 +188,9 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                     d.partitions.iter().enumerate().map(|(k, p)| (k as i64 + 1, p.stream as i64)).collect()
                 };
                 for (partition, stream) in parts {
-                    // A home with a group of its own: that group's replicas.
-                    if let Some(replicas) = d.home.and_then(|h| r.catalog.stream_replicas(h)) {
+                    // The partition's group, or its home's.
+                    let own = r.catalog.stream_replicas(stream as u32);
+                    if let Some(replicas) = own.or_else(|| d.home.and_then(|h| r.catalog.stream_replicas(h))) {
                         for x in replicas {
                             rows.push(vec![
                                 s(&d.name),

@@ -19,6 +19,13 @@
 //! in place of an engine table, and route by the row or primary key given:
 //! a key that does not name its partition (a table whose primary key lacks
 //! the partition key) is looked for in every partition.
+//!
+//! On a cluster a partition may be led by another node (each partition is
+//! a replication group of its own): the part of the transaction there is a
+//! [`RemotePart`], whose calls go to that node. Which it is is decided
+//! when the transaction first touches the partition, and holds to its end:
+//! if the partition's primary changes meanwhile, the part fails (40001) as
+//! a local one would if its node stopped being the primary.
 
 use tessera_engine::mvcc::TxnId;
 use tessera_engine::{
@@ -28,9 +35,40 @@ use tessera_engine::{
 
 use crate::error::Result as SqlResult;
 use crate::partition::{GateHold, StoredTable};
+use crate::remote::{RemoteBegin, RemotePart};
+
+/// One partition's part of a transaction: an engine transaction here, or
+/// one on the partition's primary elsewhere.
+enum PartTxn {
+    Local(Transaction),
+    Remote(Box<dyn RemotePart>),
+}
+
+impl PartTxn {
+    fn is_read_only(&self) -> bool {
+        match self {
+            PartTxn::Local(t) => t.is_read_only(),
+            PartTxn::Remote(r) => r.is_read_only(),
+        }
+    }
+
+    fn abort(self) {
+        match self {
+            PartTxn::Local(t) => t.abort(),
+            PartTxn::Remote(r) => r.abort(),
+        }
+    }
+}
+
+/// A partition's savepoint.
+#[derive(Debug, Clone, Copy)]
+enum Mark {
+    Local(tessera_engine::Savepoint),
+    Remote(u32),
+}
 
 /// A point to roll back to. Copy, like the engine's: the savepoints of the
-/// partitions other than the system one are kept in the transaction.
+/// partitions other than the home one are kept in the transaction.
 #[derive(Debug, Clone, Copy)]
 pub struct Savepoint {
     system: tessera_engine::Savepoint,
@@ -40,12 +78,12 @@ pub struct Savepoint {
 
 pub struct Txn {
     isolation: Isolation,
-    /// Open engine transactions by stream; the system engine's first.
-    parts: Vec<(u32, Transaction)>,
-    /// The savepoint of each partition after the system one (`parts[1..]`)
+    /// Open parts by stream; the home engine's first (always local).
+    parts: Vec<(u32, PartTxn)>,
+    /// The savepoint of each partition after the home one (`parts[1..]`)
     /// at the moment it was begun (empty).
-    initial: Vec<tessera_engine::Savepoint>,
-    marks: Vec<Vec<tessera_engine::Savepoint>>,
+    initial: Vec<Mark>,
+    marks: Vec<Vec<Mark>>,
     durability: Option<Durability>,
     deadline: Option<std::time::Instant>,
     may_wait: bool,
@@ -55,13 +93,19 @@ pub struct Txn {
     holds: Vec<(u32, GateHold)>,
 }
 
+/// The engine transaction of a local part, or the remote part.
+enum On<'a> {
+    Local(&'a mut Transaction, &'a std::sync::Arc<tessera_engine::Table>),
+    Remote(&'a mut Box<dyn RemotePart>, &'a str),
+}
+
 impl Txn {
     /// Begins on `base`, the database's home engine (stream `stream`).
     pub fn begin(base: &Engine, stream: u32, isolation: Isolation) -> SqlResult<Txn> {
         let t = base.begin(isolation)?;
         Ok(Txn {
             isolation,
-            parts: vec![(stream, t)],
+            parts: vec![(stream, PartTxn::Local(t))],
             initial: Vec::new(),
             marks: Vec::new(),
             durability: None,
@@ -72,48 +116,71 @@ impl Txn {
         })
     }
 
-    /// The system engine's transaction (catalog-level work, keyless data).
+    /// The home engine's transaction (catalog-level work, keyless data).
     pub fn system(&mut self) -> &mut Transaction {
-        &mut self.parts[0].1
+        match &mut self.parts[0].1 {
+            PartTxn::Local(t) => t,
+            PartTxn::Remote(_) => unreachable!("the home part is always local"),
+        }
+    }
+
+    fn home(&self) -> &Transaction {
+        match &self.parts[0].1 {
+            PartTxn::Local(t) => t,
+            PartTxn::Remote(_) => unreachable!("the home part is always local"),
+        }
     }
 
     pub fn isolation(&self) -> Isolation {
         self.isolation
     }
 
-    /// The transaction's identity (its system engine transaction's id).
+    /// The transaction's identity (its home engine transaction's id).
     pub fn id(&self) -> TxnId {
-        self.parts[0].1.id()
+        self.home().id()
     }
 
     pub fn is_read_only(&self) -> bool {
         self.parts.iter().all(|(_, t)| t.is_read_only())
     }
 
+    /// Durability of the parts begun from now on (and of the local ones
+    /// begun already).
     pub fn set_durability(&mut self, d: Durability) {
         self.durability = Some(d);
         for (_, t) in &mut self.parts {
-            t.set_durability(d);
+            if let PartTxn::Local(t) = t {
+                t.set_durability(d);
+            }
         }
     }
 
+    /// Whether a write may wait for a row's holder (local parts; a remote
+    /// part's writes wait on its primary, up to the deadline).
     pub fn set_wait(&mut self, allowed: bool) {
         self.may_wait = allowed;
         for (_, t) in &mut self.parts {
-            t.set_wait(allowed);
+            if let PartTxn::Local(t) = t {
+                t.set_wait(allowed);
+            }
         }
     }
 
     pub fn set_wait_deadline(&mut self, deadline: Option<std::time::Instant>) {
         self.deadline = deadline;
         for (_, t) in &mut self.parts {
-            t.set_wait_deadline(deadline);
+            if let PartTxn::Local(t) = t {
+                t.set_wait_deadline(deadline);
+            }
         }
     }
 
     pub fn refresh_snapshot(&mut self) {
         for (_, t) in &mut self.parts {
-            t.refresh_snapshot();
+            match t {
+                PartTxn::Local(t) => t.refresh_snapshot(),
+                PartTxn::Remote(r) => r.refresh_snapshot(),
+            }
         }
     }
 
@@ -123,36 +190,53 @@ impl Txn {
     }
 
     /// A future that resolves when `holder` (which made a write of this
-    /// transaction's system part report `WouldBlock`) ends.
+    /// transaction's home part report `WouldBlock`) ends.
     pub fn row_wait(&self, holder: TxnId) -> RowWait {
-        self.parts[0].1.row_wait(holder)
+        self.home().row_wait(holder)
     }
 
-    /// The engine transaction on partition `part` of `table`, begun if needed.
-    fn on(&mut self, table: &StoredTable, part: usize) -> Result<&mut Transaction> {
+    /// The part on partition `part` of `table`, begun if needed: locally,
+    /// or on the partition's primary when another node leads it.
+    fn on<'a>(&'a mut self, table: &'a StoredTable, part: usize) -> Result<On<'a>> {
         let p = &table.parts[part];
         let stream = p.def.stream;
         let i = match self.parts.iter().position(|(s, _)| *s == stream) {
             Some(i) => i,
             None => {
-                let mut t = p.engine.begin(self.isolation)?;
-                if let Some(d) = self.durability {
-                    t.set_durability(d);
-                }
-                t.set_wait(self.may_wait);
-                t.set_wait_deadline(self.deadline);
-                self.initial.push(t.savepoint());
+                let how =
+                    RemoteBegin { isolation: self.isolation, durability: self.durability, deadline: self.deadline };
+                let remote = match &p.routes {
+                    Some(routes) => routes.begin(stream, how)?,
+                    None => None,
+                };
+                let (t, mark) = match remote {
+                    Some(r) => (PartTxn::Remote(r), Mark::Remote(0)),
+                    None => {
+                        let mut t = p.engine.begin(self.isolation)?;
+                        if let Some(d) = self.durability {
+                            t.set_durability(d);
+                        }
+                        t.set_wait(self.may_wait);
+                        t.set_wait_deadline(self.deadline);
+                        let mark = Mark::Local(t.savepoint());
+                        (PartTxn::Local(t), mark)
+                    }
+                };
+                self.initial.push(mark);
                 self.parts.push((stream, t));
                 self.parts.len() - 1
             }
         };
-        Ok(&mut self.parts[i].1)
+        Ok(match &mut self.parts[i].1 {
+            PartTxn::Local(t) => On::Local(t, p.local_table(&table.name)?),
+            PartTxn::Remote(r) => On::Remote(r, &table.name),
+        })
     }
 
     /// Like [`Self::on`], for a write: refuses a second written partition
     /// and a partition being split (or split since the statement looked
     /// the table up; both retryable).
-    fn writing(&mut self, table: &StoredTable, part: usize) -> Result<&mut Transaction> {
+    fn writing<'a>(&'a mut self, table: &'a StoredTable, part: usize) -> Result<On<'a>> {
         let stream = table.parts[part].def.stream;
         if let Some((gate, epoch)) = &table.parts[part].gate {
             match self.holds.iter().find(|(s, _)| *s == stream) {
@@ -179,13 +263,24 @@ impl Txn {
 
     pub fn get_with<R>(&mut self, table: &StoredTable, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
         match table.part_of_key(key) {
-            Some(p) => self.on(table, p)?.get_with(&table.parts[p].table, key, f),
+            Some(p) => match self.on(table, p)? {
+                On::Local(t, tab) => t.get_with(tab, key, f),
+                On::Remote(r, name) => Ok(r.get(name, key)?.map(|d| f(&d))),
+            },
             None => {
                 let mut f = Some(f);
                 for p in 0..table.parts.len() {
-                    let t = self.on(table, p)?;
                     let mut out = None;
-                    t.get_with(&table.parts[p].table, key, |d| out = f.take().map(|f| f(d)))?;
+                    match self.on(table, p)? {
+                        On::Local(t, tab) => {
+                            t.get_with(tab, key, |d| out = f.take().map(|f| f(d)))?;
+                        }
+                        On::Remote(r, name) => {
+                            if let Some(d) = r.get(name, key)? {
+                                out = f.take().map(|f| f(&d));
+                            }
+                        }
+                    }
                     if out.is_some() {
                         return Ok(out);
                     }
@@ -219,13 +314,24 @@ impl Txn {
         };
         for &p in parts {
             let mut go_on = true;
-            self.on(table, p)?.scan(&table.parts[p].table, index, range, |r| {
+            let mut visit = |r: &[u8]| {
                 if !table.row_in_part(p, r) {
                     return true;
                 }
                 go_on = f(r);
                 go_on
-            })?;
+            };
+            match self.on(table, p)? {
+                On::Local(t, tab) => t.scan(tab, index, range, visit)?,
+                On::Remote(r, name) => {
+                    let index = table.index_name(index)?;
+                    for row in r.scan(name, index.as_deref(), range)? {
+                        if !visit(&row) {
+                            break;
+                        }
+                    }
+                }
+            }
             if !go_on {
                 break;
             }
@@ -256,12 +362,18 @@ impl Txn {
 
     pub fn insert(&mut self, table: &StoredTable, data: Vec<u8>) -> Result<()> {
         let p = table.part_of_row(&data)?;
-        self.writing(table, p)?.insert(&table.parts[p].table, data)
+        match self.writing(table, p)? {
+            On::Local(t, tab) => t.insert(tab, data),
+            On::Remote(r, name) => r.insert(name, data),
+        }
     }
 
     pub fn update(&mut self, table: &StoredTable, data: Vec<u8>) -> Result<bool> {
         let p = table.part_of_row(&data)?;
-        self.writing(table, p)?.update(&table.parts[p].table, data)
+        match self.writing(table, p)? {
+            On::Local(t, tab) => t.update(tab, data),
+            On::Remote(r, name) => r.update(name, data),
+        }
     }
 
     pub fn update_with(
@@ -270,13 +382,24 @@ impl Txn {
         key: &[u8],
         f: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
     ) -> Result<bool> {
-        match table.part_of_key(key) {
-            Some(p) => self.writing(table, p)?.update_with(&table.parts[p].table, key, f),
-            None => {
-                let p = self.find(table, key)?;
-                match p {
-                    Some(p) => self.writing(table, p)?.update_with(&table.parts[p].table, key, f),
-                    None => Ok(false),
+        let p = match table.part_of_key(key) {
+            Some(p) => Some(p),
+            None => self.find(table, key)?,
+        };
+        let Some(p) = p else { return Ok(false) };
+        match self.writing(table, p)? {
+            On::Local(t, tab) => t.update_with(tab, key, f),
+            On::Remote(r, name) => {
+                // The row as this transaction sees it, then a write on
+                // condition that it is still that version: the engine's
+                // update_with in two calls.
+                let Some((current, version)) = r.get_versioned(name, key)? else { return Ok(false) };
+                let Some(new) = f(&current) else { return Ok(false) };
+                match r.put(name, new, PutCondition::VersionIs(version))? {
+                    PutOutcome::Written => Ok(true),
+                    PutOutcome::Rejected { .. } => {
+                        Err(EngineError::conflict(tessera_engine::ConflictReason::WriteWrite))
+                    }
                 }
             }
         }
@@ -288,7 +411,10 @@ impl Txn {
             None => self.find(table, key)?,
         };
         match p {
-            Some(p) => self.writing(table, p)?.delete(&table.parts[p].table, key),
+            Some(p) => match self.writing(table, p)? {
+                On::Local(t, tab) => t.delete(tab, key),
+                On::Remote(r, name) => r.delete(name, key),
+            },
             None => Ok(false),
         }
     }
@@ -301,7 +427,10 @@ impl Txn {
             None => self.find(table, key)?,
         };
         match p {
-            Some(p) => self.on(table, p)?.get_versioned(&table.parts[p].table, key),
+            Some(p) => match self.on(table, p)? {
+                On::Local(t, tab) => t.get_versioned(tab, key),
+                On::Remote(r, name) => r.get_versioned(name, key),
+            },
             None => Ok(None),
         }
     }
@@ -309,7 +438,10 @@ impl Txn {
     /// Writes `data` if `cond` holds for the row with its primary key.
     pub fn put(&mut self, table: &StoredTable, data: Vec<u8>, cond: PutCondition) -> Result<PutOutcome> {
         let p = table.part_of_row(&data)?;
-        self.writing(table, p)?.put(&table.parts[p].table, data, cond)
+        match self.writing(table, p)? {
+            On::Local(t, tab) => t.put(tab, data, cond),
+            On::Remote(r, name) => r.put(name, data, cond),
+        }
     }
 
     /// Deletes the row with primary key `key` if `cond` holds for it.
@@ -319,7 +451,10 @@ impl Txn {
             None => self.find(table, key)?,
         };
         match p {
-            Some(p) => self.writing(table, p)?.delete_if(&table.parts[p].table, key, cond),
+            Some(p) => match self.writing(table, p)? {
+                On::Local(t, tab) => t.delete_if(tab, key, cond),
+                On::Remote(r, name) => r.delete_if(name, key, cond),
+            },
             None => Ok(PutOutcome::Rejected { current: None }),
         }
     }
@@ -327,7 +462,11 @@ impl Txn {
     /// The partition where the row with primary key `key` is visible.
     fn find(&mut self, table: &StoredTable, key: &[u8]) -> Result<Option<usize>> {
         for p in 0..table.parts.len() {
-            if self.on(table, p)?.get_with(&table.parts[p].table, key, |_| ())?.is_some() {
+            let found = match self.on(table, p)? {
+                On::Local(t, tab) => t.get_with(tab, key, |_| ())?.is_some(),
+                On::Remote(r, name) => r.get(name, key)?.is_some(),
+            };
+            if found {
                 return Ok(Some(p));
             }
         }
@@ -337,26 +476,36 @@ impl Txn {
     // ----- savepoints, commit, abort -----
 
     pub fn savepoint(&mut self) -> Savepoint {
-        let system = self.parts[0].1.savepoint();
+        let system = self.system().savepoint();
         if self.parts.len() == 1 {
             return Savepoint { system, mark: None };
         }
-        self.marks.push(self.parts[1..].iter().map(|(_, t)| t.savepoint()).collect());
+        let marks = self.parts[1..]
+            .iter_mut()
+            .map(|(_, t)| match t {
+                PartTxn::Local(t) => Mark::Local(t.savepoint()),
+                PartTxn::Remote(r) => Mark::Remote(r.savepoint()),
+            })
+            .collect();
+        self.marks.push(marks);
         Savepoint { system, mark: Some((self.marks.len() - 1) as u32) }
     }
 
     /// Undoes every write made after `sp`, in every partition.
     pub fn rollback_to(&mut self, sp: Savepoint) -> Result<()> {
-        self.parts[0].1.rollback_to(sp.system)?;
-        let marked: &[tessera_engine::Savepoint] = match sp.mark {
-            Some(m) => &self.marks[m as usize],
-            None => &[],
+        self.system().rollback_to(sp.system)?;
+        let marked: Vec<Mark> = match sp.mark {
+            Some(m) => self.marks[m as usize].clone(),
+            None => Vec::new(),
         };
-        let marked = marked.to_vec();
         for i in 1..self.parts.len() {
             // A partition begun after the savepoint goes back to empty.
             let to = marked.get(i - 1).copied().unwrap_or(self.initial[i - 1]);
-            self.parts[i].1.rollback_to(to)?;
+            match (&mut self.parts[i].1, to) {
+                (PartTxn::Local(t), Mark::Local(m)) => t.rollback_to(m)?,
+                (PartTxn::Remote(r), Mark::Remote(m)) => r.rollback_to(m)?,
+                _ => return Err(EngineError::Internal("a savepoint of another kind of part".into())),
+            }
         }
         if let Some(m) = sp.mark {
             self.marks.truncate(m as usize + 1);
@@ -364,36 +513,34 @@ impl Txn {
         Ok(())
     }
 
-    /// Commits: the read-only parts first (nothing to validate or log),
-    /// then each part that wrote, awaiting its durability.
+    /// Commits: the read-only parts first (nothing to log), then each part
+    /// that wrote, awaiting its durability (a remote part's on its
+    /// primary's quorum).
     pub async fn commit(mut self) -> SqlResult<()> {
         // The gate holds drop with `self.holds`, after the last commit.
         let _holds = std::mem::take(&mut self.holds);
         if self.parts.len() == 1 {
             // The usual case (a keyless database): no partition bookkeeping.
-            let (_, t) = self.parts.pop().expect("the system part");
-            if let CommitStart::Pending(pending) = t.commit_start()? {
-                pending.await?;
-            }
-            return Ok(());
+            let (_, t) = self.parts.pop().expect("the home part");
+            return commit_part(t).await;
         }
         let (written, read): (Vec<_>, Vec<_>) = self.parts.into_iter().partition(|(_, t)| !t.is_read_only());
-        for (_, t) in read {
-            t.commit_start()?;
+        let mut read = read.into_iter();
+        while let Some((_, t)) = read.next() {
+            if let Err(e) = commit_part(t).await {
+                for (_, rest) in read.chain(written) {
+                    rest.abort();
+                }
+                return Err(e);
+            }
         }
         let mut written = written.into_iter();
         while let Some((_, t)) = written.next() {
-            let started = match t.commit_start() {
-                Ok(s) => s,
-                Err(e) => {
-                    for (_, rest) in written {
-                        rest.abort();
-                    }
-                    return Err(e.into());
+            if let Err(e) = commit_part(t).await {
+                for (_, rest) in written {
+                    rest.abort();
                 }
-            };
-            if let CommitStart::Pending(pending) = started {
-                pending.await?;
+                return Err(e);
             }
         }
         Ok(())
@@ -404,7 +551,12 @@ impl Txn {
         let _holds = self.holds;
         let (written, read): (Vec<_>, Vec<_>) = self.parts.into_iter().partition(|(_, t)| !t.is_read_only());
         for (_, t) in read.into_iter().chain(written) {
-            t.commit()?;
+            match t {
+                PartTxn::Local(t) => {
+                    t.commit()?;
+                }
+                PartTxn::Remote(r) => futures::executor::block_on(r.commit())?,
+            }
         }
         Ok(())
     }
@@ -414,4 +566,17 @@ impl Txn {
             t.abort();
         }
     }
+}
+
+/// Commits one part, awaiting its durability.
+async fn commit_part(t: PartTxn) -> SqlResult<()> {
+    match t {
+        PartTxn::Local(t) => {
+            if let CommitStart::Pending(pending) = t.commit_start()? {
+                pending.await?;
+            }
+        }
+        PartTxn::Remote(r) => r.commit().await?,
+    }
+    Ok(())
 }

@@ -265,7 +265,7 @@ pub fn start(
                 tessera_sql::SqlEngine::open_maintaining(node.clone(), Arc::new(move |s| first.in_first_group(s)))
                     .map_err(|e| e.to_string())?;
             sql.catalog.set_cluster(view.clone());
-            sql.catalog.set_groups(Arc::new(Homes(groups.clone(), crash.clone())));
+            sql.catalog.set_groups(Arc::new(Homes::new(groups.clone(), crash.clone())));
             sql.catalog.set_crash_points(crash.for_sql());
             // Its catalog is complete (a primary has applied everything
             // committed): the groups no database owns can go.
@@ -294,7 +294,7 @@ pub fn start(
             let sql = tessera_sql::SqlEngine::open_follower(node.clone()).map_err(|e| e.to_string())?;
             sql.catalog.set_cluster(view.clone());
             // (A split on a database's primary adds a partition to its group.)
-            sql.catalog.set_groups(Arc::new(Homes(groups.clone(), crash.clone())));
+            sql.catalog.set_groups(Arc::new(Homes::new(groups.clone(), crash.clone())));
             sql.catalog.set_crash_points(crash.for_sql());
             Ok(sql)
         })
@@ -302,10 +302,10 @@ pub fn start(
     let open_secondary_in: tessera_server::OpenSqlIn = {
         let (node, view, groups) = (node.clone(), view.clone(), groups.clone());
         Arc::new(move |g| {
-            let (Some(freshness), Some(role)) = (groups.freshness_of(g), groups.role_of(g)) else {
+            if groups.freshness_of(g).is_none() {
                 return Err("this node holds no replica of the database".into());
-            };
-            let state = Arc::new(Fresh(freshness, role));
+            }
+            let state = Arc::new(FreshAll(groups.clone(), g));
             let sql = tessera_sql::SqlEngine::open_secondary(node.clone(), state).map_err(|e| e.to_string())?;
             sql.catalog.set_cluster(view.clone());
             Ok(sql)
@@ -353,15 +353,43 @@ impl tessera_sql::cluster_view::SecondaryState for Fresh {
     }
 }
 
+/// A database's replicas on this node, for a session reading them: its
+/// home's group and each of its partitions' groups (named from the home's
+/// block of streams). As stale as the stalest of them.
+struct FreshAll(tessera_replication::Groups, u32);
+
+impl tessera_sql::cluster_view::SecondaryState for FreshAll {
+    fn staleness(&self) -> Option<std::time::Duration> {
+        let (groups, home) = (&self.0, self.1);
+        let mut worst = std::time::Duration::ZERO;
+        for g in std::iter::once(home).chain(groups.listed().into_iter().filter(|g| *g >> 20 == home)) {
+            let (Some(freshness), Some(role)) = (groups.freshness_of(g), groups.role_of(g)) else { return None };
+            worst = worst.max(Fresh(freshness, role).staleness()?);
+        }
+        Some(worst)
+    }
+}
+
 use tessera_sql::cluster_view::GroupsError;
 
 /// Makes each new database's home a replication group of its own (its
 /// group id is the home's stream), and waits until this node is its
 /// primary with a quorum of its replicas' voters.
-struct Homes(tessera_replication::Groups, crate::crash_point::CrashPoints);
+struct Homes(
+    tessera_replication::Groups,
+    crate::crash_point::CrashPoints,
+    Arc<dyn tessera_sql::remote::PartitionRoutes>,
+);
+
+impl Homes {
+    fn new(groups: tessera_replication::Groups, crash: crate::crash_point::CrashPoints) -> Homes {
+        let routes = crate::remote_parts::routes(groups.clone());
+        Homes(groups, crash, routes)
+    }
+}
 
 impl tessera_sql::cluster_view::DatabaseGroups for Homes {
-    fn create(&self, stream: u32, streams: &[u32], replicas: Option<usize>) -> Result<(), GroupsError> {
+    fn create(&self, each: &[Vec<u32>], replicas: Option<usize>) -> Result<(), GroupsError> {
         let nodes = self.0.node_count();
         if let Some(n) = replicas.filter(|n| *n > nodes) {
             return Err(GroupsError::Invalid(format!(
@@ -372,24 +400,48 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
         // others as its readers), so every node can hold a replica.
         // None: the cluster's count, followed when it changes (recorded as 0).
         let quorum = replicas.unwrap_or_else(|| self.0.default_replicas()) / 2 + 1;
-        let streams = streams.to_vec();
+        let each = each.to_vec();
         self.wait_for(move |groups| async move {
-            let made = async {
-                groups.create(stream, streams, replicas.unwrap_or(0)).await?;
-                groups.wait_serving(stream, quorum, std::time::Duration::from_secs(30)).await
-            }
-            .await;
-            if made.is_err() {
-                // The database is not made: its group goes (best effort; a
-                // group no database owns is otherwise left behind).
-                if let Err(e) = groups.remove(stream).await {
-                    tracing::warn!(group = stream, "a group made for a database that failed stays: {}", e.message());
+            // The groups form side by side: the manager builds their
+            // replicas in the same rounds.
+            let made = futures::future::join_all(each.iter().map(|streams| {
+                let (groups, streams) = (groups.clone(), streams.clone());
+                async move {
+                    let id = streams[0];
+                    groups.create(id, streams, replicas.unwrap_or(0)).await?;
+                    groups.wait_serving(id, quorum, std::time::Duration::from_secs(30)).await
                 }
+            }))
+            .await;
+            let failed = made.into_iter().find_map(|r| r.err());
+            if let Some(e) = failed {
+                // The database is not made: its groups go (best effort; a
+                // group no database owns is otherwise left behind).
+                for streams in &each {
+                    if groups.listed().contains(&streams[0])
+                        && let Err(e) = groups.remove(streams[0]).await
+                    {
+                        tracing::warn!(
+                            group = streams[0],
+                            "a group made for a database that failed stays: {}",
+                            e.message()
+                        );
+                    }
+                }
+                return Err(e);
             }
-            made
+            Ok(())
         })?;
         self.1.here("create-database-after-group");
         Ok(())
+    }
+
+    fn group_of(&self, stream: u32) -> Option<u32> {
+        self.0.group_of_stream(stream)
+    }
+
+    fn lead_here(&self, group: u32) -> Result<(), GroupsError> {
+        self.wait_for(move |groups| async move { groups.lead_here(group, std::time::Duration::from_secs(10)).await })
     }
 
     fn place(&self, stream: u32) {
@@ -399,8 +451,8 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
         }
     }
 
-    fn adopt(&self, stream: u32, partition: u32) -> Result<(), GroupsError> {
-        self.0.adopt(stream, partition).map_err(|e| GroupsError::Unavailable(e.message()))
+    fn adopt(&self, group: u32, partition: u32) -> Result<(), GroupsError> {
+        self.0.adopt(group, partition).map_err(|e| GroupsError::Unavailable(e.message()))
     }
 
     fn sessions_on(&self, stream: u32) -> Result<usize, GroupsError> {
@@ -409,6 +461,10 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
 
     fn remove(&self, stream: u32) -> Result<(), GroupsError> {
         self.wait_for(move |groups| async move { groups.remove(stream).await })
+    }
+
+    fn routes(&self) -> Option<Arc<dyn tessera_sql::remote::PartitionRoutes>> {
+        Some(self.2.clone())
     }
 }
 
@@ -423,7 +479,9 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
 async fn remove_orphan_groups(groups: tessera_replication::Groups, homes: std::collections::HashSet<u32>, below: u32) {
     for wait in [0, 5, 20] {
         tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
-        for group in groups.listed().into_iter().filter(|g| *g < below && !homes.contains(g)) {
+        // A partition's group is named by its stream, in its home's block.
+        let home_of = |g: u32| if g >= 1 << 20 { g >> 20 } else { g };
+        for group in groups.listed().into_iter().filter(|g| home_of(*g) < below && !homes.contains(&home_of(*g))) {
             tracing::warn!(group, "removing a group no database owns (a CREATE or DROP DATABASE cut short)");
             if let Err(e) = groups.remove(group).await {
                 tracing::warn!(group, "the group no database owns stays for now: {}", e.message());
@@ -487,7 +545,8 @@ impl tessera_sql::cluster_view::ClusterView for View {
     }
 
     fn stream_replicas(&self, stream: u32) -> Option<Vec<tessera_sql::cluster_view::ReplicaRow>> {
-        let replicas = self.1.replicas_of(stream)?;
+        let group = self.1.group_of_stream(stream).unwrap_or(stream);
+        let replicas = self.1.replicas_of(group)?;
         Some(
             replicas
                 .into_iter()

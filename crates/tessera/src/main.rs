@@ -14,6 +14,7 @@
 
 mod cluster;
 mod crash_point;
+mod remote_parts;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -147,10 +147,12 @@ impl Catalog {
         self.write_entries(&[Entry::Streams { next: stream + 1 }])?;
         // On a cluster the home is a replication group of its own, formed
         // before anything is written to it (its first write goes to it).
+        // Each partition is a group of its own too: the unit of
+        // replication and failover, with primaries spread over the nodes.
         if let Some(groups) = self.groups() {
             use crate::cluster_view::GroupsError;
-            let streams: Vec<u32> = std::iter::once(stream).chain(parts.iter().copied()).collect();
-            groups.create(stream, &streams, replicas).map_err(|e| match e {
+            let each: Vec<Vec<u32>> = std::iter::once(stream).chain(parts.iter().copied()).map(|s| vec![s]).collect();
+            groups.create(&each, replicas).map_err(|e| match e {
                 GroupsError::Invalid(why) => SqlError::new(crate::error::code::INVALID_PARAMETER_VALUE, why),
                 GroupsError::Unavailable(why) => SqlError::new(
                     crate::error::code::CANNOT_CONNECT_NOW,
@@ -172,19 +174,25 @@ impl Catalog {
     /// Once a new database's entry is written: on a cluster, hands its
     /// group's primary to a node leading fewer groups (before that, the
     /// home must stay writable here).
-    pub fn place_home(&self, stream: u32) {
+    pub fn place_home(&self, stream: u32, partitions: &[PartitionDef]) {
         if let Some(groups) = self.groups() {
             groups.place(stream);
+            for p in partitions.iter().filter(|p| groups.group_of(p.stream) == Some(p.stream)) {
+                groups.place(p.stream);
+            }
         }
     }
 
     /// Undoes [`Self::create_keyed_home`] when the database's entry could not
     /// be written: its group (on a cluster), its engines, its partitions'.
     pub fn abandon_home(&self, stream: u32, partitions: &[PartitionDef]) {
-        if let Some(groups) = self.groups()
-            && let Err(e) = groups.remove(stream)
-        {
-            tracing::warn!(group = stream, "a group made for a database that failed stays: {}", e.reason());
+        if let Some(groups) = self.groups() {
+            let own = partitions.iter().map(|p| p.stream).filter(|s| groups.group_of(*s) == Some(*s));
+            for group in std::iter::once(stream).chain(own) {
+                if let Err(e) = groups.remove(group) {
+                    tracing::warn!(group, "a group made for a database that failed stays: {}", e.reason());
+                }
+            }
         }
         let dropped = self.drop_home(stream).and_then(|()| self.drop_partitions(partitions));
         if let Err(e) = dropped {

@@ -111,15 +111,18 @@ impl Catalog {
 
     /// Makes a new partition's stream for keyed database `def` (which
     /// has a home) and records the counter before it is used; on a
-    /// cluster the database's group takes the stream up first. The caller
-    /// adds the partition to the layout once it is made.
-    pub(super) fn next_partition_stream(&self, def: &mut DatabaseDef) -> Result<u32> {
+    /// cluster the group of the partition it splits from (`parent`) takes
+    /// the stream up first (the database's group, when its partitions
+    /// have none of their own). The caller adds the partition to the
+    /// layout once it is made.
+    pub(super) fn next_partition_stream(&self, def: &mut DatabaseDef, parent: u32) -> Result<u32> {
         let home = def.home.ok_or_else(|| SqlError::internal("a database without a home has no block of streams"))?;
         let stream = block_stream(home, def.next_stream.max(1))?;
         def.next_stream = def.next_stream.max(1) + 1;
         self.write_entries(&[Entry::Database(def.clone())])?;
         if let Some(groups) = self.groups() {
-            groups.adopt(home, stream).map_err(|e| {
+            let group = groups.group_of(parent).filter(|g| *g != home).unwrap_or(home);
+            groups.adopt(group, stream).map_err(|e| {
                 SqlError::new(code::CANNOT_CONNECT_NOW, format!("cannot replicate the new partition: {}", e.reason()))
             })?;
         }
@@ -143,11 +146,17 @@ impl Catalog {
     /// Makes a new, empty partition of keyed database `def` with this key
     /// range (a split); the caller puts it into `def.partitions` and writes
     /// `def` once its rows are in.
-    pub fn add_partition(&self, def: &mut DatabaseDef, low: Vec<u8>, high: Option<Vec<u8>>) -> Result<PartitionDef> {
+    pub fn add_partition(
+        &self,
+        def: &mut DatabaseDef,
+        parent: u32,
+        low: Vec<u8>,
+        high: Option<Vec<u8>>,
+    ) -> Result<PartitionDef> {
         if def.home.is_none() {
             return Ok(self.create_partitions(vec![(low, high)])?.remove(0));
         }
-        let stream = self.next_partition_stream(def)?;
+        let stream = self.next_partition_stream(def, parent)?;
         self.node.open_partition(stream, true)?;
         Ok(PartitionDef { stream, low, high, schema_version: 0, dirty: false })
     }

@@ -10,6 +10,7 @@ use super::{Catalog, DatabaseDef, Entry};
 use crate::error::{Result, SqlError, code};
 use crate::jobs::{JobDef, JobState};
 use crate::partition::{PartitionDef, PartitionGate};
+use crate::remote::PartEngine;
 
 impl Catalog {
     /// Opens (recovering) every keyed database's partitions; only then may
@@ -40,9 +41,28 @@ impl Catalog {
         Ok(())
     }
 
-    /// The engines holding database `db`'s tables: its partitions' in key
-    /// order, or its home for a keyless database.
-    pub fn engines_of(&self, db: &DatabaseDef) -> Result<Vec<Arc<Engine>>> {
+    /// The engines holding database `db`'s tables, for schema changes:
+    /// its partitions' in key order (each changed on its primary, which
+    /// may be another node), or its home for a keyless database.
+    pub fn engines_of(&self, db: &DatabaseDef) -> Result<Vec<PartEngine>> {
+        let routes = self.groups().and_then(|g| g.routes());
+        if db.partitions.is_empty() {
+            let home = self.local_engines_of(db)?;
+            let stream = db.home.unwrap_or(tessera_engine::SYSTEM_STREAM);
+            return Ok(home.into_iter().map(|engine| PartEngine { stream, engine, routes: None }).collect());
+        }
+        let engines = self.local_engines_of(db)?;
+        Ok(db
+            .partitions
+            .iter()
+            .zip(engines)
+            .map(|(p, engine)| PartEngine { stream: p.stream, engine, routes: routes.clone() })
+            .collect())
+    }
+
+    /// The engines on this node holding database `db`'s tables: its
+    /// partitions' in key order, or its home for a keyless database.
+    pub fn local_engines_of(&self, db: &DatabaseDef) -> Result<Vec<Arc<Engine>>> {
         if db.partitions.is_empty() {
             if db.partition_key.is_some() {
                 // A keyed database whose home, with its layout, has not
@@ -58,7 +78,7 @@ impl Catalog {
     }
 
     /// The engines holding the tables of the database named `db`.
-    pub fn engines_of_name(&self, db: &str) -> Result<Vec<Arc<Engine>>> {
+    pub fn engines_of_name(&self, db: &str) -> Result<Vec<PartEngine>> {
         let def = self
             .database(db)
             .ok_or_else(|| SqlError::new(code::UNDEFINED_DATABASE, format!("database \"{db}\" does not exist")))?;
@@ -149,6 +169,7 @@ impl Catalog {
         let Some(def) = self.database(db).filter(|d| d.partitions.iter().any(|p| p.dirty)) else { return Ok(()) };
         let Some(_ddl) = self.ddl.try_lock() else { return Ok(()) };
         for k in 0..def.partitions.len() {
+            // (Where the partition is led, which may be another node.)
             if def.partitions[k].dirty {
                 tracing::info!(db, stream = def.partitions[k].stream, "finishing a split a former primary left");
                 crate::split::clean(self, &def, k)?;

@@ -228,7 +228,7 @@ fn lookup(
             }
         }
     }
-    let engine_spec = session.catalog().engine_table(def).ok()?.first().spec();
+    let engine_spec = session.catalog().engine_table(def).ok()?.spec();
     let candidates = crate::provider::key_indexes(def, &engine_spec);
     for crate::provider::KeyIndex { id: index, name, columns, .. } in candidates.into_iter().filter(|k| k.unique) {
         let chosen: Option<Vec<(&String, &Expr)>> =

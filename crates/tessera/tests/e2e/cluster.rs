@@ -285,12 +285,12 @@ pub(crate) fn admin(args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
-/// The node id of database `db`'s primary (its own group's), as
-/// `tessera.replicas` shows it through any node, once it has stayed for
+/// The node id of database `db`'s primary (where its sessions run: its
+/// home's), as `tessera.databases` shows it through any node, once it has stayed for
 /// three seconds (the manager moves a new group's primary to spread
 /// primaries over the nodes).
 pub(crate) async fn db_primary(ports: &[u16], db: &str) -> usize {
-    let sql = format!("SELECT DISTINCT node_id FROM tessera.replicas WHERE database = '{db}' AND role = 'primary'");
+    let sql = format!("SELECT primary_node FROM tessera.databases WHERE name = '{db}' AND primary_node IS NOT NULL");
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut seen: Option<(usize, Instant)> = None;
     loop {

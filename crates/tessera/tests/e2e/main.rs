@@ -11,6 +11,7 @@ mod keyed_groups;
 mod limits;
 mod netfault;
 mod orphan_groups;
+mod partition_groups;
 mod partitions;
 mod pgbench;
 mod prepared_reads;

@@ -31,6 +31,8 @@ struct Open {
     engine: Arc<Engine>,
     /// By the caller's numbers (0: the start).
     savepoints: HashMap<u32, tessera_engine::Savepoint>,
+    /// The rows of the last scan not yet sent.
+    scanned: std::collections::VecDeque<Vec<u8>>,
     last: Instant,
 }
 
@@ -150,6 +152,7 @@ impl PartServer {
                     group,
                     engine,
                     savepoints: HashMap::from([(0, start)]),
+                    scanned: Default::default(),
                     last: Instant::now(),
                 }));
                 self.open.lock().insert(id, open.clone());
@@ -239,7 +242,7 @@ fn table_of(engine: &Engine, name: &str) -> Result<Arc<Table>, EngineError> {
 
 /// Runs one call (not a commit or an abort) on an open transaction.
 fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, op: PartOp) -> PartAnswer {
-    let Open { txn, engine, savepoints, .. } = o;
+    let Open { txn, engine, savepoints, scanned, .. } = o;
     let Some(t) = txn.as_mut() else { return not_committed("the transaction already ended".into()) };
     if refresh {
         t.refresh_snapshot();
@@ -259,8 +262,10 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, op: PartOp) -> PartAnswer {
                 Some(name) => table.spec().index_by_name(&name).ok_or(EngineError::NoSuchIndex(name.clone()))?.id,
             };
             let range = KeyRange { lower: bound_of_wire(lower), upper: bound_of_wire(upper) };
-            Ok(PartAnswer::Rows(t.scan_collect(&table, index, &range)?))
+            *scanned = t.scan_collect(&table, index, &range)?.into();
+            Ok(next_rows(scanned))
         }
+        PartOp::ScanMore => Ok(next_rows(scanned)),
         PartOp::Insert { table, data } => t.insert(&table_of(engine, &table)?, data).map(|()| PartAnswer::Done),
         PartOp::Update { table, data } => Ok(PartAnswer::Bool(t.update(&table_of(engine, &table)?, data)?)),
         PartOp::Delete { table, key } => Ok(PartAnswer::Bool(t.delete(&table_of(engine, &table)?, &key)?)),
@@ -282,6 +287,23 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, op: PartOp) -> PartAnswer {
         PartOp::Commit | PartOp::Abort => Err(EngineError::Internal("commit and abort are answered above".into())),
     })();
     result.unwrap_or_else(|e| failed(&e))
+}
+
+/// How many bytes of rows one answer carries at most (besides one row).
+const ROWS_PER_ANSWER_BYTES: usize = 4 << 20;
+
+/// The next answer's worth of a scan's rows.
+fn next_rows(scanned: &mut std::collections::VecDeque<Vec<u8>>) -> PartAnswer {
+    let mut rows = Vec::new();
+    let mut bytes = 0;
+    while let Some(r) = scanned.pop_front() {
+        bytes += r.len() + 8;
+        rows.push(r);
+        if bytes >= ROWS_PER_ANSWER_BYTES {
+            break;
+        }
+    }
+    PartAnswer::Rows { rows, more: !scanned.is_empty() }
 }
 
 fn put_answer(outcome: PutOutcome) -> Result<PartAnswer, EngineError> {

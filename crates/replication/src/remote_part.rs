@@ -161,14 +161,44 @@ pub enum SchemaChange {
 /// indexes by theirs (None: the primary key), since ids are the engine's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum PartOp {
-    Get { table: String, key: Vec<u8> },
-    GetVersioned { table: String, key: Vec<u8> },
-    Scan { table: String, index: Option<String>, lower: WireBound, upper: WireBound },
-    Insert { table: String, data: Vec<u8> },
-    Update { table: String, data: Vec<u8> },
-    Delete { table: String, key: Vec<u8> },
-    Put { table: String, data: Vec<u8>, cond: WireCondition },
-    DeleteIf { table: String, key: Vec<u8>, cond: WireCondition },
+    Get {
+        table: String,
+        key: Vec<u8>,
+    },
+    GetVersioned {
+        table: String,
+        key: Vec<u8>,
+    },
+    Scan {
+        table: String,
+        index: Option<String>,
+        lower: WireBound,
+        upper: WireBound,
+    },
+    Insert {
+        table: String,
+        data: Vec<u8>,
+    },
+    Update {
+        table: String,
+        data: Vec<u8>,
+    },
+    Delete {
+        table: String,
+        key: Vec<u8>,
+    },
+    Put {
+        table: String,
+        data: Vec<u8>,
+        cond: WireCondition,
+    },
+    DeleteIf {
+        table: String,
+        key: Vec<u8>,
+        cond: WireCondition,
+    },
+    /// The next rows of the last scan.
+    ScanMore,
     RollbackTo(u32),
     Commit,
     Abort,
@@ -189,7 +219,12 @@ pub enum PartAnswer {
     Bool(bool),
     Row(Option<Vec<u8>>),
     Versioned(Option<(Vec<u8>, u64)>),
-    Rows(Vec<Vec<u8>>),
+    /// Rows of a scan, in order; `more`: the rest follow on `ScanMore`
+    /// (one answer stays well below a frame's limit).
+    Rows {
+        rows: Vec<Vec<u8>>,
+        more: bool,
+    },
     /// A conditional write: None written, Some(current version) rejected.
     Put(Option<Option<u64>>),
     Failed(WireError),
@@ -476,9 +511,19 @@ impl RemoteTxn {
             lower: bound_to_wire(&range.lower),
             upper: bound_to_wire(&range.upper),
         };
-        match self.call(op).await? {
-            PartAnswer::Rows(r) => Ok(r),
-            other => Self::unexpected(other),
+        let mut out = Vec::new();
+        let mut answer = self.call(op).await?;
+        loop {
+            match answer {
+                PartAnswer::Rows { mut rows, more } => {
+                    out.append(&mut rows);
+                    if !more {
+                        return Ok(out);
+                    }
+                }
+                other => return Self::unexpected(other),
+            }
+            answer = self.call(PartOp::ScanMore).await?;
         }
     }
 

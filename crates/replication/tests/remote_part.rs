@@ -142,6 +142,17 @@ fn a_transaction_works_on_a_partition_whose_primary_is_another_node() {
         assert!(matches!(e, EngineError::Conflict { .. }), "{e:?}");
         t.abort().await;
 
+        // A scan larger than one answer comes in several (6 MB of rows).
+        let mut t = begin(&nodes[p]);
+        let big = vec![7u8; 100_000];
+        for id in 1000..1060 {
+            t.insert("u", encode_tuple(&[Some(&encode_i64(id)), Some(&big)])).await.unwrap();
+        }
+        let range = KeyRange { lower: std::ops::Bound::Included(key(1000)), upper: std::ops::Bound::Unbounded };
+        let seen: Vec<i64> = t.scan("u", None, &range).await.unwrap().iter().map(|r| id_of(r)).collect();
+        assert_eq!(seen, (1000..1060).collect::<Vec<_>>());
+        t.abort().await;
+
         // An abort leaves nothing, there or here.
         let mut t = begin(&nodes[p]);
         t.insert("u", row(30)).await.unwrap();

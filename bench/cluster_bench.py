@@ -10,7 +10,9 @@
                                    # (CPU of an idle node per database it replicates)
     DATABASE=shop KEYED=1 cluster_bench.py failover
                                    # the same for a keyed database (four partitions,
-                                   # one group): BENCH failover_keyed_p95_seconds …
+                                   # each a group): BENCH failover_keyed_p95_seconds …
+    cluster_bench.py remote        # BENCH remote_update_{local,remote}_ms: an UPDATE by key on a
+                                   # partition led by the session's node, and by another
     DATABASE=orders IDLE=1 cluster_bench.py failover
                                    # an idle database, its group quiet when its
                                    # primary dies: BENCH failover_quiet_p95_seconds …
@@ -128,20 +130,28 @@ class Cluster:
     def wait_ready(self):
         self.primary()
 
-    def primary_of(self, db):
-        """The node serving as database `db`'s primary (its own group's),
-        as tessera.replicas shows it: all three replicas voting, one primary."""
+    def primary_of(self, db, partition=None):
+        """The node serving database `db`'s sessions (its home's primary,
+        as tessera.databases shows it), or with `partition` the primary of
+        that partition (tessera.replicas); once every node holds a voting
+        replica of the database."""
         deadline = time.time() + 60
         while time.time() < deadline:
             for node in self.alive():
                 try:
                     with psycopg.connect(self.conninfo(node), autocommit=True) as c:
-                        rows = c.execute("SELECT DISTINCT node_id, role FROM tessera.replicas WHERE database = %s",
-                                         (db,)).fetchall()
-                    primary = [r[0] for r in rows if r[1] == "primary"]
-                    voting = [r[0] for r in rows if r[1] in ("primary", "secondary")]
-                    if len(primary) == 1 and len(voting) == len(self.nodes):
-                        return self.nodes[primary[0] - 1]
+                        voting = c.execute(
+                            "SELECT DISTINCT node_id FROM tessera.replicas WHERE database = %s "
+                            "AND role IN ('primary', 'secondary')", (db,)).fetchall()
+                        if partition is None:
+                            rows = c.execute("SELECT primary_node FROM tessera.databases WHERE name = %s",
+                                             (db,)).fetchall()
+                        else:
+                            rows = c.execute(
+                                "SELECT node_id FROM tessera.replicas WHERE database = %s AND partition = %s "
+                                "AND role = 'primary'", (db, partition)).fetchall()
+                    if len(rows) == 1 and rows[0][0] is not None and len(voting) == len(self.nodes):
+                        return self.nodes[rows[0][0] - 1]
                 except psycopg.Error:
                     pass
             time.sleep(0.1)
@@ -225,10 +235,15 @@ def failover():
     idle = os.environ.get("IDLE") == "1" and db != "tessera"
     name = "failover" if db == "tessera" else ("failover_keyed" if keyed else "failover_db")
     name = "failover_quiet" if idle else name
+    # VICTIM=partition (keyed): kill the primary of the partition the
+    # writers write (partition 3 of 4), wherever the sessions run.
+    by_partition = keyed and os.environ.get("VICTIM") == "partition"
+    name = "failover_partition" if by_partition else name
     cluster = Cluster(3)
     stop = threading.Event()
     ports = lambda: [n.port for n in cluster.alive()]  # noqa: E731
-    primary = (lambda: cluster.primary()) if db == "tessera" else (lambda: cluster.primary_of(db))  # noqa: E731
+    primary = (lambda: cluster.primary()) if db == "tessera" else (  # noqa: E731
+        lambda: cluster.primary_of(db, 3 if by_partition else None))
     try:
         if db != "tessera":
             with psycopg.connect(cluster.conninfo(cluster.primary()), autocommit=True) as c:
@@ -269,7 +284,8 @@ def failover():
                 try:
                     with psycopg.connect(f"host=127.0.0.1 port={node.port} user=tessera dbname={db} connect_timeout=2",
                                          autocommit=True) as c:
-                        c.execute("INSERT INTO load VALUES (%s, 2)", (-probe,))
+                        # (Into the writers' partition, for a keyed database.)
+                        c.execute("INSERT INTO load VALUES (%s, 2)", (10**15 + probe if keyed else -probe,))
                     break
                 except psycopg.Error as e:
                     errors[node.id] = f"{e.sqlstate}: {e}"
@@ -334,6 +350,56 @@ def idle():
         cluster.close()
 
 
+def remote():
+    """What working on a partition led by another node costs a statement:
+    a keyed database of four partitions, each a group of its own, on a
+    3-node cluster; one session (on the node serving the database) runs
+    single-row UPDATEs by key, in turn on each partition, and the mean
+    latency is reported for the partitions led by that node and for those
+    led elsewhere."""
+    count = int(os.environ.get("STATEMENTS", "2000"))
+    cluster = Cluster(3)
+    # A key in each partition (bigint split evenly in four).
+    keys = {1: -6 * 10**18, 2: -7, 3: 7, 4: 6 * 10**18}
+    try:
+        with psycopg.connect(cluster.conninfo(cluster.primary()), autocommit=True) as c:
+            c.execute("CREATE DATABASE rp WITH (partition_key = 'id bigint', partitions = 4)")
+        home = cluster.primary_of("rp")
+        with psycopg.connect(cluster.conninfo(home, "rp"), autocommit=True) as c:
+            c.execute("CREATE TABLE t (id bigint PRIMARY KEY, v bigint)")
+            for k in keys.values():
+                c.execute("INSERT INTO t VALUES (%s, 0)", (k,))
+        # Wait for the primaries to spread and settle.
+        deadline = time.time() + 60
+        while True:
+            home = cluster.primary_of("rp")
+            leaders = {p: cluster.primary_of("rp", p).id for p in keys}
+            if any(n != home.id for n in leaders.values()) and any(n == home.id for n in leaders.values()):
+                break
+            if time.time() > deadline:
+                raise SystemExit(f"partitions' primaries did not spread around node {home.id}: {leaders}")
+            time.sleep(1)
+        time.sleep(2)
+        took = {"local": [], "remote": []}
+        with psycopg.connect(cluster.conninfo(home, "rp"), autocommit=True) as c:
+            for i in range(count):
+                p = 1 + i % 4
+                t0 = time.perf_counter()
+                c.execute("UPDATE t SET v = v + 1 WHERE id = %s", (keys[p],))
+                where = "local" if leaders[p] == home.id else "remote"
+                took[where].append(time.perf_counter() - t0)
+        after = {p: cluster.primary_of("rp", p).id for p in keys}
+        if after != leaders:
+            note(f"a primary moved during the run ({leaders} → {after}); figures may mix both")
+        local = statistics.mean(took["local"]) * 1000
+        far = statistics.mean(took["remote"]) * 1000
+        note(f"sessions on node {home.id}; partitions' primaries {leaders}")
+        print(f"BENCH remote_update_local_ms {local:.3f} ms target=report", flush=True)
+        print(f"BENCH remote_update_remote_ms {far:.3f} ms target=report", flush=True)
+    finally:
+        cluster.close()
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "replication":
@@ -342,5 +408,7 @@ if __name__ == "__main__":
         idle()
     elif mode == "failover":
         failover()
+    elif mode == "remote":
+        remote()
     else:
         raise SystemExit(__doc__)

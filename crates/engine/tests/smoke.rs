@@ -117,3 +117,38 @@ fn a_data_directory_is_used_by_one_engine_at_a_time() {
     drop(first);
     Engine::open(EngineConfig::durable(dir.path())).unwrap();
 }
+
+/// `match_tables` makes an engine's tables exactly the given ones: it
+/// creates what is missing, drops extra indexes and tables, keeps rows of
+/// the tables it keeps and leaves internal (`__…`) tables alone; a second
+/// call changes nothing.
+#[test]
+fn match_tables_makes_the_tables_exactly_these() {
+    let e = Engine::open(EngineConfig::in_memory()).unwrap();
+    let t = setup(&e);
+    e.create_table(TableSpec::new("gone", vec![0], IndexKind::Hash)).unwrap();
+    e.create_table(TableSpec::new("__internal", vec![0], IndexKind::Hash)).unwrap();
+    let mut tx = e.begin(Isolation::Snapshot).unwrap();
+    tx.insert(&t, row(1, "a")).unwrap();
+    tx.commit().unwrap();
+
+    let want = vec![
+        TableSpec::new("t", vec![0], IndexKind::Ordered).with_index(IndexSpec::new(
+            "t_w",
+            IndexKind::Ordered,
+            false,
+            vec![1],
+        )),
+        TableSpec::new("new", vec![0], IndexKind::Ordered),
+    ];
+    let changed = e.match_tables(&want).unwrap();
+    assert_eq!(changed.len(), 4, "{changed:?}");
+    let mut names: Vec<String> = e.tables().iter().map(|s| s.name.clone()).collect();
+    names.sort();
+    assert_eq!(names, ["__internal", "new", "t"]);
+    let spec = e.table("t").unwrap().spec();
+    assert!(spec.index_by_name("t_v").is_none() && spec.index_by_name("t_w").is_some());
+    let mut r = e.begin(Isolation::Snapshot).unwrap();
+    assert_eq!(r.get(&e.table("t").unwrap(), &key(1)).unwrap(), Some(row(1, "a")));
+    assert!(e.match_tables(&want).unwrap().is_empty(), "a second call changes nothing");
+}

@@ -821,6 +821,18 @@ impl Catalog {
                 // A partition led by another node may have no copy here.
                 let table = engine.table(&def.engine_name);
                 if table.is_none() && routes.is_none() {
+                    if self.replica {
+                        // A reading session on a node that holds no copy
+                        // of this partition (or not yet its table).
+                        return Err(SqlError::new(
+                            code::CANNOT_CONNECT_NOW,
+                            format!(
+                                "this node holds no copy of table \"{}\" in partition {} of database \"{}\"",
+                                def.name, p.stream, def.db
+                            ),
+                        )
+                        .with_hint("Read on a node holding the partition, or from the primary."));
+                    }
                     return Err(missing());
                 }
                 let gate = self.gate(p.stream);

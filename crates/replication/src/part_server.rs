@@ -252,6 +252,16 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, op: PartOp) -> PartAnswer {
     }
     let result: Result<PartAnswer, EngineError> = (|| match op {
         PartOp::Get { table, key } => Ok(PartAnswer::Row(t.get(&table_of(engine, &table)?, &key)?)),
+        PartOp::Claim { table, key } => {
+            // The row rewritten as it is: claimed for this transaction
+            // (the caller writes the new row next, or rolls back).
+            let mut current = None;
+            t.update_with(&table_of(engine, &table)?, &key, |row| {
+                current = Some(row.to_vec());
+                Some(row.to_vec())
+            })?;
+            Ok(PartAnswer::Row(current))
+        }
         PartOp::GetVersioned { table, key } => {
             Ok(PartAnswer::Versioned(t.get_versioned(&table_of(engine, &table)?, &key)?.map(|(d, v)| (d, v.0))))
         }

@@ -165,6 +165,13 @@ pub enum PartOp {
         table: String,
         key: Vec<u8>,
     },
+    /// Claims the row with this key for this transaction, as the
+    /// engine's `update_with` does (waiting for a holder; under read
+    /// committed, on the newest committed version), and returns it.
+    Claim {
+        table: String,
+        key: Vec<u8>,
+    },
     GetVersioned {
         table: String,
         key: Vec<u8>,
@@ -499,6 +506,17 @@ impl RemoteTxn {
     pub async fn get_versioned(&mut self, table: &str, key: &[u8]) -> EResult<Option<(Vec<u8>, RowVersion)>> {
         match self.call(PartOp::GetVersioned { table: table.into(), key: key.to_vec() }).await? {
             PartAnswer::Versioned(r) => Ok(r.map(|(d, v)| (d, RowVersion(v)))),
+            other => Self::unexpected(other),
+        }
+    }
+
+    /// Claims the row with primary key `key` for this transaction and
+    /// returns it (None: no such row): the first half of the engine's
+    /// `update_with`, whose second is an `update` of the claimed row.
+    pub async fn claim(&mut self, table: &str, key: &[u8]) -> EResult<Option<Vec<u8>>> {
+        self.read_only = false;
+        match self.call(PartOp::Claim { table: table.into(), key: key.to_vec() }).await? {
+            PartAnswer::Row(r) => Ok(r),
             other => Self::unexpected(other),
         }
     }

@@ -142,6 +142,31 @@ fn a_transaction_works_on_a_partition_whose_primary_is_another_node() {
         assert!(matches!(e, EngineError::Conflict { .. }), "{e:?}");
         t.abort().await;
 
+        // A claim (the first half of an update) waits for the row's
+        // holder and, at read committed, takes the version it committed.
+        let engine = nodes[leader].group().node().partition(STREAM).unwrap();
+        let mut holder = engine.begin(Isolation::Snapshot).unwrap();
+        holder.update(&engine.table("u").unwrap(), row_with(2, 444)).unwrap();
+        let read_committed = Begin { isolation: 0, durability: 0, deadline_ms: Some(10_000) };
+        let mut t = nodes[p].group().groups().begin_remote(GROUP, STREAM, read_committed).unwrap().unwrap();
+        let claim = tokio::spawn(async move {
+            let got = t.claim("u", &key(2)).await;
+            (t, got)
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(!claim.is_finished(), "the claim waits for the row's holder");
+        holder.commit().unwrap();
+        let (mut t, got) = claim.await.unwrap();
+        assert_eq!(got.unwrap().map(|r| value_of(&r)), Some(444));
+        assert!(t.update("u", row_with(2, 555)).await.unwrap());
+        t.commit().await.unwrap();
+        wait_for("the claimed row's update", Duration::from_secs(10), || {
+            let engine = nodes[leader].group().node().partition(STREAM).unwrap();
+            let mut r = engine.begin(Isolation::Snapshot).unwrap();
+            let v = r.get(&engine.table("u").unwrap(), &key(2)).unwrap().map(|r| value_of(&r));
+            (v == Some(555)).then_some(())
+        });
+
         // A scan larger than one answer comes in several (6 MB of rows).
         let mut t = begin(&nodes[p]);
         let big = vec![7u8; 100_000];

@@ -68,6 +68,11 @@ pub trait RemotePart: Send {
     fn is_read_only(&self) -> bool;
     fn get(&mut self, table: &str, key: &[u8]) -> EResult<Option<Vec<u8>>>;
     fn get_versioned(&mut self, table: &str, key: &[u8]) -> EResult<Option<(Vec<u8>, RowVersion)>>;
+    /// Claims the row with primary key `key` for this transaction (as an
+    /// engine's `update_with` does: waiting for its holder, and under read
+    /// committed taking the newest committed version) and returns it; the
+    /// caller then updates it, or rolls back to before the claim.
+    fn claim(&mut self, table: &str, key: &[u8]) -> EResult<Option<Vec<u8>>>;
     /// Every row of `range` in `index` (None: the primary key), in order.
     fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>>;
     fn insert(&mut self, table: &str, data: Vec<u8>) -> EResult<()>;

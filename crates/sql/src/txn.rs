@@ -390,15 +390,17 @@ impl Txn {
         match self.writing(table, p)? {
             On::Local(t, tab) => t.update_with(tab, key, f),
             On::Remote(r, name) => {
-                // The row as this transaction sees it, then a write on
-                // condition that it is still that version: the engine's
-                // update_with in two calls.
-                let Some((current, version)) = r.get_versioned(name, key)? else { return Ok(false) };
-                let Some(new) = f(&current) else { return Ok(false) };
-                match r.put(name, new, PutCondition::VersionIs(version))? {
-                    PutOutcome::Written => Ok(true),
-                    PutOutcome::Rejected { .. } => {
-                        Err(EngineError::conflict(tessera_engine::ConflictReason::WriteWrite))
+                // The engine's update_with in two calls: claim the row (it
+                // waits for a holder, and read committed gets the newest
+                // version), then write what `f` makes of it — or undo the
+                // claim when `f` declines.
+                let before = r.savepoint();
+                let Some(current) = r.claim(name, key)? else { return Ok(false) };
+                match f(&current) {
+                    Some(new) => r.update(name, new),
+                    None => {
+                        r.rollback_to(before)?;
+                        Ok(false)
                     }
                 }
             }

@@ -129,6 +129,16 @@ impl RemotePart for Remote {
         })
     }
 
+    fn claim(&mut self, table: &str, key: &[u8]) -> EResult<Option<Vec<u8>>> {
+        let (table, key) = (table.to_string(), key.to_vec());
+        self.call(move |mut t| {
+            Box::pin(async move {
+                let r = t.claim(&table, &key).await;
+                (t, r)
+            })
+        })
+    }
+
     fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>> {
         let (table, index, range) = (table.to_string(), index.map(str::to_string), range.clone());
         self.call(move |mut t| {

@@ -238,7 +238,17 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         assert_eq!(run_anywhere(&all, "tessera", "CREATE DATABASE c", Duration::from_secs(60)).await, Outcome::Done);
-        let empty = run(all[2], "c", "SELECT count(*) FROM kv").await;
+        // (Through a node that may not know the new group's primary yet:
+        // 57P03 until it does.)
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let empty = loop {
+            match run(all[2], "c", "SELECT count(*) FROM kv").await {
+                Outcome::Retry(e) if Instant::now() < deadline && e.contains("57P03") => {
+                    tokio::time::sleep(Duration::from_millis(100)).await
+                }
+                other => break other,
+            }
+        };
         assert!(matches!(&empty, Outcome::Unknown(e) if e.contains("42P01")), "{empty:?}");
         let sql = "CREATE TABLE kv (k int PRIMARY KEY, v text); INSERT INTO kv VALUES (1, 'again')";
         assert_eq!(run_anywhere(&all, "c", sql, Duration::from_secs(30)).await, Outcome::Done);

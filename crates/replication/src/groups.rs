@@ -62,6 +62,12 @@ impl Groups {
         self.machine.directory().targets.get(&DATA_GROUP).copied().unwrap_or(self.default_replicas).max(1)
     }
 
+    /// The replica count group `id` keeps as it was made (0: the first
+    /// group's, following it when it changes).
+    pub fn replicas_target(&self, id: GroupId) -> usize {
+        self.machine.directory().targets.get(&id).copied().unwrap_or(0)
+    }
+
     /// Creates data group `id` over `streams`, keeping `replicas` replicas
     /// (0: the first group's count, following it when it changes):
     /// hosted and formed here (this node its first voter), then recorded in

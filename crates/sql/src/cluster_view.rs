@@ -59,6 +59,8 @@ pub trait ClusterView: Send + Sync {
 /// One replica of a database's own group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplicaRow {
+    /// The replication group holding it (named by its first stream).
+    pub group: u32,
     pub node_id: u64,
     /// `primary`, `secondary`, `building` or `unreachable`.
     pub role: String,
@@ -98,6 +100,20 @@ pub trait DatabaseGroups: Send + Sync {
     /// Adds `partition` to group `group` (a split on the group's primary,
     /// here), before anything is written to it.
     fn adopt(&self, group: u32, partition: u32) -> Result<(), GroupsError>;
+
+    /// Makes a group of its own for `partition`, a new partition split
+    /// from the one on stream `parent` (whose group this node leads): with
+    /// the replica count of `parent`'s group, and returning once this node
+    /// is its primary with a quorum of voters (as [`Self::create`]), before
+    /// anything is written to it.
+    fn split_off(&self, parent: u32, partition: u32) -> Result<(), GroupsError>;
+
+    /// The groups the cluster lists in home `home`'s block of streams
+    /// (its partitions' groups; a split cut short may have left one that
+    /// no partition has).
+    fn partition_groups(&self, _home: u32) -> Vec<u32> {
+        Vec::new()
+    }
 
     /// The group replicating `stream`, when it has one of its own (None:
     /// the cluster's first group).

@@ -9,7 +9,10 @@
 //!    for the transactions already writing P to end.
 //! 2. Q is created empty on a new log stream, with every table of the
 //!    database, and the rows at or above the value are copied into it in one
-//!    transaction.
+//!    transaction. On a cluster Q is a replication group of its own, formed
+//!    on this node (P's primary) before P's writers are held up, with the
+//!    replica count of P's group; once the split is done its primary may
+//!    move like any other partition's.
 //! 3. The catalog switches over in one write: P's range shrinks, Q appears,
 //!    P is marked as holding rows outside its range.
 //! 4. The gate thaws with a new epoch (statements planned against the old
@@ -75,8 +78,12 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
         })?;
     }
     let p_engine = catalog.partition_engine(&def, old.stream)?;
+    // Q's stream (and on a cluster its group, formed here) is made before
+    // P's writers are held up: forming a group takes a moment.
+    let mut new = catalog.add_partition(&mut def, old.stream, at.clone(), old.high.clone())?;
     let gate = catalog.gate(old.stream);
     if !gate.freeze(SPLIT_WAIT) {
+        catalog.abandon_partition(&new);
         return Err(SqlError::new(
             code::LOCK_NOT_AVAILABLE,
             format!(
@@ -86,8 +93,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
             ),
         ));
     }
-    let moved = (|| -> Result<crate::partition::PartitionDef> {
-        let mut new = catalog.add_partition(&mut def, old.stream, at.clone(), old.high.clone())?;
+    let moved = (|| -> Result<()> {
         let q_engine = catalog.node().partition(new.stream).ok_or_else(|| SqlError::internal("new partition"))?;
         let mut read = p_engine.begin(Isolation::Snapshot)?;
         let mut write = q_engine.begin(Isolation::Snapshot)?;
@@ -111,24 +117,32 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
         }
         read.abort();
         crate::session::blocking(|| write.commit())?;
-        new.schema_version = old.schema_version;
-        Ok(new)
+        Ok(())
     })();
-    let new = match moved {
-        Ok(n) => n,
-        Err(e) => {
-            gate.thaw(false);
-            return Err(e);
-        }
-    };
+    if let Err(e) = moved {
+        gate.thaw(false);
+        catalog.abandon_partition(&new);
+        return Err(e);
+    }
+    catalog.crash_point("split-before-switch");
+    new.schema_version = old.schema_version;
     def.partitions[k].high = Some(at);
     def.partitions[k].dirty = true;
+    let q = new.stream;
     def.partitions.insert(k + 1, new);
     let switched = catalog.put_database(def.clone());
     gate.thaw(switched.is_ok());
     switched?;
     catalog.crash_point("split-after-switch");
-    clean(catalog, &def, k)
+    clean(catalog, &def, k)?;
+    // Q's group was formed here: its primary goes where the cluster
+    // would move it anyway (as a new database's partitions' do).
+    if let Some(groups) = catalog.groups()
+        && groups.group_of(q) == Some(q)
+    {
+        groups.place(q);
+    }
+    Ok(())
 }
 
 /// Deletes the rows of partition `k` that lie outside its range (left by a

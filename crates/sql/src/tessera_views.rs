@@ -200,6 +200,7 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                                 s(&x.role),
                                 i(x.epoch as i64),
                                 x.behind.map_or(V::Int64(None), |b| i(b as i64)),
+                                i(x.group as i64),
                             ]);
                         }
                         continue;
@@ -214,6 +215,7 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                             s(&n.role),
                             i(n.epoch as i64),
                             n.behind.map_or(V::Int64(None), |b| i(b as i64)),
+                            i(0),
                         ]);
                     }
                 }
@@ -227,6 +229,7 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                     ("role", T),
                     ("epoch", I8),
                     ("behind", I8),
+                    ("group_id", I8),
                 ],
                 rows,
             )?

@@ -451,6 +451,17 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
         }
     }
 
+    fn split_off(&self, parent: u32, partition: u32) -> Result<(), GroupsError> {
+        let parent = self.0.group_of_stream(parent).unwrap_or(parent);
+        let replicas = Some(self.0.replicas_target(parent)).filter(|n| *n > 0);
+        self.create(&[vec![partition]], replicas)
+    }
+
+    fn partition_groups(&self, home: u32) -> Vec<u32> {
+        // A partition's group is named by its stream, in its home's block.
+        self.0.listed().into_iter().filter(|g| *g >= 1 << 20 && *g >> 20 == home).collect()
+    }
+
     fn adopt(&self, group: u32, partition: u32) -> Result<(), GroupsError> {
         self.0.adopt(group, partition).map_err(|e| GroupsError::Unavailable(e.message()))
     }
@@ -551,6 +562,7 @@ impl tessera_sql::cluster_view::ClusterView for View {
             replicas
                 .into_iter()
                 .map(|r| tessera_sql::cluster_view::ReplicaRow {
+                    group,
                     node_id: r.node,
                     role: r.role.to_string(),
                     epoch: r.epoch,

@@ -110,19 +110,24 @@ impl Catalog {
     }
 
     /// Makes a new partition's stream for keyed database `def` (which
-    /// has a home) and records the counter before it is used; on a
-    /// cluster the group of the partition it splits from (`parent`) takes
-    /// the stream up first (the database's group, when its partitions
-    /// have none of their own). The caller adds the partition to the
-    /// layout once it is made.
+    /// has a home) and records the counter before it is used. On a
+    /// cluster the stream is replicated before anything is written to it:
+    /// by a group of its own, formed here with the replica count of the
+    /// group of the partition it splits from (`parent`), when the
+    /// database's partitions have groups of their own; by the database's
+    /// group otherwise (databases made before partitions had groups). The
+    /// caller adds the partition to the layout once it is made.
     pub(super) fn next_partition_stream(&self, def: &mut DatabaseDef, parent: u32) -> Result<u32> {
         let home = def.home.ok_or_else(|| SqlError::internal("a database without a home has no block of streams"))?;
         let stream = block_stream(home, def.next_stream.max(1))?;
         def.next_stream = def.next_stream.max(1) + 1;
         self.write_entries(&[Entry::Database(def.clone())])?;
         if let Some(groups) = self.groups() {
-            let group = groups.group_of(parent).filter(|g| *g != home).unwrap_or(home);
-            groups.adopt(group, stream).map_err(|e| {
+            let made = match groups.group_of(parent).filter(|g| *g != home) {
+                Some(_) => groups.split_off(parent, stream),
+                None => groups.adopt(home, stream),
+            };
+            made.map_err(|e| {
                 SqlError::new(code::CANNOT_CONNECT_NOW, format!("cannot replicate the new partition: {}", e.reason()))
             })?;
         }
@@ -159,6 +164,30 @@ impl Catalog {
         let stream = self.next_partition_stream(def, parent)?;
         self.node.open_partition(stream, true)?;
         Ok(PartitionDef { stream, low, high, schema_version: 0, dirty: false })
+    }
+}
+
+impl Catalog {
+    /// Undoes [`Self::add_partition`] when the split that made the
+    /// partition fails before the layout has it. On a cluster it removes its
+    /// group, when it has one of its own, and with it the partition's
+    /// engine on every node. Best effort: a group that stays is removed by
+    /// the primary of the database's home when a session next opens there.
+    /// (A stream taken up by the database's group stays, unused, as it
+    /// did before partitions had groups.)
+    pub fn abandon_partition(&self, part: &PartitionDef) {
+        let Some(groups) = self.groups() else {
+            // A single node: nothing else has the partition's engine.
+            if let Err(e) = self.node.drop_partition(part.stream) {
+                tracing::warn!(stream = part.stream, "the engine of a split that failed stays: {e}");
+            }
+            return;
+        };
+        if groups.group_of(part.stream) == Some(part.stream)
+            && let Err(e) = groups.remove(part.stream)
+        {
+            tracing::warn!(group = part.stream, "the group of a split that failed stays: {}", e.reason());
+        }
     }
 }
 

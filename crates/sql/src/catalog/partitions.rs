@@ -166,6 +166,7 @@ impl Catalog {
                 crate::jobs::recover(self, &|d: &DatabaseDef| d.name == db)?;
             }
         }
+        self.remove_groups_of_cut_splits(db);
         let Some(def) = self.database(db).filter(|d| d.partitions.iter().any(|p| p.dirty)) else { return Ok(()) };
         let Some(_ddl) = self.ddl.try_lock() else { return Ok(()) };
         for k in 0..def.partitions.len() {
@@ -176,6 +177,32 @@ impl Catalog {
             }
         }
         Ok(())
+    }
+
+    /// Removes the groups of partitions that a split made but did not add
+    /// to database `db`'s layout (the split failed, or its node died), on
+    /// the primary of the database's home. Every stream its home's block
+    /// gave out is a partition's unless a split was cut short, so only
+    /// then are the cluster's groups looked at. Not while a split runs
+    /// here (it holds the DDL lock); one on another node cannot add its
+    /// partition to a layout this node's home leads.
+    fn remove_groups_of_cut_splits(&self, db: &str) {
+        let Some(groups) = self.groups() else { return };
+        let Some(def) = self.database(db) else { return };
+        let (Some(home), Some(_)) = (def.home, &def.partition_key) else { return };
+        if (def.next_stream.saturating_sub(1) as usize) <= def.partitions.len() {
+            return;
+        }
+        let Some(_ddl) = self.ddl.try_lock() else { return };
+        let Some(def) = self.database(db) else { return };
+        for group in groups.partition_groups(home) {
+            if def.partitions.iter().all(|p| p.stream != group) {
+                tracing::warn!(db, group, "removing the group of a partition no split finished");
+                if let Err(e) = groups.remove(group) {
+                    tracing::warn!(db, group, "the group of a partition no split finished stays: {}", e.reason());
+                }
+            }
+        }
     }
 
     /// Ends the process here if the node's crash points say so (fault

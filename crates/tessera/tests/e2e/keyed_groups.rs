@@ -1,9 +1,9 @@
 //! A keyed database's home (its schema) and each of its partitions are
 //! replication groups of their own, placed by the partition manager; the
 //! database's sessions run on its home's primary and work on partitions
-//! led elsewhere there. A split adds the new partition to the group of the
-//! partition it splits, and every replica takes it up from the group's
-//! log; the home's primary is lost and the database goes on with every
+//! led elsewhere there. A split makes the new partition a group of its
+//! own, with the replica count of the partition it splits, and every
+//! replica takes it up from that group's log; the home's primary is lost and the database goes on with every
 //! acknowledged row of every partition, the new one included; the lost
 //! node returns and holds them all.
 
@@ -30,6 +30,33 @@ async fn local_orders(port: u16) -> Result<BTreeSet<i64>, String> {
     let c = connect_reading_secondary(port, "shop").await.map_err(|e| crate::client::describe(&e))?;
     let rows = c.query("SELECT cid FROM orders", &[]).await.map_err(|e| crate::client::describe(&e))?;
     Ok(rows.iter().map(|r| r.get::<_, i64>(0)).collect())
+}
+
+/// Waits until partition 3 of `db` (made by a split) shows as a group of
+/// its own in `tessera.replicas` (its group named by its stream, apart
+/// from every other partition's) with `want` replicas: one primary and
+/// the rest secondaries.
+async fn split_into_own_group(all: &[u16], db: &str, want: usize) {
+    let sql = format!(
+        "SELECT partition, stream, group_id, role FROM tessera.replicas WHERE database = '{db}' ORDER BY 1, 3, 4"
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let rows = query(all[0], "tessera", &sql).await.unwrap_or_default();
+        let of = |p: &str| rows.iter().filter(|r| r[0] == p).cloned().collect::<Vec<_>>();
+        let new = of("3");
+        let own = !new.is_empty()
+            && new.iter().all(|r| r[2] == r[1])
+            && rows.iter().filter(|r| r[0] != "3").all(|r| r[2] != new[0][2]);
+        let roles = new.len() == want
+            && new.iter().filter(|r| r[3] == "primary").count() == 1
+            && new.iter().filter(|r| r[3] == "secondary").count() == want - 1;
+        if own && roles && !of("1").is_empty() && !of("2").is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{db}'s groups after its split: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 #[test]
@@ -83,6 +110,13 @@ fn a_keyed_database_is_a_group_of_its_own_and_its_splits_replicate() {
         assert_eq!(split, Outcome::Done);
         let parts = query(all[1], "shop", "SELECT count(*) FROM tessera.partitions WHERE database = 'shop'").await;
         assert_eq!(parts.unwrap(), vec![vec!["3".to_string()]]);
+        // The new partition is a group of its own, named by its stream,
+        // with a primary and two secondaries like the others.
+        split_into_own_group(&all, "shop", 3).await;
+        // One of a database keeping two replicas keeps two.
+        let split = run_anywhere(&all, "pair", "ALTER DATABASE pair SPLIT AT (1000)", Duration::from_secs(60)).await;
+        assert_eq!(split, Outcome::Done);
+        split_into_own_group(&all, "pair", 2).await;
         // The cluster's catalog (sessions of `tessera`) follows it too.
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {

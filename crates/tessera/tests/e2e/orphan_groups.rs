@@ -87,6 +87,22 @@ fn a_group_left_by_a_create_database_cut_short_is_removed() {
     });
 }
 
+/// Splits shop at 21 through the node on `port`, which is to die on the
+/// way; a split refused with nothing done (its partition's primary
+/// moving, say) is run again.
+async fn split_until_cut(port: u16) -> Outcome {
+    let mut cut = run(port, "shop", "ALTER DATABASE shop SPLIT AT (21)").await;
+    for _ in 0..20 {
+        if !matches!(&cut, Outcome::Retry(e) if e.contains("40001") || e.contains("57P03")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cut = run(port, "shop", "ALTER DATABASE shop SPLIT AT (21)").await;
+    }
+    assert!(!matches!(cut, Outcome::Done), "the node was to die before the split ended: {cut:?}");
+    cut
+}
+
 #[test]
 fn a_split_cut_short_is_finished_by_the_next_primary() {
     let rpc: Vec<u16> = (0..3).map(|_| free_port()).collect();
@@ -103,21 +119,41 @@ fn a_split_cut_short_is_finished_by_the_next_primary() {
             assert_eq!(run_anywhere(&all, "shop", &sql, Duration::from_secs(60)).await, Outcome::Done);
         }
 
+        // The database's primary copies the rows into the new partition's
+        // group, then dies before switching the ranges: the next primary
+        // removes that group once a session of the database starts there.
+        let primary = db_primary(&all, "shop").await;
+        std::fs::write(nodes[primary - 1].data_dir().join("crash-point"), "split-before-switch").unwrap();
+        let cut = split_until_cut(all[primary - 1]).await;
+        assert!(!nodes[primary - 1].data_dir().join("crash-point").exists(), "no crash point reached: {cut:?}");
+        nodes[primary - 1].kill9();
+        let alive: Vec<usize> = (1..=3).filter(|&i| i != primary).collect();
+        let addr = format!("127.0.0.1:{}", rpc[alive[0] - 1]);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            // (A session of shop on its next primary looks for such groups.)
+            let count = query(all[alive[0] - 1], "shop", "SELECT count(*) FROM orders").await;
+            // (One line per replica: the home's group and partition 1's.)
+            let groups = listed_groups(&addr).map(|g| g.into_iter().collect::<std::collections::BTreeSet<_>>());
+            if count.as_ref().is_ok_and(|c| c == &vec![vec!["40".to_string()]])
+                && groups.as_ref().is_some_and(|g| g.len() == 2)
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "after a split cut before its switch: {count:?}, groups {groups:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let sql = "SELECT count(*) FROM tessera.partitions WHERE database = 'shop'";
+        let parts = query(all[alive[0] - 1], "shop", sql).await;
+        assert_eq!(parts.unwrap(), vec![vec!["1".to_string()]], "the cut split left the ranges as they were");
+        nodes[primary - 1].restart();
+        let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+
         // The database's primary switches the ranges, then dies before
         // deleting the rows it copied into the new partition.
         let primary = db_primary(&all, "shop").await;
         std::fs::write(nodes[primary - 1].data_dir().join("crash-point"), "split-after-switch").unwrap();
-        // (A split refused with nothing done — its partition's primary
-        // moving, say — is run again.)
-        let mut cut = run(all[primary - 1], "shop", "ALTER DATABASE shop SPLIT AT (21)").await;
-        for _ in 0..20 {
-            if !matches!(&cut, Outcome::Retry(e) if e.contains("40001") || e.contains("57P03")) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            cut = run(all[primary - 1], "shop", "ALTER DATABASE shop SPLIT AT (21)").await;
-        }
-        assert!(!matches!(cut, Outcome::Done), "the node was to die before the split ended: {cut:?}");
+        let cut = split_until_cut(all[primary - 1]).await;
         assert!(
             !nodes[primary - 1].data_dir().join("crash-point").exists(),
             "the node did not reach the crash point: {cut:?}"

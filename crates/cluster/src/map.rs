@@ -72,6 +72,10 @@ pub struct PartitionInfo {
     pub log_start: u64,
     /// Writes are refused: the partition lost its quorum.
     pub unavailable: bool,
+    /// Its primary serves client sessions, which a move of the primary
+    /// ends (a database's home); moving any other partition's costs a
+    /// client at most a retried commit, so balancing moves those first.
+    pub serves_sessions: bool,
 }
 
 impl PartitionInfo {
@@ -148,7 +152,15 @@ impl ClusterMap {
             .collect();
         self.partitions.insert(
             id,
-            PartitionInfo { id, epoch: 1, target: nodes.len(), replicas, log_start: 0, unavailable: false },
+            PartitionInfo {
+                id,
+                epoch: 1,
+                target: nodes.len(),
+                replicas,
+                log_start: 0,
+                unavailable: false,
+                serves_sessions: false,
+            },
         );
     }
 

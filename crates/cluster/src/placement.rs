@@ -40,7 +40,9 @@ pub fn place(map: &ClusterMap, count: usize, exclude: &[NodeId]) -> Result<Vec<N
 
 /// Leadership transfers that even out the primaries over the live nodes
 /// (each node ends within one primary of every other, where the replicas
-/// allow it), moving each primary to a secondary of the partition.
+/// allow it), moving each primary to a secondary of the partition: of the
+/// busiest node's primaries, one that serves no sessions first, then to
+/// the least loaded node.
 pub fn balance_primaries(map: &ClusterMap) -> Vec<Action> {
     let mut map = map.clone();
     let mut actions = Vec::new();
@@ -51,17 +53,18 @@ pub fn balance_primaries(map: &ClusterMap) -> Vec<Action> {
         };
         // A partition whose primary is on the busiest node and which has an
         // up-to-date secondary on a node with at least two primaries fewer.
-        let mut best: Option<(usize, NodeId, u64)> = None;
+        let mut best: Option<(bool, usize, NodeId, u64)> = None;
         for p in map.partitions.values().filter(|p| p.primary().is_some_and(|r| r.node == busy)) {
             let last = p.primary().map_or(0, |r| r.applied);
             for r in p.replicas.iter().filter(|r| r.role == Role::Secondary && r.applied >= last) {
                 let Some(&(c, _)) = counts.iter().find(|(_, id)| *id == r.node) else { continue };
-                if c + 2 <= most && best.is_none_or(|(bc, bn, _)| (c, r.node) < (bc, bn)) {
-                    best = Some((c, r.node, p.id));
+                let key = (p.serves_sessions, c, r.node);
+                if c + 2 <= most && best.is_none_or(|(bs, bc, bn, _)| key < (bs, bc, bn)) {
+                    best = Some((p.serves_sessions, c, r.node, p.id));
                 }
             }
         }
-        let Some((_, to, partition)) = best else { break };
+        let Some((_, _, to, partition)) = best else { break };
         let action = Action::TransferLeadership { partition, from: busy, to };
         map.apply(&action);
         actions.push(action);

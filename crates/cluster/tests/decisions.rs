@@ -55,6 +55,30 @@ fn replicas_go_to_distinct_failure_domains_and_primaries_spread() {
     let primaries: Vec<usize> = (1..=3).map(|n| m.load(n).1).collect();
     assert_eq!(primaries, vec![2, 2, 2], "{moves:?}");
     assert!(balance_primaries(&m).is_empty(), "balanced stays balanced");
+
+    // Primaries whose moves end client sessions (databases' homes) move
+    // only when moving the others does not even the counts out.
+    let mut m = cluster(3);
+    for p in 1..=6 {
+        m.add_partition(p, &[1, 2, 3]);
+        m.partitions.get_mut(&p).unwrap().serves_sessions = p <= 2;
+    }
+    let moves = balance_primaries(&m);
+    let moved: Vec<PartitionId> = moves
+        .iter()
+        .map(|a| match a {
+            Action::TransferLeadership { partition, .. } => *partition,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(moved.len(), 4, "{moves:?}");
+    assert!(moved.iter().all(|p| *p > 2), "homes stay while partitions can move: {moves:?}");
+    let mut m = cluster(3);
+    for p in 1..=3 {
+        m.add_partition(p, &[1, 2, 3]);
+        m.partitions.get_mut(&p).unwrap().serves_sessions = true;
+    }
+    assert_eq!(balance_primaries(&m).len(), 2, "homes move when nothing else evens the counts");
 }
 
 #[test]

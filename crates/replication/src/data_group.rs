@@ -42,6 +42,9 @@ pub(crate) struct GroupContext {
 /// The data groups a node hosts besides the first, and what hosting
 /// another needs. Shared by the node (`Group`) and the loop that hosts
 /// the groups the manager's directory lists.
+/// Tells something of a group by its id (see `Hosting::serves_sessions`).
+pub type GroupClassifier = Arc<dyn Fn(GroupId) -> bool + Send + Sync>;
+
 pub(crate) struct Hosting {
     pub context: GroupContext,
     pub router: Arc<Router>,
@@ -52,6 +55,9 @@ pub(crate) struct Hosting {
     starting: tokio::sync::Mutex<()>,
     /// The SQL sessions this node serves in each group it leads.
     pub sessions: crate::network::SessionCounter,
+    /// Whether a group's primary serves SQL sessions (set by the server;
+    /// unset, every group's does): balancing moves the others first.
+    pub serves_sessions: std::sync::OnceLock<GroupClassifier>,
     /// The groups removed from this node since it started (the directory
     /// keeps listing them; each is tidied once).
     forgotten: parking_lot::Mutex<HashSet<GroupId>>,
@@ -75,6 +81,7 @@ impl Hosting {
             more: Default::default(),
             starting: Default::default(),
             sessions: Default::default(),
+            serves_sessions: Default::default(),
             forgotten: Default::default(),
             remote_seq: Default::default(),
             incarnation: u64::from_le_bytes(bytes),

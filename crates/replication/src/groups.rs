@@ -106,6 +106,13 @@ impl Groups {
         self.hosting.forget(id).await
     }
 
+    /// Tells the partition manager which groups' primaries serve SQL
+    /// sessions (a database's home: moving its primary ends them), so
+    /// that balancing moves the others' first (set once, by the server).
+    pub fn classify_groups_with(&self, serves_sessions: crate::data_group::GroupClassifier) {
+        let _ = self.hosting.serves_sessions.set(serves_sessions);
+    }
+
     /// How this node counts the SQL sessions it serves as a group's
     /// primary (set once, by the server).
     pub fn count_sessions_with(&self, count: Arc<dyn Fn(GroupId) -> usize + Send + Sync>) {
@@ -292,34 +299,6 @@ impl Groups {
         Ok(true)
     }
 
-    /// Makes this node group `id`'s primary: its primary hands the role
-    /// over (Raft's leadership transfer), and this returns once this node
-    /// serves it with a lease, within `within`. This node must hold an
-    /// up-to-date replica of the group.
-    pub async fn lead_here(&self, id: GroupId, within: Duration) -> Result<()> {
-        let deadline = tokio::time::Instant::now() + within;
-        let mut asked = false;
-        loop {
-            match self.partition_primary(id) {
-                Ok(None) => return Ok(()),
-                Ok(Some((_, info))) if !asked => {
-                    let request = crate::network::Request::Lead { group: id, to: self.me };
-                    match crate::admin::call(&self.hosting.context.peers, &info.rpc_addr, &request).await? {
-                        crate::network::Reply::Failed(e) => return Err(ReplicationError::Refused(e)),
-                        _ => asked = true,
-                    }
-                }
-                _ => {}
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(ReplicationError::Timeout(format!(
-                    "this node did not become the primary of group {id} within {within:?}"
-                )));
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
     /// The group replicating `stream` (None: the first group, or no group
     /// this node knows).
     pub fn group_of_stream(&self, stream: u32) -> Option<GroupId> {
@@ -361,6 +340,19 @@ impl Groups {
         self.roster.group_primaries().into_iter().find(|(g, _, _)| *g == id).map(|(_, n, info)| (n, info))
     }
 
+    /// Group `id`'s replicas as its primary sees them, asked of it: for a
+    /// node that is not in the group (a database keeping fewer replicas
+    /// than the cluster has nodes), which knows the primary from the
+    /// manager.
+    pub async fn replicas_from_primary(&self, id: GroupId) -> Option<Vec<GroupReplica>> {
+        let (_, info) = self.primary_of(id)?;
+        let request = crate::network::Request::GroupView(id);
+        match crate::admin::call(&self.hosting.context.peers, &info.rpc_addr, &request).await {
+            Ok(crate::network::Reply::GroupView(view)) => Some(replicas_seen(&view)),
+            _ => None,
+        }
+    }
+
     /// Group `id`'s replicas as this node knows them: every detail on its
     /// primary; the configuration and the primary elsewhere; None where
     /// the group is not hosted or this node is not in it.
@@ -368,6 +360,28 @@ impl Groups {
         let raft = if id == DATA_GROUP { None } else { self.hosting.raft_of(id) }?;
         replicas_in(&raft, self.me, &|n| self.hosting.context.quiet.answered(id, n))
     }
+}
+
+/// A group's replicas as its primary sees them (`view`).
+fn replicas_seen(view: &GroupView) -> Vec<GroupReplica> {
+    view.members
+        .iter()
+        .map(|m| GroupReplica {
+            node: m.id,
+            role: if m.id == view.leader {
+                "primary"
+            } else if !m.voter {
+                "building"
+            } else if m.answered {
+                "secondary"
+            } else {
+                "unreachable"
+            }
+            .to_string(),
+            epoch: view.term,
+            behind: m.matched.map(|i| view.last_index.saturating_sub(i)),
+        })
+        .collect()
 }
 
 /// A group's replicas as node `me` knows them from its `raft`: every
@@ -380,26 +394,7 @@ pub(crate) fn replicas_in(
     quiet_answered: &dyn Fn(NodeId) -> bool,
 ) -> Option<Vec<GroupReplica>> {
     if let Ok(view) = GroupView::of_leader(raft, me, quiet_answered) {
-        return Some(
-            view.members
-                .iter()
-                .map(|m| GroupReplica {
-                    node: m.id,
-                    role: if m.id == view.leader {
-                        "primary"
-                    } else if !m.voter {
-                        "building"
-                    } else if m.answered {
-                        "secondary"
-                    } else {
-                        "unreachable"
-                    }
-                    .to_string(),
-                    epoch: view.term,
-                    behind: m.matched.map(|i| view.last_index.saturating_sub(i)),
-                })
-                .collect(),
-        );
+        return Some(replicas_seen(&view));
     }
     let m = raft.metrics().borrow_watched().clone();
     let membership = m.membership_config.membership();

@@ -477,6 +477,7 @@ impl Manager {
                 replicas,
                 log_start: view.log_start,
                 unavailable: false,
+                serves_sessions: self.hosting.serves_sessions.get().is_none_or(|serves| serves(*group)),
             };
             map.partitions.insert(*group as u64, p);
         }
@@ -661,7 +662,15 @@ impl Manager {
         }
         map.partitions.insert(
             0,
-            PartitionInfo { id: 0, epoch: view.term, target, replicas, log_start: view.log_start, unavailable: false },
+            PartitionInfo {
+                id: 0,
+                epoch: view.term,
+                target,
+                replicas,
+                log_start: view.log_start,
+                unavailable: false,
+                serves_sessions: true,
+            },
         );
         map
     }

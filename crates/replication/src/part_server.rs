@@ -109,7 +109,7 @@ impl PartServer {
 
     /// Answers one call.
     pub async fn handle(self: &Arc<Self>, call: PartCall) -> PartAnswer {
-        let PartCall { group, stream, txn: id, begin, refresh, savepoints, op } = call;
+        let PartCall { group, stream, txn: id, begin, refresh, savepoints, deadline_ms, op } = call;
         if matches!(op, PartOp::Abort) {
             if let Some(open) = self.open.lock().remove(&id) {
                 let taken = open.lock().txn.take();
@@ -186,7 +186,8 @@ impl PartServer {
         let worked = tokio::task::spawn_blocking(move || {
             let mut o = open.lock();
             o.last = Instant::now();
-            let answer = run(&mut o, refresh, savepoints, op);
+            let deadline = deadline_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
+            let answer = run(&mut o, refresh, savepoints, deadline, op);
             o.last = Instant::now();
             answer
         })
@@ -241,9 +242,12 @@ fn table_of(engine: &Engine, name: &str) -> Result<Arc<Table>, EngineError> {
 }
 
 /// Runs one call (not a commit or an abort) on an open transaction.
-fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, op: PartOp) -> PartAnswer {
+fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, op: PartOp) -> PartAnswer {
     let Open { txn, engine, savepoints, scanned, .. } = o;
     let Some(t) = txn.as_mut() else { return not_committed("the transaction already ended".into()) };
+    // The calling statement's deadline (a later statement's may differ
+    // from the one the transaction began with).
+    t.set_wait_deadline(deadline);
     if refresh {
         t.refresh_snapshot();
     }

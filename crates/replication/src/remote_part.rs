@@ -47,7 +47,8 @@ pub struct Begin {
     pub isolation: u8,
     /// 0 the engine's default, 1 synchronous, 2 lazy.
     pub durability: u8,
-    /// Milliseconds left until the caller's statement deadline.
+    /// Milliseconds left until the caller's statement deadline (the
+    /// first statement's; each call carries the one of its own statement).
     pub deadline_ms: Option<u64>,
 }
 
@@ -66,6 +67,10 @@ pub struct PartCall {
     /// Before the operation: take these savepoints (the caller numbers
     /// them; 0 is the transaction's start).
     pub savepoints: Vec<u32>,
+    /// Milliseconds left until the deadline of the caller's statement
+    /// making this call (None: no deadline): waits for a row's holder end
+    /// there, as the statement's own would on the caller's node.
+    pub deadline_ms: Option<u64>,
     pub op: PartOp,
 }
 
@@ -426,6 +431,8 @@ pub struct RemoteTxn {
     refresh: bool,
     pending: Vec<u32>,
     next_savepoint: u32,
+    /// The caller's current statement's deadline, sent with every call.
+    deadline: Option<std::time::Instant>,
 }
 
 type EResult<T> = std::result::Result<T, EngineError>;
@@ -444,7 +451,14 @@ impl RemoteTxn {
             refresh: false,
             pending: Vec::new(),
             next_savepoint: 1,
+            deadline: begin.deadline_ms.map(|ms| std::time::Instant::now() + Duration::from_millis(ms)),
         }
+    }
+
+    /// The deadline of the statement making the calls from now on: waits
+    /// for a row's holder on the partition's primary end there.
+    pub fn set_wait_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.deadline = deadline;
     }
 
     pub fn stream(&self) -> u32 {
@@ -467,6 +481,9 @@ impl RemoteTxn {
             begin: self.begin.take(),
             refresh: std::mem::take(&mut self.refresh),
             savepoints: std::mem::take(&mut self.pending),
+            deadline_ms: self
+                .deadline
+                .map(|d| d.saturating_duration_since(std::time::Instant::now()).as_millis() as u64),
             op,
         };
         self.open = true;

@@ -167,6 +167,23 @@ fn a_transaction_works_on_a_partition_whose_primary_is_another_node() {
             (v == Some(555)).then_some(())
         });
 
+        // A later statement's deadline goes with its calls: a transaction
+        // begun without one stops waiting for a holder when the statement
+        // making the claim reaches its own.
+        let mut holder = engine.begin(Isolation::Snapshot).unwrap();
+        holder.update(&engine.table("u").unwrap(), row_with(2, 666)).unwrap();
+        let no_deadline = Begin { isolation: 0, durability: 0, deadline_ms: None };
+        let mut t = nodes[p].group().groups().begin_remote(GROUP, STREAM, no_deadline).unwrap().unwrap();
+        t.get("u", &key(1)).await.unwrap(); // (the first statement, with no deadline)
+        let started = std::time::Instant::now();
+        t.set_wait_deadline(Some(started + Duration::from_millis(400)));
+        let e = t.claim("u", &key(2)).await.unwrap_err();
+        assert!(matches!(e, EngineError::DeadlinePassed), "{e:?}");
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(350) && waited < Duration::from_secs(5), "{waited:?}");
+        t.abort().await;
+        holder.abort();
+
         // A scan larger than one answer comes in several (6 MB of rows).
         let mut t = begin(&nodes[p]);
         let big = vec![7u8; 100_000];

@@ -121,12 +121,6 @@ pub trait DatabaseGroups: Send + Sync {
         None
     }
 
-    /// Makes this node the primary of group `group` (its primary hands it
-    /// over), for work that must run where the group's rows are (a split).
-    fn lead_here(&self, _group: u32) -> Result<(), GroupsError> {
-        Ok(())
-    }
-
     /// Once the home's tables are made: hands its primary to a node
     /// leading fewer groups, if the cluster would move it there anyway
     /// (best effort; the database's sessions then start there).

@@ -681,8 +681,14 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
             format!(", {}", f.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
         }
     };
-    let sets: Vec<String> =
-        assigns.iter().map(|(ci, e)| format!("CAST({e} AS {})", cast_type(def.columns[*ci].ty))).collect();
+    // Each new value named apart from the row's columns (read by position):
+    // `SET qty = qty` casts a column to its own type, which the planner
+    // drops, and two outputs named `qty` are refused.
+    let sets: Vec<String> = assigns
+        .iter()
+        .enumerate()
+        .map(|(i, (ci, e))| format!("CAST({e} AS {}) AS \"__set_{i}\"", cast_type(def.columns[*ci].ty)))
+        .collect();
     let select = format!(
         "SELECT {a}.*{sep}{sets} FROM {dml}.{t} AS {a}{from}{where_}",
         a = quote_ident(&alias),

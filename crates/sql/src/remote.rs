@@ -22,7 +22,8 @@ pub type EResult<T> = tessera_engine::Result<T>;
 pub struct RemoteBegin {
     pub isolation: Isolation,
     pub durability: Option<Durability>,
-    /// The statement's deadline: waits for a row's holder end there.
+    /// The statement's deadline: waits for a row's holder end there
+    /// (later statements' go with their calls: `set_wait_deadline`).
     pub deadline: Option<Instant>,
 }
 
@@ -86,6 +87,10 @@ pub trait RemotePart: Send {
     fn rollback_to(&mut self, savepoint: u32) -> EResult<()>;
     /// A fresh snapshot from the next call on (read committed).
     fn refresh_snapshot(&mut self);
+    /// The deadline of the statement making the calls from now on, sent
+    /// with each: a write waiting on the primary for a row's holder stops
+    /// there.
+    fn set_wait_deadline(&mut self, deadline: Option<Instant>);
     /// Commits on the partition's primary, once its quorum has the commit.
     fn commit(self: Box<Self>) -> futures::future::BoxFuture<'static, EResult<()>>;
     /// Aborts there (without waiting).

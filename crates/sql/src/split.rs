@@ -6,13 +6,16 @@
 //!
 //! 1. P's writer gate is frozen: new writers of P are refused with a
 //!    retryable serialization failure, and the split waits (up to a bound)
-//!    for the transactions already writing P to end.
+//!    for the transactions already writing P to end. (On a cluster P's
+//!    writers are the sessions of the node running the split: a database's
+//!    sessions run where its home is led, wherever P is.)
 //! 2. Q is created empty on a new log stream, with every table of the
 //!    database, and the rows at or above the value are copied into it in one
 //!    transaction. On a cluster Q is a replication group of its own, formed
-//!    on this node (P's primary) before P's writers are held up, with the
-//!    replica count of P's group; once the split is done its primary may
-//!    move like any other partition's.
+//!    on this node before P's writers are held up, with the replica count
+//!    of P's group, and P's rows are read where P is led (here, or through
+//!    a transaction at its primary); once the split is done Q's primary is
+//!    placed like any other partition's.
 //! 3. The catalog switches over in one write: P's range shrinks, Q appears,
 //!    P is marked as holding rows outside its range.
 //! 4. The gate thaws with a new epoch (statements planned against the old
@@ -65,19 +68,11 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
             format!("partition {} of \"{db}\" already starts at {key} = {value}", k + 1),
         ));
     }
-    // The split copies the partition's rows in this process: on a cluster
-    // whose partitions are groups of their own, this node leads it first.
-    if let Some(groups) = catalog.groups()
-        && let Some(group) = groups.group_of(old.stream).filter(|g| Some(*g) != def.home)
-    {
-        groups.lead_here(group).map_err(|e| {
-            SqlError::new(
-                code::CANNOT_CONNECT_NOW,
-                format!("could not split partition {}: it is led by another node ({})", k + 1, e.reason()),
-            )
-        })?;
-    }
-    let p_engine = catalog.partition_engine(&def, old.stream)?;
+    // P's rows are read where P is led: from its engine here, or through
+    // a transaction at its primary on another node. Its writers are this
+    // node's sessions either way (a database's sessions run where its home
+    // is led), which the gate holds up.
+    let routes = catalog.groups().and_then(|g| g.routes());
     // Q's stream (and on a cluster its group, formed here) is made before
     // P's writers are held up: forming a group takes a moment.
     let mut new = catalog.add_partition(&mut def, old.stream, at.clone(), old.high.clone())?;
@@ -95,27 +90,54 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
     }
     let moved = (|| -> Result<()> {
         let q_engine = catalog.node().partition(new.stream).ok_or_else(|| SqlError::internal("new partition"))?;
-        let mut read = p_engine.begin(Isolation::Snapshot)?;
+        // (Begun with its first scan, after the freeze.)
+        let how = RemoteBegin { isolation: Isolation::Snapshot, durability: None, deadline: None };
+        let mut remote = match &routes {
+            Some(routes) => routes.begin(old.stream, how)?,
+            None => None,
+        };
+        let local = match remote {
+            Some(_) => None,
+            None => Some(catalog.partition_engine(&def, old.stream)?),
+        };
+        let mut read = local.as_ref().map(|e| e.begin(Isolation::Snapshot)).transpose()?;
         let mut write = q_engine.begin(Isolation::Snapshot)?;
         for t in catalog.tables(db) {
-            let Some(p_table) = p_engine.table(&t.engine_name) else { continue };
-            let q_table = q_engine.create_table((*p_table.spec()).clone())?;
+            let q_table = q_engine.create_table(crate::ddl::engine_spec(&t, &t.engine_name)?)?;
             let field = t
                 .column(&key.column)
                 .map(|c| c.field as usize)
                 .ok_or_else(|| SqlError::internal(format!("table \"{}\" lacks the partition key column", t.name)))?;
+            let in_q = |r: &[u8]| Tuple::parse(r).ok().and_then(|t| t.field(field)).is_some_and(|k| new.contains(k));
             let mut rows = Vec::new();
-            read.scan(&p_table, PRIMARY, &KeyRange::all(), |r| {
-                if Tuple::parse(r).ok().and_then(|t| t.field(field)).is_some_and(|k| new.contains(k)) {
-                    rows.push(r.to_vec());
+            match (&mut remote, &mut read, &local) {
+                (Some(txn), _, _) => match txn.scan(&t.engine_name, None, &KeyRange::all()) {
+                    Ok(all) => rows = all.into_iter().filter(|r| in_q(r)).collect(),
+                    Err(tessera_engine::EngineError::NoSuchTable(_)) => {}
+                    Err(e) => return Err(e.into()),
+                },
+                (None, Some(read), Some(p_engine)) => {
+                    if let Some(p_table) = p_engine.table(&t.engine_name) {
+                        read.scan(&p_table, PRIMARY, &KeyRange::all(), |r| {
+                            if in_q(r) {
+                                rows.push(r.to_vec());
+                            }
+                            true
+                        })?;
+                    }
                 }
-                true
-            })?;
+                _ => return Err(SqlError::internal("the split has no way to read the partition")),
+            }
             for r in rows {
                 write.insert(&q_table, r)?;
             }
         }
-        read.abort();
+        if let Some(txn) = remote {
+            txn.abort();
+        }
+        if let Some(read) = read {
+            read.abort();
+        }
         crate::session::blocking(|| write.commit())?;
         Ok(())
     })();

@@ -166,11 +166,14 @@ impl Txn {
         }
     }
 
+    /// The current statement's deadline, for every part (a remote part
+    /// sends it with its next calls).
     pub fn set_wait_deadline(&mut self, deadline: Option<std::time::Instant>) {
         self.deadline = deadline;
         for (_, t) in &mut self.parts {
-            if let PartTxn::Local(t) = t {
-                t.set_wait_deadline(deadline);
+            match t {
+                PartTxn::Local(t) => t.set_wait_deadline(deadline),
+                PartTxn::Remote(r) => r.set_wait_deadline(deadline),
             }
         }
     }

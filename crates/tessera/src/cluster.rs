@@ -316,6 +316,10 @@ pub fn start(
         let routing = routing.clone();
         Arc::new(move |group| routing.sessions_in(group))
     });
+    // A keyed database's partitions are groups named by their streams, in
+    // their home's block (`home << 20 | i`): their primaries serve no
+    // sessions (the home's primary does, and the first group's).
+    groups.classify_groups_with(Arc::new(|group| group < 1 << 20));
     let session_runtimes = server_config.session_runtimes.clone();
     let server = runtime.spawn(tessera_server::serve_cluster(
         listener,
@@ -440,14 +444,10 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
         self.0.group_of_stream(stream)
     }
 
-    fn lead_here(&self, group: u32) -> Result<(), GroupsError> {
-        self.wait_for(move |groups| async move { groups.lead_here(group, std::time::Duration::from_secs(10)).await })
-    }
-
     fn place(&self, stream: u32) {
         match self.wait_for(move |groups| async move { groups.place(stream).await }) {
-            Ok(node) => tracing::info!(group = stream, node, "the new database's primary is on node {node}"),
-            Err(e) => tracing::warn!(group = stream, "the new database's primary stays here: {}", e.reason()),
+            Ok(node) => tracing::info!(group = stream, node, "the new group's primary is on node {node}"),
+            Err(e) => tracing::warn!(group = stream, "the new group's primary stays here: {}", e.reason()),
         }
     }
 
@@ -557,7 +557,16 @@ impl tessera_sql::cluster_view::ClusterView for View {
 
     fn stream_replicas(&self, stream: u32) -> Option<Vec<tessera_sql::cluster_view::ReplicaRow>> {
         let group = self.1.group_of_stream(stream).unwrap_or(stream);
-        let replicas = self.1.replicas_of(group)?;
+        // A node outside the group (a database keeping fewer replicas
+        // than the cluster has nodes) asks the group's primary.
+        let replicas = self.1.replicas_of(group).or_else(|| {
+            let groups = self.1.clone();
+            let (tx, rx) = std::sync::mpsc::channel();
+            self.1.runtime().spawn(async move {
+                let _ = tx.send(groups.replicas_from_primary(group).await);
+            });
+            rx.recv_timeout(std::time::Duration::from_secs(2)).ok().flatten()
+        })?;
         Some(
             replicas
                 .into_iter()

@@ -216,6 +216,10 @@ impl RemotePart for Remote {
         self.txn().refresh_snapshot();
     }
 
+    fn set_wait_deadline(&mut self, deadline: Option<Instant>) {
+        self.txn().set_wait_deadline(deadline);
+    }
+
     fn commit(mut self: Box<Self>) -> BoxFuture<'static, EResult<()>> {
         let (txn, groups) = (self.txn.take(), self.groups.clone());
         let (tx, rx) = tokio::sync::oneshot::channel();

@@ -123,9 +123,14 @@ impl Catalog {
         def.next_stream = def.next_stream.max(1) + 1;
         self.write_entries(&[Entry::Database(def.clone())])?;
         if let Some(groups) = self.groups() {
-            let made = match groups.group_of(parent).filter(|g| *g != home) {
+            let parent_group = groups.group_of(parent);
+            tracing::info!(stream, parent, ?parent_group, "a new partition's stream, split from {parent}");
+            let made = match parent_group {
+                Some(g) if g == home => groups.adopt(home, stream),
                 Some(_) => groups.split_off(parent, stream),
-                None => groups.adopt(home, stream),
+                None => Err(crate::cluster_view::GroupsError::Unavailable(format!(
+                    "this node does not know the group of partition stream {parent}"
+                ))),
             };
             made.map_err(|e| {
                 SqlError::new(code::CANNOT_CONNECT_NOW, format!("cannot replicate the new partition: {}", e.reason()))

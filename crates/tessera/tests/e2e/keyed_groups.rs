@@ -35,14 +35,46 @@ async fn local_orders(port: u16) -> Result<BTreeSet<i64>, String> {
 /// Waits until partition 3 of `db` (made by a split) shows as a group of
 /// its own in `tessera.replicas` (its group named by its stream, apart
 /// from every other partition's) with `want` replicas: one primary and
-/// the rest secondaries.
+/// the rest secondaries; as the node serving `tessera` sees it, and every
+/// other node knowing the database's partitions (a session reading there;
+/// a node outside the database's home does not know them), those outside
+/// the new partition's group included.
 async fn split_into_own_group(all: &[u16], db: &str, want: usize) {
     let sql = format!(
         "SELECT partition, stream, group_id, role FROM tessera.replicas WHERE database = '{db}' ORDER BY 1, 3, 4"
     );
+    check_split(db, "the node serving tessera", want, || async { query(all[0], "tessera", &sql).await }).await;
+    for port in all {
+        let seen = || async {
+            let c = connect_reading_secondary(*port, "tessera").await.map_err(|e| crate::client::describe(&e))?;
+            let rows = c.query(&sql, &[]).await.map_err(|e| crate::client::describe(&e))?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    let (p, s, g): (i64, i64, i64) = (r.get(0), r.get(1), r.get(2));
+                    vec![p.to_string(), s.to_string(), g.to_string(), r.get::<_, String>(3)]
+                })
+                .collect())
+        };
+        check_split(db, &format!("port {port}"), want, seen).await;
+    }
+}
+
+/// Waits until the rows `fetch` gets show partition 3 as a group of its
+/// own with `want` replicas (see `split_into_own_group`); at once when they
+/// show no partition 2 (a node that does not know the database's
+/// partitions).
+async fn check_split<F, Fut>(db: &str, from: &str, want: usize, fetch: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<Vec<String>>, String>>,
+{
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let rows = query(all[0], "tessera", &sql).await.unwrap_or_default();
+        let rows = fetch().await.unwrap_or_default();
+        if !rows.is_empty() && !rows.iter().any(|r| r[0] == "2") {
+            return;
+        }
         let of = |p: &str| rows.iter().filter(|r| r[0] == p).cloned().collect::<Vec<_>>();
         let new = of("3");
         let own = !new.is_empty()
@@ -54,7 +86,7 @@ async fn split_into_own_group(all: &[u16], db: &str, want: usize) {
         if own && roles && !of("1").is_empty() && !of("2").is_empty() {
             return;
         }
-        assert!(Instant::now() < deadline, "{db}'s groups after its split: {rows:?}");
+        assert!(Instant::now() < deadline, "{db}'s groups after its split, seen from {from}: {rows:?}");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }

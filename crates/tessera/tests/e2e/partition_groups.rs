@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use crate::client::block_on;
-use crate::cluster::{Outcome, db_primary, free_port, query, run_anywhere, start_cluster_on};
+use crate::cluster::{Outcome, db_primary, free_port, query, run_anywhere, start_cluster_on, try_connect};
 
 /// A customer in each of the four partitions (bigint split evenly: below
 /// -2^62, below 0, below 2^62, the rest), and a few more in each.
@@ -107,6 +107,24 @@ fn each_partition_fails_over_by_itself_and_sessions_reach_partitions_led_elsewhe
         assert_eq!(run_anywhere(&all, "shop", &sql, Duration::from_secs(60)).await, Outcome::Done);
         let got = query(all[0], "shop", &format!("SELECT qty, what FROM orders WHERE cid = {cid}")).await.unwrap();
         assert_eq!(got, vec![vec!["11".to_string(), "changed".to_string()]]);
+
+        // A statement's own timeout holds on a partition led elsewhere,
+        // for a later statement of a transaction too: an UPDATE waiting
+        // there for the row's holder is canceled at its deadline.
+        let port = all[home as usize - 1];
+        let holder = try_connect(port, "shop").await.unwrap();
+        holder.batch_execute(&format!("BEGIN; UPDATE orders SET qty = qty WHERE cid = {cid}")).await.unwrap();
+        let waiter = try_connect(port, "shop").await.unwrap();
+        waiter.batch_execute(&format!("BEGIN; SELECT qty FROM orders WHERE cid = {cid}")).await.unwrap();
+        waiter.batch_execute("SET statement_timeout = 500").await.unwrap();
+        let started = Instant::now();
+        let e = waiter.batch_execute(&format!("UPDATE orders SET qty = qty + 1 WHERE cid = {cid}")).await.unwrap_err();
+        let waited = started.elapsed();
+        assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e:?}");
+        assert!(waited >= Duration::from_millis(400) && waited < Duration::from_secs(5), "waited {waited:?}");
+        waiter.batch_execute("ROLLBACK").await.unwrap();
+        holder.batch_execute("ROLLBACK").await.unwrap();
+        drop((waiter, holder));
 
         // Reads across partitions: a count, and a scan through the
         // secondary index in every partition (by its name on each).

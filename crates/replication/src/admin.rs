@@ -110,7 +110,15 @@ pub(crate) async fn drain(
     let mut done = Vec::new();
     for action in actions {
         if let Action::TransferLeadership { to, .. } = action {
-            raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+            // Gently, as a database's group is moved (`Hosted::hand_over`):
+            // commits in flight get their answers first.
+            let first = hosts.read().get(&crate::types::DATA_GROUP).cloned();
+            match first {
+                Some(hosted) => {
+                    hosted.hand_over(crate::types::DATA_GROUP, quiet, me, to).await.map_err(ReplicationError::Raft)?
+                }
+                None => raft.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?,
+            }
             let deadline = Instant::now() + Duration::from_secs(10);
             while raft.current_leader().await != Some(to) {
                 if Instant::now() > deadline {

@@ -344,7 +344,12 @@ impl Groups {
     /// node that is not in the group (a database keeping fewer replicas
     /// than the cluster has nodes), which knows the primary from the
     /// manager.
+    /// (None for the first group, as from [`Self::replicas_of`]: its
+    /// replicas are the nodes' roles.)
     pub async fn replicas_from_primary(&self, id: GroupId) -> Option<Vec<GroupReplica>> {
+        if id == DATA_GROUP {
+            return None;
+        }
         let (_, info) = self.primary_of(id)?;
         let request = crate::network::Request::GroupView(id);
         match crate::admin::call(&self.hosting.context.peers, &info.rpc_addr, &request).await {

@@ -39,6 +39,7 @@ mod partitions;
 mod replica_tests;
 mod sequences;
 pub use home::Home;
+pub use layout::block_home;
 
 pub const CATALOG_TABLE: &str = "__catalog";
 pub const SEQUENCE_TABLE: &str = "__sequences";

@@ -18,6 +18,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use tessera_engine::EngineConfig;
 use tessera_replication::{ClusterSecret, Group, GroupConfig, NodeInfo};
+use tessera_sql::catalog::block_home;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ClusterArgs {
@@ -317,9 +318,9 @@ pub fn start(
         Arc::new(move |group| routing.sessions_in(group))
     });
     // A keyed database's partitions are groups named by their streams, in
-    // their home's block (`home << 20 | i`): their primaries serve no
-    // sessions (the home's primary does, and the first group's).
-    groups.classify_groups_with(Arc::new(|group| group < 1 << 20));
+    // their home's block: their primaries serve no sessions (the home's
+    // primary does, and the first group's).
+    groups.classify_groups_with(Arc::new(|group| block_home(group).is_none()));
     let session_runtimes = server_config.session_runtimes.clone();
     let server = runtime.spawn(tessera_server::serve_cluster(
         listener,
@@ -366,7 +367,7 @@ impl tessera_sql::cluster_view::SecondaryState for FreshAll {
     fn staleness(&self) -> Option<std::time::Duration> {
         let (groups, home) = (&self.0, self.1);
         let mut worst = std::time::Duration::ZERO;
-        for g in std::iter::once(home).chain(groups.listed().into_iter().filter(|g| *g >> 20 == home)) {
+        for g in std::iter::once(home).chain(groups.listed().into_iter().filter(|g| block_home(*g) == Some(home))) {
             let (Some(freshness), Some(role)) = (groups.freshness_of(g), groups.role_of(g)) else { return None };
             worst = worst.max(Fresh(freshness, role).staleness()?);
         }
@@ -454,12 +455,26 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
     fn split_off(&self, parent: u32, partition: u32) -> Result<(), GroupsError> {
         let parent = self.0.group_of_stream(parent).unwrap_or(parent);
         let replicas = Some(self.0.replicas_target(parent)).filter(|n| *n > 0);
-        self.create(&[vec![partition]], replicas)
+        self.create(&[vec![partition]], replicas)?;
+        // `create` returns at a quorum, with this node one of its voters.
+        // The split's rows are copied next: were this node to die before
+        // the last replica was built, the partition would have no quorum
+        // until it came back. So wait for every replica, but not for long
+        // (a node that is down leaves the group at a quorum, and the
+        // manager builds the rest when it can).
+        let full = replicas.unwrap_or_else(|| self.0.default_replicas());
+        let all = self.wait_for(move |groups| async move {
+            groups.wait_serving(partition, full, std::time::Duration::from_secs(10)).await
+        });
+        if let Err(e) = all {
+            tracing::warn!(group = partition, "the split goes on at a quorum of replicas: {}", e.reason());
+        }
+        Ok(())
     }
 
     fn partition_groups(&self, home: u32) -> Vec<u32> {
         // A partition's group is named by its stream, in its home's block.
-        self.0.listed().into_iter().filter(|g| *g >= 1 << 20 && *g >> 20 == home).collect()
+        self.0.listed().into_iter().filter(|g| block_home(*g) == Some(home)).collect()
     }
 
     fn adopt(&self, group: u32, partition: u32) -> Result<(), GroupsError> {
@@ -491,7 +506,7 @@ async fn remove_orphan_groups(groups: tessera_replication::Groups, homes: std::c
     for wait in [0, 5, 20] {
         tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
         // A partition's group is named by its stream, in its home's block.
-        let home_of = |g: u32| if g >= 1 << 20 { g >> 20 } else { g };
+        let home_of = |g: u32| block_home(g).unwrap_or(g);
         for group in groups.listed().into_iter().filter(|g| home_of(*g) < below && !homes.contains(&home_of(*g))) {
             tracing::warn!(group, "removing a group no database owns (a CREATE or DROP DATABASE cut short)");
             if let Err(e) = groups.remove(group).await {

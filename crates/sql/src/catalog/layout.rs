@@ -52,6 +52,14 @@ pub(super) fn block_stream(home: u32, i: u32) -> Result<u32> {
         .ok_or_else(|| SqlError::new(code::PROGRAM_LIMIT, "the database's home has no block of streams"))
 }
 
+/// The home whose block holds `stream`: `Some` for a partition of a keyed
+/// database with a home (on a cluster, the stream also names the
+/// partition's replication group), `None` for a home or any other stream
+/// of the cluster-wide counter.
+pub fn block_home(stream: u32) -> Option<u32> {
+    (stream >= FIRST_BLOCK_STREAM).then_some(stream >> STREAM_BLOCK_BITS)
+}
+
 /// The part of a keyed database's definition kept in its home.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Layout {
@@ -216,6 +224,8 @@ mod tests {
     #[test]
     fn each_home_gives_its_partitions_streams_from_its_own_block() {
         assert_eq!(block_stream(1, 1).unwrap(), (1 << 20) + 1);
+        assert_eq!(block_home(block_stream(7, 3).unwrap()), Some(7));
+        assert_eq!(block_home(7), None, "a home is in no block");
         assert_eq!(block_stream(7, 3).unwrap(), (7 << 20) | 3);
         assert!(block_stream(7, 0).is_err(), "the block's first stream is none of its partitions'");
         assert!(block_stream(7, FIRST_BLOCK_STREAM).is_err(), "no stream past the block");

@@ -46,6 +46,11 @@ pub enum EngineError {
     #[error("duplicate key value violates unique constraint \"{index}\"")]
     UniqueViolation { table: String, index: String },
 
+    /// A row has a NULL in a field of a primary key it is to be copied
+    /// under ([`crate::Engine::copy_table`]).
+    #[error("a row of table \"{table}\" has a NULL in a primary key column")]
+    NullInKey { table: String },
+
     #[error("table \"{0}\" does not exist")]
     NoSuchTable(String),
 
@@ -139,6 +144,7 @@ impl EngineError {
         match self {
             Conflict { .. } | Deadlock | LockTimeout(_) | DeadlinePassed | WouldBlock { .. } => ErrorClass::Retryable,
             UniqueViolation { .. }
+            | NullInKey { .. }
             | NoSuchTable(_)
             | TableExists(_)
             | NoSuchIndex(_)

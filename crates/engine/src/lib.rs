@@ -90,6 +90,7 @@ pub mod checkpoint;
 pub mod clock;
 mod codec;
 mod commit;
+mod copy;
 mod engine;
 mod error;
 mod gc;

@@ -219,6 +219,7 @@ impl PartServer {
             SchemaChange::CreateIndex { table, index } => engine.create_index(&table, index.spec()),
             SchemaChange::DropIndex { table, index } => engine.drop_index(&table, &index),
             SchemaChange::TruncateTable(name) => engine.truncate_table(&name).map(|_| ()),
+            SchemaChange::CopyTable { from, to } => engine.copy_table(&from, to.spec()).map(|_| ()),
             SchemaChange::MatchTables(tables) => {
                 let specs: Vec<_> = tables.iter().map(|t| t.spec()).collect();
                 engine.match_tables(&specs).map(|changed| {

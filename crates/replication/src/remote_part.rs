@@ -160,6 +160,11 @@ pub enum SchemaChange {
     TruncateTable(String),
     /// Make the engine's tables exactly these (`Engine::match_tables`).
     MatchTables(Vec<WireTable>),
+    /// Make table `to` a copy of table `from` (`Engine::copy_table`).
+    CopyTable {
+        from: String,
+        to: WireTable,
+    },
 }
 
 /// What to do on the partition. Tables are named by their engine name,
@@ -263,6 +268,7 @@ pub enum WireError {
     /// The partition has no primary now; nothing was done.
     Unavailable(String),
     Other(String),
+    NullInKey(String),
 }
 
 impl WireError {
@@ -286,6 +292,7 @@ impl WireError {
             EngineError::CommitFailed(LogError::NotReplicated(why)) => WireError::NotCommitted(why.clone()),
             EngineError::CommitFailed(LogError::OutcomeUnknown(why)) => WireError::Unknown(why.clone()),
             EngineError::Unavailable(why) => WireError::Unavailable(why.clone()),
+            EngineError::NullInKey { table } => WireError::NullInKey(table.clone()),
             other => WireError::Other(other.to_string()),
         }
     }
@@ -309,6 +316,7 @@ impl WireError {
             WireError::Unknown(why) => EngineError::CommitFailed(LogError::OutcomeUnknown(why)),
             WireError::Unavailable(why) => EngineError::Unavailable(why),
             WireError::Other(m) => EngineError::Internal(format!("on the partition's primary: {m}")),
+            WireError::NullInKey(table) => EngineError::NullInKey { table },
         }
     }
 }
@@ -391,8 +399,10 @@ pub async fn change_schema(
     stream: u32,
     change: SchemaChange,
 ) -> std::result::Result<(), EngineError> {
+    // A table's copy takes as long as its rows do.
+    let limit = if matches!(change, SchemaChange::CopyTable { .. }) { COPY_TIMEOUT } else { CALL_TIMEOUT };
     let body = crate::network::encode(&Request::PartSchema { group, stream, change });
-    let reply = match peers.client(addr).call(body, CALL_TIMEOUT).await {
+    let reply = match peers.client(addr).call(body, limit).await {
         Ok(bytes) => postcard::from_bytes::<Reply>(&bytes)
             .map_err(|e| EngineError::Internal(format!("a malformed answer from the partition's primary: {e}")))?,
         Err(e) => {
@@ -414,6 +424,9 @@ pub async fn change_schema(
 /// How long a call may take before the caller gives up on it. Generous:
 /// a write may wait for a row's holder, and a commit for its quorum.
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a table's copy on a partition's primary may take.
+const COPY_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A transaction on a partition whose primary is another node (at `addr`),
 /// from the caller's side. Calls are made one at a time, in order.

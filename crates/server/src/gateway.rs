@@ -17,8 +17,9 @@
 //!   (in plaintext inside the cluster, as replication travels). A reading
 //!   session outlives changes of the node's role: each statement checks
 //!   the node's staleness (zero while it is the primary itself);
-//! - with no primary (an election, or a lost quorum), refuses them with
-//!   SQLSTATE 57P03 and the reason.
+//! - with no primary (an election, or a lost quorum), holds them for up to
+//!   [`PRIMARY_WAIT`] in case one is chosen meanwhile (a failover takes
+//!   about a second), then refuses them with SQLSTATE 57P03 and the reason.
 //!
 //! The SQL engine exists only while this node is primary: it is opened
 //! (loading the catalog from the replicated system engine) when the node
@@ -41,6 +42,16 @@ use tokio::sync::watch;
 use crate::relayed::KeyWatch;
 use crate::routing::{DatabaseRouting, Reader, Route};
 use crate::{Listener, ServerConfig, accept, refuse};
+
+/// How long a new connection waits for its database's group to have a
+/// primary before it is refused: long enough to hide a failover (or a
+/// group formed a moment ago on another node) from a client that connects
+/// meanwhile, short enough to answer well within common connect timeouts
+/// when the group has lost its quorum.
+pub const PRIMARY_WAIT: Duration = Duration::from_secs(2);
+
+/// How often a waiting connection looks again.
+const PRIMARY_POLL: Duration = Duration::from_millis(50);
 
 /// Opens the SQL engine over the node's (replicated) engines.
 pub type OpenSql = Arc<dyn Fn() -> Result<Arc<SqlEngine>, String> + Send + Sync>;
@@ -112,10 +123,46 @@ pub async fn serve_cluster(
             Target::Forward(addr) => {
                 tokio::spawn(serve_secondary(shared.clone(), open_secondary.clone(), socket, peer, slot, addr));
             }
-            Target::Refuse(why) => {
-                drop(slot);
-                tokio::spawn(refuse(socket, "57P03", why));
+            Target::Refuse(_) => {
+                tokio::spawn(wait_for_primary(
+                    shared.clone(),
+                    serving.clone(),
+                    open_secondary.clone(),
+                    socket,
+                    peer,
+                    slot,
+                ));
             }
+        }
+    }
+}
+
+/// A connection that arrived while the group had no primary: served as
+/// soon as it has one, or refused after [`PRIMARY_WAIT`].
+async fn wait_for_primary(
+    shared: Arc<Listener>,
+    serving: Arc<RwLock<Serving>>,
+    open_secondary: OpenSql,
+    socket: TcpStream,
+    peer: std::net::SocketAddr,
+    slot: crate::Slot,
+) {
+    let deadline = tokio::time::Instant::now() + PRIMARY_WAIT;
+    loop {
+        let target = serving.read().target();
+        match target {
+            Target::Local(sql, stop) => {
+                if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(crate::stop_when(stop))) {
+                    tracing::warn!(%peer, "cannot serve a connection: {e}");
+                }
+                return;
+            }
+            Target::Forward(addr) => return serve_secondary(shared, open_secondary, socket, peer, slot, addr).await,
+            Target::Refuse(why) if tokio::time::Instant::now() >= deadline => {
+                drop(slot);
+                return refuse(socket, "57P03", why).await;
+            }
+            Target::Refuse(_) => tokio::time::sleep(PRIMARY_POLL).await,
         }
     }
 }
@@ -174,7 +221,10 @@ async fn serve_greeted_secondary(
             let watch = Some(KeyWatch::new(shared.relayed.clone(), &addr));
             match greeting {
                 Greeting::Plain(socket, _) => forward(socket, &addr, watch).await,
-                Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr, watch).await,
+                Greeting::Tls(stream, startup, _) => match connect_primary(&addr).await {
+                    Ok(primary) => relay_greeted(stream, startup, primary, &addr, watch).await,
+                    Err(why) => refuse_greeted(stream, "57P03", &why).await,
+                },
                 Greeting::Gone => {}
             }
             return;
@@ -222,43 +272,68 @@ async fn serve_routed(
         Greeting::Plain(_, ask) | Greeting::Tls(_, _, ask) => ask.clone(),
         Greeting::Gone => return,
     };
-    let route = match ask {
-        Ask::Primary(db) => routing.route(db).await,
-        Ask::Secondary(db) => match routing.reader(db.clone()).await {
-            Reader::Here(sql) => return serve_here(&shared, greeting, peer, slot, sql, None),
-            Reader::AsPrimary => routing.route(db).await,
-            Reader::Refuse(why) => Route::Refuse(format!("cannot read on this node: {why}")),
-            Reader::FirstGroup => Route::FirstGroup,
-        },
-        // A cancel request for a session this node relays follows it.
-        Ask::Cancel(pid, key) => match shared.relayed.target(pid, &key.to_bytes()) {
-            Some(addr) => Route::Relay(addr),
-            None => Route::FirstGroup,
-        },
-    };
-    match route {
-        Route::Serve(sql, stop) => serve_here(&shared, greeting, peer, slot, sql, Some(stop)),
-        Route::Relay(addr) => {
-            let _slot = slot;
-            let watch = Some(KeyWatch::new(shared.relayed.clone(), &addr));
-            match greeting {
-                Greeting::Plain(socket, _) => forward(socket, &addr, watch).await,
-                Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, &addr, watch).await,
-                Greeting::Gone => {}
-            }
-        }
-        Route::Refuse(why) => refuse_greeting(greeting, why).await,
-        Route::FirstGroup => {
+    // A refusal for want of a primary is looked at again until
+    // PRIMARY_WAIT has passed; other refusals are final.
+    let deadline = tokio::time::Instant::now() + PRIMARY_WAIT;
+    loop {
+        let (route, waits) = match ask.clone() {
+            Ask::Primary(db) => (routing.route(db).await, true),
+            Ask::Secondary(db) => match routing.reader(db.clone()).await {
+                Reader::Here(sql) => return serve_here(&shared, greeting, peer, slot, sql, None),
+                Reader::AsPrimary => (routing.route(db).await, true),
+                Reader::Refuse(why) => (Route::Refuse(format!("cannot read on this node: {why}")), false),
+                Reader::FirstGroup => (Route::FirstGroup, true),
+            },
+            // A cancel request for a session this node relays follows it.
+            Ask::Cancel(pid, key) => match shared.relayed.target(pid, &key.to_bytes()) {
+                Some(addr) => (Route::Relay(addr), false),
+                None => (Route::FirstGroup, false),
+            },
+        };
+        let route = if let Route::FirstGroup = route {
             let target = serving.read().target();
             match target {
-                Target::Local(sql, stop) => {
-                    serve_here(&shared, greeting, peer, slot, sql, Some(crate::stop_when(stop)))
-                }
+                Target::Local(sql, stop) => Route::Serve(sql, crate::stop_when(stop)),
+                // A session for the primary is relayed below (and waits
+                // if the primary cannot be reached); anything else is the
+                // secondary's to answer.
+                Target::Forward(addr) if matches!(ask, Ask::Primary(_)) => Route::Relay(addr),
                 Target::Forward(addr) => {
-                    serve_greeted_secondary(shared, open_secondary, greeting, peer, slot, addr).await
+                    return serve_greeted_secondary(shared, open_secondary, greeting, peer, slot, addr).await;
                 }
-                Target::Refuse(why) => refuse_greeting(greeting, why).await,
+                Target::Refuse(why) => Route::Refuse(why),
             }
+        } else {
+            route
+        };
+        match route {
+            Route::Serve(sql, stop) => return serve_here(&shared, greeting, peer, slot, sql, Some(stop)),
+            Route::Relay(addr) => {
+                // A primary that just died is still named by its
+                // secondaries for a moment: its listener refuses, and the
+                // connection waits for the next primary.
+                let primary = match connect_primary(&addr).await {
+                    Ok(primary) => primary,
+                    Err(_) if waits && tokio::time::Instant::now() < deadline => {
+                        tokio::time::sleep(PRIMARY_POLL).await;
+                        continue;
+                    }
+                    Err(why) => return refuse_greeting(greeting, why).await,
+                };
+                let _slot = slot;
+                let watch = Some(KeyWatch::new(shared.relayed.clone(), &addr));
+                match greeting {
+                    Greeting::Plain(socket, _) => relay(socket, primary, watch).await,
+                    Greeting::Tls(stream, startup, _) => relay_greeted(stream, startup, primary, &addr, watch).await,
+                    Greeting::Gone => {}
+                }
+                return;
+            }
+            Route::Refuse(_) if waits && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(PRIMARY_POLL).await
+            }
+            Route::Refuse(why) => return refuse_greeting(greeting, why).await,
+            Route::FirstGroup => unreachable!("resolved above"),
         }
     }
 }
@@ -581,12 +656,14 @@ where
 /// the session travels in plaintext, as replication does; authentication
 /// is the primary's, unchanged (SCRAM passes through; channel binding,
 /// which ties it to the client's TLS, is not offered there).
-async fn relay_greeted(client: Box<TlsStream<TcpStream>>, startup: Vec<u8>, addr: &str, watch: Option<KeyWatch>) {
+async fn relay_greeted(
+    client: Box<TlsStream<TcpStream>>,
+    startup: Vec<u8>,
+    mut primary: TcpStream,
+    addr: &str,
+    watch: Option<KeyWatch>,
+) {
     use tokio::io::AsyncWriteExt;
-    let mut primary = match connect_primary(addr).await {
-        Ok(primary) => primary,
-        Err(why) => return refuse_greeted(client, "57P03", &why).await,
-    };
     if primary.write_all(&startup).await.is_err() {
         return refuse_greeted(client, "57P03", &format!("cannot reach the primary at {addr}: connection lost")).await;
     }

@@ -11,7 +11,7 @@ use datafusion::sql::sqlparser::ast::{
     AlterColumnOperation, AlterTableOperation, ColumnOption, ObjectName, RenameTableNameKind, TableConstraint,
 };
 use tessera_engine::tuple::{Tuple, TupleBuilder};
-use tessera_engine::{Engine, EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY};
+use tessera_engine::{EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY};
 
 use crate::catalog::{CheckDef, ColumnDef, IndexDef, IndexMethod, TableDef};
 use crate::ddl::{create_index_everywhere, engine_spec, fields_of, ident, index_columns, object_name};
@@ -19,12 +19,6 @@ use crate::dml::target_table;
 use crate::error::{Result, SqlError, code};
 use crate::session::{Output, Session};
 use crate::types::SqlType;
-
-/// Tables with at least this many rows are copied by several threads when
-/// a new primary key rebuilds them.
-const PARALLEL_COPY_ROWS: usize = 100_000;
-/// At most this many threads copy one table.
-const MAX_COPY_THREADS: usize = 4;
 
 fn cmd(tag: &str) -> Result<Option<Output>> {
     Ok(Some(Output::Command(tag.to_string())))
@@ -343,8 +337,9 @@ fn add_unique(session: &mut Session, def: &TableDef, ci: CreateIndexLite) -> Res
 }
 
 /// ADD PRIMARY KEY on a table with a hidden row id: the table is rebuilt
-/// under the new key (a new engine table, rows copied in one transaction,
-/// then the catalog switches over), so lookups by the key are direct.
+/// under the new key (a new engine table in each partition, its rows
+/// copied there by the partition's primary, then the catalog switches
+/// over), so lookups by the key are direct.
 async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String>) -> Result<()> {
     if def.rowid_field.is_none() {
         return Err(SqlError::new(
@@ -378,88 +373,41 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
     let new_engine_name = format!("t{}_{}", def.oid, session.catalog().alloc_oid_in(&session.info.db)?);
     new_def.engine_name = new_engine_name.clone();
     let spec = engine_spec(&new_def, &new_engine_name)?;
-    let engines = session.catalog().engines_of_name(&def.db)?;
-    let engines: Vec<Arc<Engine>> =
-        engines.iter().map(|e| e.local("ALTER TABLE … ADD PRIMARY KEY").cloned()).collect::<Result<_>>()?;
-    let pk_fields = fields_of(&new_def, &cols)?;
-    // Each partition copies its own rows: a primary key that includes the
-    // partition key (the rule in keyed databases) is unique per partition.
-    let copy = |engine: &Arc<Engine>| -> Result<()> {
-        let new_table = engine.create_table(spec.clone())?;
-        let old_table = engine.table(&def.engine_name).ok_or_else(|| {
-            SqlError::internal(format!("engine table {} of \"{}\" is missing", def.engine_name, def.name))
-        })?;
-        let mut rows = Vec::new();
-        engine.begin(Isolation::Snapshot)?.scan(&old_table, PRIMARY, &KeyRange::all(), |r| {
-            rows.push(r.to_vec());
-            true
-        })?;
-        // Nobody else writes the new table, so the copy may run as several
-        // transactions at once, each over a contiguous run of the rows (its
-        // own stretch of the ordered index). A conflict or deadlock between
-        // them can only come from two equal keys; if any part fails the
-        // new table is dropped below.
-        let insert_part = |part: Vec<Vec<u8>>| -> Result<()> {
-            let mut txn = engine.begin(Isolation::Snapshot)?;
-            for r in part {
-                let t = Tuple::parse(&r).map_err(|e| SqlError::internal(e.to_string()))?;
-                if pk_fields.iter().any(|f| t.field(*f as usize).is_none()) {
-                    return Err(SqlError::new(
-                        code::NOT_NULL,
-                        format!("column of relation \"{}\" contains null values", def.name),
-                    ));
-                }
-                txn.insert(&new_table, r).map_err(|e| match e {
-                    EngineError::UniqueViolation { .. } | EngineError::Conflict { .. } | EngineError::Deadlock => {
-                        SqlError::new(code::UNIQUE, format!("could not create unique index \"{pk_name}\""))
-                            .with_detail("The table contains duplicated values.")
+    let parts = session.catalog().engines_of_name(&def.db)?;
+    // Each partition copies its own rows, where they are (on its primary):
+    // a primary key that includes the partition key (the rule in keyed
+    // databases) is unique per partition.
+    let copied = tokio::task::block_in_place(|| {
+        for (i, part) in parts.iter().enumerate() {
+            if let Err(e) = part.copy_table(&def.engine_name, spec.clone()) {
+                // The partition that failed dropped its copy; the others go.
+                for done in &parts[..i] {
+                    if let Err(e) = done.drop_table(&new_engine_name) {
+                        tracing::warn!(stream = done.stream, "a copy of \"{}\" stays behind: {e}", def.name);
                     }
-                    other => other.into(),
-                })?;
-            }
-            txn.commit()?;
-            Ok(())
-        };
-        let threads = if rows.len() < PARALLEL_COPY_ROWS {
-            1
-        } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_COPY_THREADS)
-        };
-        if threads == 1 {
-            return insert_part(rows);
-        }
-        let size = rows.len().div_ceil(threads);
-        let mut parts = Vec::with_capacity(threads);
-        while rows.len() > size {
-            parts.push(rows.split_off(rows.len() - size));
-        }
-        parts.push(rows);
-        let insert_part = &insert_part;
-        std::thread::scope(|s| {
-            let parts: Vec<_> = parts.into_iter().map(|p| s.spawn(move || insert_part(p))).collect();
-            let results: Vec<Result<()>> = parts
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(SqlError::internal("a table copy thread panicked"))))
-                .collect();
-            // The most telling error: a duplicate or NULL key over whatever
-            // the other parts ran into.
-            let mut errors: Vec<SqlError> = results.into_iter().filter_map(|r| r.err()).collect();
-            errors.sort_by_key(|e| e.code != code::UNIQUE && e.code != code::NOT_NULL);
-            errors.into_iter().next().map_or(Ok(()), Err)
-        })
-    };
-    let copied = tokio::task::block_in_place(|| engines.iter().try_for_each(copy));
-    if let Err(e) = copied {
-        for engine in &engines {
-            if engine.table(&new_engine_name).is_some() {
-                engine.drop_table(&new_engine_name)?;
+                }
+                return Err(e);
             }
         }
-        return Err(e);
-    }
+        Ok(())
+    });
+    copied.map_err(|e| match e {
+        EngineError::UniqueViolation { .. } => {
+            SqlError::new(code::UNIQUE, format!("could not create unique index \"{pk_name}\""))
+                .with_detail("The table contains duplicated values.")
+        }
+        EngineError::NullInKey { .. } => {
+            SqlError::new(code::NOT_NULL, format!("column of relation \"{}\" contains null values", def.name))
+        }
+        other => other.into(),
+    })?;
     session.catalog().put_table(new_def)?;
-    for engine in &engines {
-        engine.drop_table(&def.engine_name)?;
+    // The table is the new one from here on: an old copy left behind (its
+    // partition's primary unreachable just now) only takes space.
+    for part in &parts {
+        if let Err(e) = part.drop_table(&def.engine_name) {
+            tracing::warn!(stream = part.stream, "the old rows of \"{}\" stay behind: {e}", def.name);
+        }
     }
     Ok(())
 }

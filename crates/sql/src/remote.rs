@@ -44,6 +44,11 @@ pub enum PartSchema {
     /// Make the engine's tables exactly these (a schema change's job
     /// finishing on a partition it did not reach).
     MatchTables(Vec<TableSpec>),
+    /// Make table `to` a copy of table `from` (`Engine::copy_table`).
+    CopyTable {
+        from: String,
+        to: TableSpec,
+    },
 }
 
 /// Where the partitions' primaries are, for the SQL layer.
@@ -164,21 +169,12 @@ impl PartEngine {
         Ok(())
     }
 
-    /// The engine here, for work that needs the partition's rows in this
-    /// process (a table's copy): refused when another node leads it.
-    pub fn local(&self, what: &str) -> crate::error::Result<&std::sync::Arc<tessera_engine::Engine>> {
-        if let Some(routes) = &self.routes
-            && routes.leader_elsewhere(self.stream)
-        {
-            return Err(crate::error::SqlError::new(
-                crate::error::code::FEATURE_NOT_SUPPORTED,
-                format!("{what} needs every partition of the database led by the node of its sessions"),
-            )
-            .with_hint(format!(
-                "Partition {} is led by another node; this is not supported on such partitions yet.",
-                self.stream
-            )));
+    /// Makes table `to` a copy of table `from`, where the partition's
+    /// rows are: on its primary (see `Engine::copy_table`).
+    pub fn copy_table(&self, from: &str, to: TableSpec) -> EResult<()> {
+        if !self.elsewhere(|| PartSchema::CopyTable { from: from.to_string(), to: to.clone() })? {
+            self.engine.copy_table(from, to)?;
         }
-        Ok(&self.engine)
+        Ok(())
     }
 }

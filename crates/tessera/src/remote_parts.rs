@@ -48,6 +48,7 @@ fn change_of(change: &PartSchema) -> SchemaChange {
         }
         PartSchema::TruncateTable(name) => SchemaChange::TruncateTable(name.clone()),
         PartSchema::MatchTables(specs) => SchemaChange::MatchTables(specs.iter().map(table).collect()),
+        PartSchema::CopyTable { from, to } => SchemaChange::CopyTable { from: from.clone(), to: table(to) },
     }
 }
 

@@ -2,7 +2,8 @@
 //! with its primary wherever the partition manager puts it. The
 //! database's sessions run on its home's primary and work on partitions
 //! led by other nodes there: reads, scans through a secondary index,
-//! transactions with savepoints and rollbacks, schema changes. A node
+//! transactions with savepoints and rollbacks, schema changes (a table
+//! rebuilt under a new primary key included). A node
 //! leading a partition is lost: that partition fails over by itself, the
 //! others keep their primaries, and no acknowledged order is lost.
 
@@ -10,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use crate::client::block_on;
-use crate::cluster::{Outcome, db_primary, free_port, query, run_anywhere, start_cluster_on, try_connect};
+use crate::cluster::{Outcome, db_primary, free_port, query, run, run_anywhere, start_cluster_on, try_connect};
 
 /// A customer in each of the four partitions (bigint split evenly: below
 /// -2^62, below 0, below 2^62, the rest), and a few more in each.
@@ -133,6 +134,34 @@ fn each_partition_fails_over_by_itself_and_sessions_reach_partitions_led_elsewhe
         let got = query(all[2], "shop", "SELECT count(*) FROM orders WHERE what = 'w1'").await.unwrap();
         let want = customers().iter().filter(|c| c.rem_euclid(3) == 1 && **c != cid).count();
         assert_eq!(got, vec![vec![want.to_string()]]);
+
+        // A table without a primary key gets one: each partition's rows
+        // are copied under the new key by the partition's primary, on the
+        // partitions led elsewhere too. A duplicate key, or a NULL in the
+        // key, refuses it with nothing changed.
+        let sql = "CREATE TABLE notes (cid bigint NOT NULL, n int, body text)";
+        assert_eq!(run_anywhere(&all, "shop", sql, Duration::from_secs(60)).await, Outcome::Done);
+        for c in customers() {
+            let sql = format!("INSERT INTO notes VALUES ({c}, 1, 'n{c}')");
+            assert_eq!(run_anywhere(&all, "shop", &sql, Duration::from_secs(60)).await, Outcome::Done);
+        }
+        let add = "ALTER TABLE notes ADD PRIMARY KEY (cid, n)";
+        let bad = [(format!("({cid}, 1, 'dup')"), "23505"), (format!("({cid}, NULL, 'null')"), "23502")];
+        for (row, code) in bad {
+            let sql = format!("INSERT INTO notes VALUES {row}");
+            assert_eq!(run_anywhere(&all, "shop", &sql, Duration::from_secs(60)).await, Outcome::Done);
+            let refused = run(port, "shop", add).await;
+            assert!(matches!(&refused, Outcome::Unknown(e) if e.contains(code)), "{code}: {refused:?}");
+            let sql = format!("DELETE FROM notes WHERE cid = {cid} AND body <> 'n{cid}'");
+            assert_eq!(run_anywhere(&all, "shop", &sql, Duration::from_secs(60)).await, Outcome::Done);
+        }
+        assert_eq!(run(port, "shop", add).await, Outcome::Done);
+        let got = query(all[0], "shop", "SELECT count(*) FROM notes").await.unwrap();
+        assert_eq!(got, vec![vec!["20".to_string()]]);
+        let got = query(all[1], "shop", &format!("SELECT body FROM notes WHERE cid = {cid} AND n = 1")).await.unwrap();
+        assert_eq!(got, vec![vec![format!("n{cid}")]]);
+        let dup = run(port, "shop", &format!("INSERT INTO notes VALUES ({cid}, 1, 'again')")).await;
+        assert!(matches!(&dup, Outcome::Unknown(e) if e.contains("23505")), "the new key holds: {dup:?}");
 
         // kill -9 a node leading a partition but not the database's
         // sessions: that partition elects another primary, the others

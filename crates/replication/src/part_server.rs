@@ -8,6 +8,13 @@
 //! sweep (200 ms): a demoted primary's engine applies the next primary's
 //! commits only once its own writers are gone. A transaction left idle for
 //! [`IDLE_LIMIT`] (its caller vanished) is aborted too.
+//!
+//! A scan is answered a page at a time without gathering its rows here
+//! first: the transaction is lent to a thread that walks the index and
+//! hands over a page whenever one is full, keeping at most one page ready
+//! ahead of the caller ([`Cursor`]). The caller's next call other than
+//! `ScanMore` ends the walk (the thread stops at its next page) and takes
+//! the transaction back.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,9 +38,59 @@ struct Open {
     engine: Arc<Engine>,
     /// By the caller's numbers (0: the start).
     savepoints: HashMap<u32, tessera_engine::Savepoint>,
-    /// The rows of the last scan not yet sent.
-    scanned: std::collections::VecDeque<Vec<u8>>,
+    /// The scan under way, holding the transaction meanwhile.
+    cursor: Option<Cursor>,
     last: Instant,
+}
+
+/// A page of a scan's rows; `last`: the scan ended with it.
+struct Page {
+    rows: Vec<Vec<u8>>,
+    last: bool,
+}
+
+/// A scan under way: `walker` holds the transaction and sends pages over
+/// a channel of one (a page ready while the caller reads the previous).
+struct Cursor {
+    pages: std::sync::mpsc::Receiver<Result<Page, EngineError>>,
+    walker: std::thread::JoinHandle<Transaction>,
+}
+
+impl Open {
+    /// Ends the scan under way, if any, and takes its transaction back:
+    /// with the channel gone the walker stops at its next page.
+    fn settle(&mut self) {
+        if let Some(Cursor { pages, walker }) = self.cursor.take() {
+            drop(pages);
+            match walker.join() {
+                Ok(t) => self.txn = Some(t),
+                Err(_) => tracing::error!(group = self.group, "a remote scan's thread panicked; its transaction ended"),
+            }
+        }
+    }
+
+    /// The transaction, for its end (commit or abort).
+    fn take_txn(&mut self) -> Option<Transaction> {
+        self.settle();
+        self.txn.take()
+    }
+
+    /// The next page of the scan under way.
+    fn next_page(&mut self) -> Result<PartAnswer, EngineError> {
+        let Some(cursor) = &self.cursor else {
+            return Err(EngineError::Internal("no scan is under way in the remote transaction".into()));
+        };
+        let page = cursor.pages.recv();
+        let done = !matches!(page, Ok(Ok(Page { last: false, .. })));
+        if done {
+            self.settle();
+        }
+        match page {
+            Ok(Ok(Page { rows, last })) => Ok(PartAnswer::Rows { rows, more: !last }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(EngineError::Internal("a remote scan ended without an answer".into())),
+        }
+    }
 }
 
 type Shared = Arc<parking_lot::Mutex<Open>>;
@@ -93,7 +150,7 @@ impl PartServer {
             if leading && o.last.elapsed() < IDLE_LIMIT {
                 continue;
             }
-            if let Some(t) = o.txn.take() {
+            if let Some(t) = o.take_txn() {
                 tracing::info!(
                     group = o.group,
                     caller = id.node,
@@ -112,7 +169,7 @@ impl PartServer {
         let PartCall { group, stream, txn: id, begin, refresh, savepoints, deadline_ms, op } = call;
         if matches!(op, PartOp::Abort) {
             if let Some(open) = self.open.lock().remove(&id) {
-                let taken = open.lock().txn.take();
+                let taken = open.lock().take_txn();
                 if let Some(t) = taken {
                     t.abort();
                 }
@@ -121,7 +178,7 @@ impl PartServer {
         }
         if !self.context.holds_lease(group) {
             if let Some(open) = self.open.lock().remove(&id)
-                && let Some(t) = open.lock().txn.take()
+                && let Some(t) = open.lock().take_txn()
             {
                 t.abort();
             }
@@ -152,7 +209,7 @@ impl PartServer {
                     group,
                     engine,
                     savepoints: HashMap::from([(0, start)]),
-                    scanned: Default::default(),
+                    cursor: None,
                     last: Instant::now(),
                 }));
                 self.open.lock().insert(id, open.clone());
@@ -170,7 +227,7 @@ impl PartServer {
         };
         if matches!(op, PartOp::Commit) {
             self.open.lock().remove(&id);
-            let taken = open.lock().txn.take();
+            let taken = open.lock().take_txn();
             let Some(t) = taken else { return not_committed("the transaction already ended".into()) };
             let started = tokio::task::spawn_blocking(move || t.commit_start()).await;
             return match started {
@@ -244,7 +301,16 @@ fn table_of(engine: &Engine, name: &str) -> Result<Arc<Table>, EngineError> {
 
 /// Runs one call (not a commit or an abort) on an open transaction.
 fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, op: PartOp) -> PartAnswer {
-    let Open { txn, engine, savepoints, scanned, .. } = o;
+    if matches!(op, PartOp::ScanMore) {
+        return o.next_page().unwrap_or_else(|e| failed(&e));
+    }
+    // Any other call ends the scan under way.
+    o.settle();
+    if let PartOp::Scan { table, index, lower, upper } = op {
+        let range = KeyRange { lower: bound_of_wire(lower), upper: bound_of_wire(upper) };
+        return scan(o, &table, index, range).unwrap_or_else(|e| failed(&e));
+    }
+    let Open { txn, engine, savepoints, .. } = o;
     let Some(t) = txn.as_mut() else { return not_committed("the transaction already ended".into()) };
     // The calling statement's deadline (a later statement's may differ
     // from the one the transaction began with).
@@ -270,17 +336,6 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
         PartOp::GetVersioned { table, key } => {
             Ok(PartAnswer::Versioned(t.get_versioned(&table_of(engine, &table)?, &key)?.map(|(d, v)| (d, v.0))))
         }
-        PartOp::Scan { table, index, lower, upper } => {
-            let table = table_of(engine, &table)?;
-            let index = match index {
-                None => PRIMARY,
-                Some(name) => table.spec().index_by_name(&name).ok_or(EngineError::NoSuchIndex(name.clone()))?.id,
-            };
-            let range = KeyRange { lower: bound_of_wire(lower), upper: bound_of_wire(upper) };
-            *scanned = t.scan_collect(&table, index, &range)?.into();
-            Ok(next_rows(scanned))
-        }
-        PartOp::ScanMore => Ok(next_rows(scanned)),
         PartOp::Insert { table, data } => t.insert(&table_of(engine, &table)?, data).map(|()| PartAnswer::Done),
         PartOp::Update { table, data } => Ok(PartAnswer::Bool(t.update(&table_of(engine, &table)?, data)?)),
         PartOp::Delete { table, key } => Ok(PartAnswer::Bool(t.delete(&table_of(engine, &table)?, &key)?)),
@@ -299,7 +354,9 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
             savepoints.retain(|k, _| *k <= n);
             Ok(PartAnswer::Done)
         }
-        PartOp::Commit | PartOp::Abort => Err(EngineError::Internal("commit and abort are answered above".into())),
+        PartOp::Commit | PartOp::Abort | PartOp::Scan { .. } | PartOp::ScanMore => {
+            Err(EngineError::Internal("commits, aborts and scans are answered above".into()))
+        }
     })();
     result.unwrap_or_else(|e| failed(&e))
 }
@@ -307,18 +364,34 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
 /// How many bytes of rows one answer carries at most (besides one row).
 const ROWS_PER_ANSWER_BYTES: usize = 4 << 20;
 
-/// The next answer's worth of a scan's rows.
-fn next_rows(scanned: &mut std::collections::VecDeque<Vec<u8>>) -> PartAnswer {
-    let mut rows = Vec::new();
-    let mut bytes = 0;
-    while let Some(r) = scanned.pop_front() {
-        bytes += r.len() + 8;
-        rows.push(r);
-        if bytes >= ROWS_PER_ANSWER_BYTES {
-            break;
-        }
-    }
-    PartAnswer::Rows { rows, more: !scanned.is_empty() }
+/// Starts a scan of `range` in `index` (None: the primary key) of `table`
+/// on a thread of its own, and answers its first page.
+fn scan(o: &mut Open, table: &str, index: Option<String>, range: KeyRange) -> Result<PartAnswer, EngineError> {
+    let table = table_of(&o.engine, table)?;
+    let index = match index {
+        None => PRIMARY,
+        Some(name) => table.spec().index_by_name(&name).ok_or(EngineError::NoSuchIndex(name.clone()))?.id,
+    };
+    let Some(mut t) = o.txn.take() else { return Ok(not_committed("the transaction already ended".into())) };
+    let (send, pages) = std::sync::mpsc::sync_channel(1);
+    let walker = std::thread::Builder::new().name("tessera-scan".into()).spawn(move || {
+        let (mut page, mut bytes) = (Vec::new(), 0);
+        let walked = t.scan(&table, index, &range, |r| {
+            bytes += r.len() + 8;
+            page.push(r.to_vec());
+            if bytes < ROWS_PER_ANSWER_BYTES {
+                return true;
+            }
+            bytes = 0;
+            // A caller gone (the channel dropped) ends the walk.
+            send.send(Ok(Page { rows: std::mem::take(&mut page), last: false })).is_ok()
+        });
+        let _ = send.send(walked.map(|()| Page { rows: page, last: true }));
+        t
+    });
+    let walker = walker.map_err(|e| EngineError::Internal(format!("cannot start a remote scan's thread: {e}")))?;
+    o.cursor = Some(Cursor { pages, walker });
+    o.next_page()
 }
 
 fn put_answer(outcome: PutOutcome) -> Result<PartAnswer, EngineError> {

@@ -551,28 +551,47 @@ impl RemoteTxn {
         }
     }
 
-    /// Every row of `range` in `index` (None: the primary key), in order.
-    pub async fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>> {
+    /// The first rows of `range` in `index` (None: the primary key), in
+    /// order, and whether more follow ([`Self::scan_more`]). The primary
+    /// walks the index as the pages are asked for; any other call ends
+    /// the scan.
+    pub async fn scan_first(
+        &mut self,
+        table: &str,
+        index: Option<&str>,
+        range: &KeyRange,
+    ) -> EResult<(Vec<Vec<u8>>, bool)> {
         let op = PartOp::Scan {
             table: table.into(),
             index: index.map(str::to_string),
             lower: bound_to_wire(&range.lower),
             upper: bound_to_wire(&range.upper),
         };
-        let mut out = Vec::new();
-        let mut answer = self.call(op).await?;
-        loop {
-            match answer {
-                PartAnswer::Rows { mut rows, more } => {
-                    out.append(&mut rows);
-                    if !more {
-                        return Ok(out);
-                    }
-                }
-                other => return Self::unexpected(other),
-            }
-            answer = self.call(PartOp::ScanMore).await?;
+        Self::page(self.call(op).await?)
+    }
+
+    /// The next rows of the scan under way, and whether more follow.
+    pub async fn scan_more(&mut self) -> EResult<(Vec<Vec<u8>>, bool)> {
+        Self::page(self.call(PartOp::ScanMore).await?)
+    }
+
+    fn page(answer: PartAnswer) -> EResult<(Vec<Vec<u8>>, bool)> {
+        match answer {
+            PartAnswer::Rows { rows, more } => Ok((rows, more)),
+            other => Self::unexpected(other),
         }
+    }
+
+    /// Every row of `range` in `index` (None: the primary key), in order,
+    /// gathered here.
+    pub async fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>> {
+        let (mut out, mut more) = self.scan_first(table, index, range).await?;
+        while more {
+            let (mut rows, next) = self.scan_more().await?;
+            out.append(&mut rows);
+            more = next;
+        }
+        Ok(out)
     }
 
     async fn write(&mut self, op: PartOp) -> EResult<PartAnswer> {

@@ -193,6 +193,17 @@ fn a_transaction_works_on_a_partition_whose_primary_is_another_node() {
         let range = KeyRange { lower: std::ops::Bound::Included(key(1000)), upper: std::ops::Bound::Unbounded };
         let seen: Vec<i64> = t.scan("u", None, &range).await.unwrap().iter().map(|r| id_of(r)).collect();
         assert_eq!(seen, (1000..1060).collect::<Vec<_>>());
+        // The primary walks the index as pages are asked for: a scan left
+        // after its first page ends with the next call, and the
+        // transaction goes on (its own write seen by its next scan).
+        let (first, more) = t.scan_first("u", None, &range).await.unwrap();
+        assert!(more && !first.is_empty() && first.len() < 60, "{} rows, more: {more}", first.len());
+        assert_eq!(id_of(&first[0]), 1000);
+        t.insert("u", encode_tuple(&[Some(&encode_i64(2000)), Some(&big)])).await.unwrap();
+        let (again, _) = t.scan_first("u", None, &range).await.unwrap();
+        assert_eq!(id_of(&again[0]), 1000, "a new scan starts afresh");
+        let seen: Vec<i64> = t.scan("u", None, &range).await.unwrap().iter().map(|r| id_of(r)).collect();
+        assert_eq!(seen, (1000..1060).chain([2000]).collect::<Vec<_>>());
         t.abort().await;
 
         // An abort leaves nothing, there or here.

@@ -79,8 +79,16 @@ pub trait RemotePart: Send {
     /// committed taking the newest committed version) and returns it; the
     /// caller then updates it, or rolls back to before the claim.
     fn claim(&mut self, table: &str, key: &[u8]) -> EResult<Option<Vec<u8>>>;
-    /// Every row of `range` in `index` (None: the primary key), in order.
-    fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>>;
+    /// Visits the rows of `range` in `index` (None: the primary key), in
+    /// order, as the primary sends them a page at a time, until `visit`
+    /// returns false.
+    fn scan(
+        &mut self,
+        table: &str,
+        index: Option<&str>,
+        range: &KeyRange,
+        visit: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> EResult<()>;
     fn insert(&mut self, table: &str, data: Vec<u8>) -> EResult<()>;
     fn update(&mut self, table: &str, data: Vec<u8>) -> EResult<bool>;
     fn delete(&mut self, table: &str, key: &[u8]) -> EResult<bool>;

@@ -109,27 +109,29 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
                 .map(|c| c.field as usize)
                 .ok_or_else(|| SqlError::internal(format!("table \"{}\" lacks the partition key column", t.name)))?;
             let in_q = |r: &[u8]| Tuple::parse(r).ok().and_then(|t| t.field(field)).is_some_and(|k| new.contains(k));
-            let mut rows = Vec::new();
+            // The rows go into the new partition as they are read.
+            let mut failed = None;
+            let mut copy = |r: &[u8]| match in_q(r).then(|| write.insert(&q_table, r.to_vec())) {
+                Some(Err(e)) => {
+                    failed = Some(e);
+                    false
+                }
+                _ => true,
+            };
             match (&mut remote, &mut read, &local) {
-                (Some(txn), _, _) => match txn.scan(&t.engine_name, None, &KeyRange::all()) {
-                    Ok(all) => rows = all.into_iter().filter(|r| in_q(r)).collect(),
-                    Err(tessera_engine::EngineError::NoSuchTable(_)) => {}
+                (Some(txn), _, _) => match txn.scan(&t.engine_name, None, &KeyRange::all(), &mut copy) {
+                    Ok(()) | Err(tessera_engine::EngineError::NoSuchTable(_)) => {}
                     Err(e) => return Err(e.into()),
                 },
                 (None, Some(read), Some(p_engine)) => {
                     if let Some(p_table) = p_engine.table(&t.engine_name) {
-                        read.scan(&p_table, PRIMARY, &KeyRange::all(), |r| {
-                            if in_q(r) {
-                                rows.push(r.to_vec());
-                            }
-                            true
-                        })?;
+                        read.scan(&p_table, PRIMARY, &KeyRange::all(), copy)?;
                     }
                 }
                 _ => return Err(SqlError::internal("the split has no way to read the partition")),
             }
-            for r in rows {
-                write.insert(&q_table, r)?;
+            if let Some(e) = failed {
+                return Err(e.into());
             }
         }
         if let Some(txn) = remote {
@@ -183,16 +185,22 @@ pub fn clean(catalog: &Catalog, def: &DatabaseDef, k: usize) -> Result<()> {
         let mut removed = 0usize;
         for t in catalog.tables(&def.name) {
             let Some(field) = t.column(&key.column).map(|c| c.field as usize) else { continue };
-            let rows = match txn.scan(&t.engine_name, None, &KeyRange::all()) {
-                Ok(rows) => rows,
+            // Only the keys of the rows to delete are kept.
+            let mut keys = Vec::new();
+            let scanned = txn.scan(&t.engine_name, None, &KeyRange::all(), &mut |r| {
+                if Tuple::parse(r).ok().and_then(|t| t.field(field)).is_some_and(|v| !part.contains(v)) {
+                    keys.push(t.key_of(r));
+                }
+                true
+            });
+            match scanned {
+                Ok(()) => {}
                 Err(tessera_engine::EngineError::NoSuchTable(_)) => continue,
                 Err(e) => return Err(e.into()),
-            };
-            for r in rows {
-                if Tuple::parse(&r).ok().and_then(|t| t.field(field)).is_some_and(|v| !part.contains(v)) {
-                    txn.delete(&t.engine_name, &t.key_of(&r)?)?;
-                    removed += 1;
-                }
+            }
+            for k in keys {
+                txn.delete(&t.engine_name, &k?)?;
+                removed += 1;
             }
         }
         futures::executor::block_on(txn.commit())?;

@@ -328,11 +328,7 @@ impl Txn {
                 On::Local(t, tab) => t.scan(tab, index, range, visit)?,
                 On::Remote(r, name) => {
                     let index = table.index_name(index)?;
-                    for row in r.scan(name, index.as_deref(), range)? {
-                        if !visit(&row) {
-                            break;
-                        }
-                    }
+                    r.scan(name, index.as_deref(), range, &mut visit)?;
                 }
             }
             if !go_on {

@@ -140,14 +140,37 @@ impl RemotePart for Remote {
         })
     }
 
-    fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>> {
+    fn scan(
+        &mut self,
+        table: &str,
+        index: Option<&str>,
+        range: &KeyRange,
+        visit: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> EResult<()> {
         let (table, index, range) = (table.to_string(), index.map(str::to_string), range.clone());
-        self.call(move |mut t| {
+        let (mut rows, mut more) = self.call(move |mut t| {
             Box::pin(async move {
-                let r = t.scan(&table, index.as_deref(), &range).await;
+                let r = t.scan_first(&table, index.as_deref(), &range).await;
                 (t, r)
             })
-        })
+        })?;
+        loop {
+            for row in &rows {
+                if !visit(row) {
+                    // (The next call ends the scan on the primary.)
+                    return Ok(());
+                }
+            }
+            if !more {
+                return Ok(());
+            }
+            (rows, more) = self.call(|mut t| {
+                Box::pin(async move {
+                    let r = t.scan_more().await;
+                    (t, r)
+                })
+            })?;
+        }
     }
 
     fn insert(&mut self, table: &str, data: Vec<u8>) -> EResult<()> {

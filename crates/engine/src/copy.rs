@@ -35,17 +35,19 @@ impl Engine {
         let (name, index) = (to.name.clone(), to.primary.name.clone());
         let new = self.create_table(to)?;
         let copied = (|| {
-            let mut rows = Vec::new();
+            let (mut rows, mut bad) = (Vec::new(), None);
             let mut read = self.begin(Isolation::Snapshot)?;
             read.scan(&old, PRIMARY, &KeyRange::all(), |r| {
-                rows.push(r.to_vec());
-                true
+                match index_key(&key_fields, r) {
+                    Ok((_, false)) => rows.push(r.to_vec()),
+                    Ok((_, true)) => bad = Some(EngineError::NullInKey { table: name.clone() }),
+                    Err(e) => bad = Some(e),
+                }
+                bad.is_none()
             })?;
             read.abort();
-            for r in &rows {
-                if index_key(&key_fields, r)?.1 {
-                    return Err(EngineError::NullInKey { table: name.clone() });
-                }
+            if let Some(e) = bad {
+                return Err(e);
             }
             self.insert_all(&new, rows, &index)
         })();
@@ -91,14 +93,13 @@ impl Engine {
         let insert_part = &insert_part;
         std::thread::scope(|s| {
             let parts: Vec<_> = parts.into_iter().map(|p| s.spawn(move || insert_part(p))).collect();
-            let errors: Vec<EngineError> = parts
+            let mut errors: Vec<EngineError> = parts
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| Err(EngineError::Internal("a table copy thread panicked".into()))))
                 .filter_map(|r| r.err())
                 .collect();
             // The most telling error: a duplicate key over whatever the
             // other parts ran into.
-            let mut errors = errors;
             errors.sort_by_key(|e| !matches!(e, EngineError::UniqueViolation { .. }));
             errors.into_iter().next().map_or(Ok(()), Err)
         })

@@ -113,33 +113,15 @@ pub async fn serve_cluster(
             tokio::spawn(serve_routed(shared, serving, open_secondary, routing.clone(), socket, peer, slot));
             continue;
         }
-        let target = serving.read().target();
-        match target {
-            Target::Local(sql, stop) => {
-                if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(crate::stop_when(stop))) {
-                    tracing::warn!(%peer, "cannot serve a connection: {e}");
-                }
-            }
-            Target::Forward(addr) => {
-                tokio::spawn(serve_secondary(shared.clone(), open_secondary.clone(), socket, peer, slot, addr));
-            }
-            Target::Refuse(_) => {
-                tokio::spawn(wait_for_primary(
-                    shared.clone(),
-                    serving.clone(),
-                    open_secondary.clone(),
-                    socket,
-                    peer,
-                    slot,
-                ));
-            }
-        }
+        let (shared, serving, open_secondary) = (shared.clone(), serving.clone(), open_secondary.clone());
+        tokio::spawn(serve_first_group(shared, serving, open_secondary, socket, peer, slot));
     }
 }
 
-/// A connection that arrived while the group had no primary: served as
+/// A connection on a node without routing: served here on the primary,
+/// forwarded on a secondary; while the group has no primary, served as
 /// soon as it has one, or refused after [`PRIMARY_WAIT`].
-async fn wait_for_primary(
+async fn serve_first_group(
     shared: Arc<Listener>,
     serving: Arc<RwLock<Serving>>,
     open_secondary: OpenSql,

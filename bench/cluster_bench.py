@@ -356,7 +356,8 @@ def remote():
     3-node cluster; one session (on the node serving the database) runs
     single-row UPDATEs by key, in turn on each partition, and the mean
     latency is reported for the partitions led by that node and for those
-    led elsewhere."""
+    led elsewhere. Then the time of a query reading every partition
+    (`scans`)."""
     count = int(os.environ.get("STATEMENTS", "2000"))
     cluster = Cluster(3)
     # A key in each partition (bigint split evenly in four).
@@ -396,8 +397,44 @@ def remote():
         note(f"sessions on node {home.id}; partitions' primaries {leaders}")
         print(f"BENCH remote_update_local_ms {local:.3f} ms target=report", flush=True)
         print(f"BENCH remote_update_remote_ms {far:.3f} ms target=report", flush=True)
+        scans(cluster)
     finally:
         cluster.close()
+
+
+def scans(cluster):
+    """A query reading every partition: the same SCAN_ROWS rows (an id
+    spread over the whole bigint range, a bigint, 40 bytes of text) in the
+    keyed database `rp`, whose partitions are led by several nodes, and in
+    a keyless database on one node; the median of 5 runs of a sum over the
+    whole table, from a session on each database's primary."""
+    rows = int(os.environ.get("SCAN_ROWS", "400000"))
+    step = (2**64 - 2**20) // rows
+    with psycopg.connect(cluster.conninfo(cluster.primary()), autocommit=True) as c:
+        c.execute("CREATE DATABASE kl")
+    took = {}
+    for db in ("rp", "kl"):
+        with psycopg.connect(cluster.conninfo(cluster.primary_of(db), db), autocommit=True) as c:
+            c.execute("CREATE TABLE s (id bigint PRIMARY KEY, v bigint, pad text)")
+            with c.cursor().copy("COPY s FROM STDIN") as copy:
+                for i in range(rows):
+                    copy.write_row((-(2**63) + 2**19 + i * step, i, "x" * 40))
+    time.sleep(2)
+    for db in ("rp", "kl"):
+        with psycopg.connect(cluster.conninfo(cluster.primary_of(db), db), autocommit=True) as c:
+            c.execute("SELECT count(*) FROM s").fetchall()
+            runs = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                got = c.execute("SELECT sum(v), count(*) FROM s").fetchone()
+                runs.append(time.perf_counter() - t0)
+            if got != (rows * (rows - 1) // 2, rows):
+                raise SystemExit(f"{db}: the scan read {got}")
+            took[db] = statistics.median(runs) * 1000
+    leaders = {p: cluster.primary_of("rp", p).id for p in (1, 2, 3, 4)}
+    note(f"{rows} rows; rp's sessions on node {cluster.primary_of('rp').id}, partitions' primaries {leaders}")
+    print(f"BENCH scan_partitions_led_elsewhere_ms {took['rp']:.1f} ms target=report", flush=True)
+    print(f"BENCH scan_one_node_ms {took['kl']:.1f} ms target=report", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ use tessera_engine::{CommitStart, Engine, EngineError, KeyRange, PRIMARY, PutOut
 
 use crate::data_group::GroupContext;
 use crate::remote_part::{
-    PartAnswer, PartCall, PartOp, RemoteTxnId, SchemaChange, WireError, bound_of_wire, condition_of_wire,
+    PartAnswer, PartCall, PartOp, RemoteTxnId, RowPage, SchemaChange, WireError, bound_of_wire, condition_of_wire,
     durability_of, isolation_of,
 };
 use crate::types::GroupId;
@@ -45,7 +45,7 @@ struct Open {
 
 /// A page of a scan's rows; `last`: the scan ended with it.
 struct Page {
-    rows: Vec<Vec<u8>>,
+    rows: RowPage,
     last: bool,
 }
 
@@ -375,14 +375,12 @@ fn scan(o: &mut Open, table: &str, index: Option<String>, range: KeyRange) -> Re
     let Some(mut t) = o.txn.take() else { return Ok(not_committed("the transaction already ended".into())) };
     let (send, pages) = std::sync::mpsc::sync_channel(1);
     let walker = std::thread::Builder::new().name("tessera-scan".into()).spawn(move || {
-        let (mut page, mut bytes) = (Vec::new(), 0);
+        let mut page = RowPage::default();
         let walked = t.scan(&table, index, &range, |r| {
-            bytes += r.len() + 8;
-            page.push(r.to_vec());
-            if bytes < ROWS_PER_ANSWER_BYTES {
+            page.push(r);
+            if page.bytes() < ROWS_PER_ANSWER_BYTES {
                 return true;
             }
-            bytes = 0;
             // A caller gone (the channel dropped) ends the walk.
             send.send(Ok(Page { rows: std::mem::take(&mut page), last: false })).is_ok()
         });

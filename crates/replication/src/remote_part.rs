@@ -173,6 +173,7 @@ pub enum SchemaChange {
 pub enum PartOp {
     Get {
         table: String,
+        #[serde(with = "serde_bytes")]
         key: Vec<u8>,
     },
     /// Claims the row with this key for this transaction, as the
@@ -180,10 +181,12 @@ pub enum PartOp {
     /// committed, on the newest committed version), and returns it.
     Claim {
         table: String,
+        #[serde(with = "serde_bytes")]
         key: Vec<u8>,
     },
     GetVersioned {
         table: String,
+        #[serde(with = "serde_bytes")]
         key: Vec<u8>,
     },
     Scan {
@@ -194,23 +197,28 @@ pub enum PartOp {
     },
     Insert {
         table: String,
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
     },
     Update {
         table: String,
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
     },
     Delete {
         table: String,
+        #[serde(with = "serde_bytes")]
         key: Vec<u8>,
     },
     Put {
         table: String,
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
         cond: WireCondition,
     },
     DeleteIf {
         table: String,
+        #[serde(with = "serde_bytes")]
         key: Vec<u8>,
         cond: WireCondition,
     },
@@ -234,17 +242,98 @@ pub enum WireCondition {
 pub enum PartAnswer {
     Done,
     Bool(bool),
-    Row(Option<Vec<u8>>),
+    Row(#[serde(with = "serde_bytes")] Option<Vec<u8>>),
     Versioned(Option<(Vec<u8>, u64)>),
     /// Rows of a scan, in order; `more`: the rest follow on `ScanMore`
     /// (one answer stays well below a frame's limit).
     Rows {
-        rows: Vec<Vec<u8>>,
+        rows: RowPage,
         more: bool,
     },
     /// A conditional write: None written, Some(current version) rejected.
     Put(Option<Option<u64>>),
     Failed(WireError),
+}
+
+/// Rows as they travel: one buffer, each row its length (4 bytes, little
+/// endian) and its bytes. One copy in and out, where a list of byte
+/// vectors would be encoded and decoded a byte at a time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowPage {
+    data: Vec<u8>,
+}
+
+impl RowPage {
+    pub fn push(&mut self, row: &[u8]) {
+        let len = u32::try_from(row.len()).expect("a row is smaller than 4 GiB");
+        self.data.extend_from_slice(&len.to_le_bytes());
+        self.data.extend_from_slice(row);
+    }
+
+    /// The bytes the page takes.
+    pub fn bytes(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn iter(&self) -> RowPageIter<'_> {
+        RowPageIter { rest: &self.data }
+    }
+
+    /// The page's rows, each a vector of its own.
+    pub fn to_rows(&self) -> Vec<Vec<u8>> {
+        self.iter().map(<[u8]>::to_vec).collect()
+    }
+
+    /// Checks that the buffer is a whole number of rows.
+    fn check(data: &[u8]) -> Result<(), String> {
+        let mut rest = data;
+        while !rest.is_empty() {
+            let Some((len, after)) = rest.split_first_chunk::<4>() else {
+                return Err("a row page ends inside a row's length".into());
+            };
+            let len = u32::from_le_bytes(*len) as usize;
+            if after.len() < len {
+                return Err(format!("a row page ends inside a row ({} of {len} bytes)", after.len()));
+            }
+            rest = &after[len..];
+        }
+        Ok(())
+    }
+}
+
+pub struct RowPageIter<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for RowPageIter<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        // The buffer was checked whole when it was received or built.
+        let (len, after) = self.rest.split_first_chunk::<4>()?;
+        let len = u32::from_le_bytes(*len) as usize;
+        let (row, rest) = after.split_at(len);
+        self.rest = rest;
+        Some(row)
+    }
+}
+
+impl Serialize for RowPage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.data)
+    }
+}
+
+impl<'de> Deserialize<'de> for RowPage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let data = serde_bytes::ByteBuf::deserialize(d)?.into_vec();
+        RowPage::check(&data).map_err(serde::de::Error::custom)?;
+        Ok(RowPage { data })
+    }
 }
 
 /// An engine error as it travels.
@@ -555,12 +644,7 @@ impl RemoteTxn {
     /// order, and whether more follow ([`Self::scan_more`]). The primary
     /// walks the index as the pages are asked for; any other call ends
     /// the scan.
-    pub async fn scan_first(
-        &mut self,
-        table: &str,
-        index: Option<&str>,
-        range: &KeyRange,
-    ) -> EResult<(Vec<Vec<u8>>, bool)> {
+    pub async fn scan_first(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<(RowPage, bool)> {
         let op = PartOp::Scan {
             table: table.into(),
             index: index.map(str::to_string),
@@ -571,11 +655,11 @@ impl RemoteTxn {
     }
 
     /// The next rows of the scan under way, and whether more follow.
-    pub async fn scan_more(&mut self) -> EResult<(Vec<Vec<u8>>, bool)> {
+    pub async fn scan_more(&mut self) -> EResult<(RowPage, bool)> {
         Self::page(self.call(PartOp::ScanMore).await?)
     }
 
-    fn page(answer: PartAnswer) -> EResult<(Vec<Vec<u8>>, bool)> {
+    fn page(answer: PartAnswer) -> EResult<(RowPage, bool)> {
         match answer {
             PartAnswer::Rows { rows, more } => Ok((rows, more)),
             other => Self::unexpected(other),
@@ -585,10 +669,11 @@ impl RemoteTxn {
     /// Every row of `range` in `index` (None: the primary key), in order,
     /// gathered here.
     pub async fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>> {
-        let (mut out, mut more) = self.scan_first(table, index, range).await?;
+        let (rows, mut more) = self.scan_first(table, index, range).await?;
+        let mut out = rows.to_rows();
         while more {
-            let (mut rows, next) = self.scan_more().await?;
-            out.append(&mut rows);
+            let (rows, next) = self.scan_more().await?;
+            out.extend(rows.iter().map(<[u8]>::to_vec));
             more = next;
         }
         Ok(out)
@@ -689,5 +774,30 @@ impl RemoteTxn {
         {
             tracing::debug!(stream = self.stream, "aborting a remote transaction: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_page_keeps_its_rows_on_the_wire_and_a_cut_one_is_refused() {
+        let rows: Vec<Vec<u8>> = vec![b"first".to_vec(), Vec::new(), vec![7; 300]];
+        let mut page = RowPage::default();
+        for r in &rows {
+            page.push(r);
+        }
+        let answer = PartAnswer::Rows { rows: page.clone(), more: true };
+        let wire = postcard::to_allocvec(&answer).unwrap();
+        match postcard::from_bytes::<PartAnswer>(&wire).unwrap() {
+            PartAnswer::Rows { rows: got, more: true } => assert_eq!(got.to_rows(), rows),
+            other => panic!("{other:?}"),
+        }
+        // A page whose last row is cut short does not decode.
+        let mut cut = page.clone();
+        cut.data.truncate(cut.data.len() - 1);
+        let wire = postcard::to_allocvec(&PartAnswer::Rows { rows: cut, more: false }).unwrap();
+        assert!(postcard::from_bytes::<PartAnswer>(&wire).is_err());
     }
 }

@@ -197,10 +197,12 @@ fn a_transaction_works_on_a_partition_whose_primary_is_another_node() {
         // after its first page ends with the next call, and the
         // transaction goes on (its own write seen by its next scan).
         let (first, more) = t.scan_first("u", None, &range).await.unwrap();
+        let first = first.to_rows();
         assert!(more && !first.is_empty() && first.len() < 60, "{} rows, more: {more}", first.len());
         assert_eq!(id_of(&first[0]), 1000);
         t.insert("u", encode_tuple(&[Some(&encode_i64(2000)), Some(&big)])).await.unwrap();
         let (again, _) = t.scan_first("u", None, &range).await.unwrap();
+        let again = again.to_rows();
         assert_eq!(id_of(&again[0]), 1000, "a new scan starts afresh");
         let seen: Vec<i64> = t.scan("u", None, &range).await.unwrap().iter().map(|r| id_of(r)).collect();
         assert_eq!(seen, (1000..1060).chain([2000]).collect::<Vec<_>>());

@@ -82,24 +82,28 @@ impl EngineTable {
                 return Ok((rows, format!("point lookup on {name}{}", where_in(table, part.as_deref()))));
             }
             AccessPath::Point { index, key, name } => {
-                txn.scan_parts(table, parts.as_deref(), *index, &KeyRange::point(key.clone()), |r| {
-                    rows.push(r.to_vec());
-                    true
-                })?;
+                rows = txn.scan_parts_collect(table, parts.as_deref(), *index, &KeyRange::point(key.clone()))?;
                 format!("point lookup on {name}")
             }
             AccessPath::Range { index, range, name, what } => {
-                txn.scan_parts(table, parts.as_deref(), *index, range, |r| {
-                    rows.push(r.to_vec());
-                    limit.is_none_or(|l| rows.len() < l)
-                })?;
+                match limit {
+                    // Every row: the partitions are read at once.
+                    None => rows = txn.scan_parts_collect(table, parts.as_deref(), *index, range)?,
+                    Some(l) => txn.scan_parts(table, parts.as_deref(), *index, range, |r| {
+                        rows.push(r.to_vec());
+                        rows.len() < l
+                    })?,
+                }
                 format!("{what} on {name}")
             }
             AccessPath::Full => {
-                txn.scan_parts(table, parts.as_deref(), PRIMARY, &KeyRange::all(), |r| {
-                    rows.push(r.to_vec());
-                    limit.is_none_or(|l| rows.len() < l)
-                })?;
+                match limit {
+                    None => rows = txn.scan_parts_collect(table, parts.as_deref(), PRIMARY, &KeyRange::all())?,
+                    Some(l) => txn.scan_parts(table, parts.as_deref(), PRIMARY, &KeyRange::all(), |r| {
+                        rows.push(r.to_vec());
+                        rows.len() < l
+                    })?,
+                }
                 "full scan".to_string()
             }
         };

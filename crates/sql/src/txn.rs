@@ -25,7 +25,9 @@
 //! [`RemotePart`], whose calls go to that node. Which it is is decided
 //! when the transaction first touches the partition, and holds to its end:
 //! if the partition's primary changes meanwhile, the part fails (40001) as
-//! a local one would if its node stopped being the primary.
+//! a local one would if its node stopped being the primary. A read of
+//! every row in several partitions ([`Txn::scan_parts_collect`]) reads the
+//! partitions led elsewhere at the same time, each through its own part.
 
 use tessera_engine::mvcc::TxnId;
 use tessera_engine::{
@@ -91,6 +93,26 @@ pub struct Txn {
     multi_partition_writes: bool,
     /// The partitions this transaction writes, held against a split.
     holds: Vec<(u32, GateHold)>,
+}
+
+/// At most this many threads read one scan's partitions led elsewhere.
+const REMOTE_SCANS_AT_ONCE: usize = 8;
+
+/// The rows of partition `p` that `scan` visits (a part read while it is
+/// being split also holds rows that are no longer the partition's).
+fn part_rows(
+    table: &StoredTable,
+    p: usize,
+    scan: impl FnOnce(&mut dyn FnMut(&[u8]) -> bool) -> Result<()>,
+) -> Result<Vec<Vec<u8>>> {
+    let mut rows = Vec::new();
+    scan(&mut |r: &[u8]| {
+        if table.row_in_part(p, r) {
+            rows.push(r.to_vec());
+        }
+        true
+    })?;
+    Ok(rows)
 }
 
 /// The engine transaction of a local part, or the remote part.
@@ -349,11 +371,119 @@ impl Txn {
     }
 
     pub fn scan_collect(&mut self, table: &StoredTable, index: IndexId, range: &KeyRange) -> Result<Vec<Vec<u8>>> {
-        let mut out = Vec::new();
-        self.scan(table, index, range, |r| {
-            out.push(r.to_vec());
-            true
+        self.scan_parts_collect(table, None, index, range)
+    }
+
+    /// Every row of `range` in `index` in the given partitions (None: all),
+    /// in the order [`Self::scan_parts`] visits them. The partitions led by
+    /// other nodes are read at the same time, on threads of their own (up
+    /// to [`REMOTE_SCANS_AT_ONCE`]), while this thread reads those led
+    /// here: their primaries walk their rows side by side, where a visit
+    /// partition after partition would wait for each walk in turn.
+    pub fn scan_parts_collect(
+        &mut self,
+        table: &StoredTable,
+        parts: Option<&[usize]>,
+        index: IndexId,
+        range: &KeyRange,
+    ) -> Result<Vec<Vec<u8>>> {
+        let parts: Vec<usize> = match parts {
+            Some(p) => p.to_vec(),
+            None => (0..table.parts.len()).collect(),
+        };
+        // Begin every part now (a remote one on its primary).
+        let mut remote = 0;
+        for &p in &parts {
+            if matches!(self.on(table, p)?, On::Remote(..)) {
+                remote += 1;
+            }
+        }
+        if remote == 0 || parts.len() < 2 {
+            let mut out = Vec::new();
+            self.scan_parts(table, Some(&parts), index, range, |r| {
+                out.push(r.to_vec());
+                true
+            })?;
+            return Ok(out);
+        }
+        let index_name = table.index_name(index)?;
+        // The partitions each open part reads, by the part's stream (two
+        // partitions share a stream while one is being split off the other).
+        let mut wanted: Vec<(u32, Vec<(usize, usize)>)> = Vec::new();
+        for (slot, &p) in parts.iter().enumerate() {
+            let stream = table.parts[p].def.stream;
+            match wanted.iter_mut().find(|(s, _)| *s == stream) {
+                Some((_, list)) => list.push((slot, p)),
+                None => wanted.push((stream, vec![(slot, p)])),
+            }
+        }
+        type Job<'a, T> = (&'a mut T, Vec<(usize, usize)>);
+        let mut local: Vec<Job<'_, Transaction>> = Vec::new();
+        let mut remote: Vec<Job<'_, Box<dyn RemotePart>>> = Vec::new();
+        for (stream, t) in &mut self.parts {
+            let Some(i) = wanted.iter().position(|(s, _)| s == stream) else { continue };
+            let list = wanted.swap_remove(i).1;
+            match t {
+                PartTxn::Local(t) => local.push((t, list)),
+                PartTxn::Remote(r) => remote.push((r, list)),
+            }
+        }
+        // Spread the remote parts over the threads, round robin.
+        let threads = remote.len().min(REMOTE_SCANS_AT_ONCE);
+        let mut shares: Vec<Vec<Job<'_, Box<dyn RemotePart>>>> = (0..threads).map(|_| Vec::new()).collect();
+        for (i, job) in remote.into_iter().enumerate() {
+            shares[i % threads].push(job);
+        }
+        let mut found: Vec<Option<Result<Vec<Vec<u8>>>>> = parts.iter().map(|_| None).collect();
+        std::thread::scope(|s| -> Result<()> {
+            let mut running = Vec::new();
+            for share in shares {
+                let index_name = index_name.as_deref();
+                let spawned = std::thread::Builder::new().name("tessera-part-scan".into()).spawn_scoped(s, move || {
+                    let mut got = Vec::new();
+                    for (r, list) in share {
+                        for (slot, p) in list {
+                            got.push((
+                                slot,
+                                part_rows(table, p, |visit| r.scan(&table.name, index_name, range, visit)),
+                            ));
+                        }
+                    }
+                    got
+                });
+                running.push(spawned.map_err(|e| {
+                    EngineError::Unavailable(format!("could not start a thread to read a partition: {e}"))
+                })?);
+            }
+            let mut got = Vec::new();
+            for (t, list) in local {
+                for (slot, p) in list {
+                    match table.parts[p].local_table(&table.name) {
+                        Ok(tab) => got.push((slot, part_rows(table, p, |visit| t.scan(tab, index, range, visit)))),
+                        Err(e) => got.push((slot, Err(e))),
+                    }
+                }
+            }
+            for handle in running {
+                match handle.join() {
+                    Ok(rows) => got.extend(rows),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            for (slot, rows) in got {
+                found[slot] = Some(rows);
+            }
+            Ok(())
         })?;
+        let mut out = Vec::new();
+        for rows in found {
+            let rows = rows.expect("every partition was read")?;
+            if out.is_empty() {
+                out = rows;
+            } else {
+                out.extend(rows);
+            }
+        }
         Ok(out)
     }
 

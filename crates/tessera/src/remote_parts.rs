@@ -155,7 +155,7 @@ impl RemotePart for Remote {
             })
         })?;
         loop {
-            for row in &rows {
+            for row in rows.iter() {
                 if !visit(row) {
                     // (The next call ends the scan on the primary.)
                     return Ok(());

@@ -134,6 +134,17 @@ fn each_partition_fails_over_by_itself_and_sessions_reach_partitions_led_elsewhe
         let got = query(all[2], "shop", "SELECT count(*) FROM orders WHERE what = 'w1'").await.unwrap();
         let want = customers().iter().filter(|c| c.rem_euclid(3) == 1 && **c != cid).count();
         assert_eq!(got, vec![vec![want.to_string()]]);
+        // A scan of every partition, on the home's primary, reads the
+        // partitions led elsewhere at once, each in the transaction's own
+        // part there: it sees the transaction's write.
+        let reader = try_connect(port, "shop").await.unwrap();
+        reader.batch_execute(&format!("BEGIN; UPDATE orders SET qty = qty + 1000 WHERE cid = {cid}")).await.unwrap();
+        let rows = reader.query("SELECT cid, qty FROM orders", &[]).await.unwrap();
+        let got: BTreeMap<i64, i32> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(got.keys().copied().collect::<Vec<_>>(), customers(), "every partition's rows, once");
+        assert_eq!((rows.len(), got[&cid], got.values().sum::<i32>()), (20, 1011, 1030));
+        reader.batch_execute("ROLLBACK").await.unwrap();
+        drop(reader);
 
         // A table without a primary key gets one: each partition's rows
         // are copied under the new key by the partition's primary, on the

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{CommitStart, Engine, EngineError, KeyRange, PRIMARY, PutOutcome, Table, Transaction};
 
 use crate::data_group::GroupContext;
@@ -306,9 +307,9 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
     }
     // Any other call ends the scan under way.
     o.settle();
-    if let PartOp::Scan { table, index, lower, upper } = op {
+    if let PartOp::Scan { table, index, lower, upper, fields } = op {
         let range = KeyRange { lower: bound_of_wire(lower), upper: bound_of_wire(upper) };
-        return scan(o, &table, index, range).unwrap_or_else(|e| failed(&e));
+        return scan(o, &table, index, range, fields).unwrap_or_else(|e| failed(&e));
     }
     let Open { txn, engine, savepoints, .. } = o;
     let Some(t) = txn.as_mut() else { return not_committed("the transaction already ended".into()) };
@@ -365,19 +366,35 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
 const ROWS_PER_ANSWER_BYTES: usize = 4 << 20;
 
 /// Starts a scan of `range` in `index` (None: the primary key) of `table`
-/// on a thread of its own, and answers its first page.
-fn scan(o: &mut Open, table: &str, index: Option<String>, range: KeyRange) -> Result<PartAnswer, EngineError> {
+/// on a thread of its own, and answers its first page. With `fields`, a
+/// row travels with those fields only (the others NULL): a query reading
+/// two columns of a wide table does not ship the rest.
+fn scan(
+    o: &mut Open,
+    table: &str,
+    index: Option<String>,
+    range: KeyRange,
+    fields: Option<Vec<u32>>,
+) -> Result<PartAnswer, EngineError> {
     let table = table_of(&o.engine, table)?;
     let index = match index {
         None => PRIMARY,
         Some(name) => table.spec().index_by_name(&name).ok_or(EngineError::NoSuchIndex(name.clone()))?.id,
     };
+    let fields = fields.map(|mut f| {
+        f.sort_unstable();
+        f.dedup();
+        f
+    });
     let Some(mut t) = o.txn.take() else { return Ok(not_committed("the transaction already ended".into())) };
     let (send, pages) = std::sync::mpsc::sync_channel(1);
     let walker = std::thread::Builder::new().name("tessera-scan".into()).spawn(move || {
         let mut page = RowPage::default();
         let walked = t.scan(&table, index, &range, |r| {
-            page.push(r);
+            match &fields {
+                None => page.push(r),
+                Some(fields) => page.push(&only_fields(r, fields)),
+            }
             if page.bytes() < ROWS_PER_ANSWER_BYTES {
                 return true;
             }
@@ -392,9 +409,46 @@ fn scan(o: &mut Open, table: &str, index: Option<String>, range: KeyRange) -> Re
     o.next_page()
 }
 
+/// Row `r` with only `fields` (in increasing order), the others NULL. A
+/// row the engine holds is well formed; one that is not goes whole.
+fn only_fields(r: &[u8], fields: &[u32]) -> Vec<u8> {
+    let Ok(t) = Tuple::parse(r) else { return r.to_vec() };
+    let count = fields.last().map_or(0, |&f| f as usize + 1).min(t.len());
+    let mut out = TupleBuilder::new();
+    let mut keep = fields.iter().peekable();
+    for i in 0..count {
+        let kept = keep.next_if(|&&f| f as usize == i).is_some();
+        out.push(if kept { t.field(i) } else { None });
+    }
+    out.finish()
+}
+
 fn put_answer(outcome: PutOutcome) -> Result<PartAnswer, EngineError> {
     Ok(PartAnswer::Put(match outcome {
         PutOutcome::Written => None,
         PutOutcome::Rejected { current } => Some(current.map(|v| v.0)),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use tessera_engine::tuple::{Tuple, encode_tuple};
+
+    use super::only_fields;
+
+    #[test]
+    fn a_scan_row_keeps_only_the_fields_asked_for() {
+        let row = encode_tuple(&[Some(b"id"), Some(b"wide text"), None, Some(b"qty"), Some(b"tail")]);
+        let fields = |r: &[u8]| {
+            let t = Tuple::parse(r).unwrap();
+            (0..t.len()).map(|i| t.field(i).map(<[u8]>::to_vec)).collect::<Vec<_>>()
+        };
+        let kept = only_fields(&row, &[0, 3]);
+        assert_eq!(fields(&kept), [Some(b"id".to_vec()), None, None, Some(b"qty".to_vec())]);
+        assert!(kept.len() < row.len());
+        // A field past the row's end (a column added later) stays absent.
+        assert_eq!(fields(&only_fields(&row, &[2, 9])), [None, None, None, None, None]);
+        assert_eq!(fields(&only_fields(&row, &[])), Vec::<Option<Vec<u8>>>::new());
+        assert_eq!(only_fields(b"x", &[0]), b"x", "a malformed row goes whole");
+    }
 }

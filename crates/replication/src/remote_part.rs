@@ -194,6 +194,8 @@ pub enum PartOp {
         index: Option<String>,
         lower: WireBound,
         upper: WireBound,
+        /// The fields the caller reads (None: all); the others travel as NULL.
+        fields: Option<Vec<u32>>,
     },
     Insert {
         table: String,
@@ -641,15 +643,23 @@ impl RemoteTxn {
     }
 
     /// The first rows of `range` in `index` (None: the primary key), in
-    /// order, and whether more follow ([`Self::scan_more`]). The primary
+    /// order, with only `fields` (None: all; the others NULL), and whether
+    /// more follow ([`Self::scan_more`]). The primary
     /// walks the index as the pages are asked for; any other call ends
     /// the scan.
-    pub async fn scan_first(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<(RowPage, bool)> {
+    pub async fn scan_first(
+        &mut self,
+        table: &str,
+        index: Option<&str>,
+        range: &KeyRange,
+        fields: Option<&[u32]>,
+    ) -> EResult<(RowPage, bool)> {
         let op = PartOp::Scan {
             table: table.into(),
             index: index.map(str::to_string),
             lower: bound_to_wire(&range.lower),
             upper: bound_to_wire(&range.upper),
+            fields: fields.map(<[u32]>::to_vec),
         };
         Self::page(self.call(op).await?)
     }
@@ -669,7 +679,7 @@ impl RemoteTxn {
     /// Every row of `range` in `index` (None: the primary key), in order,
     /// gathered here.
     pub async fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>> {
-        let (rows, mut more) = self.scan_first(table, index, range).await?;
+        let (rows, mut more) = self.scan_first(table, index, range, None).await?;
         let mut out = rows.to_rows();
         while more {
             let (rows, next) = self.scan_more().await?;

@@ -392,6 +392,16 @@ impl StoredTable {
     /// Whether stored row `row` lies in partition `part`'s range. Scans
     /// check it: after a split, rows that moved may linger in the old
     /// partition until it is cleaned.
+    /// `fields` and the field routing rows to partitions, in increasing
+    /// order: what a scan reading `fields` must bring back.
+    pub fn fields_with_route(&self, fields: &[u32]) -> Vec<u32> {
+        let mut out = fields.to_vec();
+        out.extend(self.route.map(|r| r.row_field as u32));
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     pub fn row_in_part(&self, part: usize, row: &[u8]) -> bool {
         let Some(route) = self.route else { return true };
         if self.parts.len() == 1 && self.parts[0].def.low.is_empty() && self.parts[0].def.high.is_none() {

@@ -65,8 +65,14 @@ impl EngineTable {
         EngineTable { def, table, txn, notes, with_rowid, schema }
     }
 
-    /// Reads the rows the access path selects, in the transaction.
-    pub fn read_rows(&self, filters: &[Expr], limit: Option<usize>) -> Result<(Vec<Vec<u8>>, String)> {
+    /// Reads the rows the access path selects, in the transaction. Rows
+    /// read on other nodes carry only `fields` (None: all), the others NULL.
+    pub fn read_rows(
+        &self,
+        filters: &[Expr],
+        limit: Option<usize>,
+        fields: Option<&[u32]>,
+    ) -> Result<(Vec<Vec<u8>>, String)> {
         let path = choose_path(&self.def, &self.table.spec(), filters)?;
         let parts = prune(&self.def, &self.table, filters);
         let mut guard = self.txn.lock();
@@ -82,13 +88,14 @@ impl EngineTable {
                 return Ok((rows, format!("point lookup on {name}{}", where_in(table, part.as_deref()))));
             }
             AccessPath::Point { index, key, name } => {
-                rows = txn.scan_parts_collect(table, parts.as_deref(), *index, &KeyRange::point(key.clone()))?;
+                rows =
+                    txn.scan_parts_collect(table, parts.as_deref(), *index, &KeyRange::point(key.clone()), fields)?;
                 format!("point lookup on {name}")
             }
             AccessPath::Range { index, range, name, what } => {
                 match limit {
                     // Every row: the partitions are read at once.
-                    None => rows = txn.scan_parts_collect(table, parts.as_deref(), *index, range)?,
+                    None => rows = txn.scan_parts_collect(table, parts.as_deref(), *index, range, fields)?,
                     Some(l) => txn.scan_parts(table, parts.as_deref(), *index, range, |r| {
                         rows.push(r.to_vec());
                         rows.len() < l
@@ -98,7 +105,9 @@ impl EngineTable {
             }
             AccessPath::Full => {
                 match limit {
-                    None => rows = txn.scan_parts_collect(table, parts.as_deref(), PRIMARY, &KeyRange::all())?,
+                    None => {
+                        rows = txn.scan_parts_collect(table, parts.as_deref(), PRIMARY, &KeyRange::all(), fields)?
+                    }
                     Some(l) => txn.scan_parts(table, parts.as_deref(), PRIMARY, &KeyRange::all(), |r| {
                         rows.push(r.to_vec());
                         rows.len() < l
@@ -153,7 +162,18 @@ impl TableProvider for EngineTable {
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         // DataFusion passes a limit only when no filter remains above the scan.
         let limit = if filters.is_empty() { limit } else { None };
-        let (rows, describe) = self.read_rows(filters, limit).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        // The stored fields of the columns the plan reads (those its
+        // filters need among them): the rest of a row need not travel.
+        let fields: Option<Vec<u32>> = projection.map(|cols| {
+            cols.iter()
+                .map(|&i| match self.def.columns.get(i) {
+                    Some(c) => c.field as u32,
+                    None => self.def.rowid_field.expect("rowid field") as u32,
+                })
+                .collect()
+        });
+        let (rows, describe) =
+            self.read_rows(filters, limit, fields.as_deref()).map_err(|e| DataFusionError::External(Box::new(e)))?;
         self.notes.lock().push(format!("{}: {describe}, {} rows read", self.def.name, rows.len()));
         let batch = self.to_batch(&rows, projection).map_err(|e| DataFusionError::External(Box::new(e)))?;
         let schema = batch.schema();

@@ -81,12 +81,14 @@ pub trait RemotePart: Send {
     fn claim(&mut self, table: &str, key: &[u8]) -> EResult<Option<Vec<u8>>>;
     /// Visits the rows of `range` in `index` (None: the primary key), in
     /// order, as the primary sends them a page at a time, until `visit`
-    /// returns false.
+    /// returns false. With `fields` (in increasing order), the rows carry
+    /// those fields only, the others NULL.
     fn scan(
         &mut self,
         table: &str,
         index: Option<&str>,
         range: &KeyRange,
+        fields: Option<&[u32]>,
         visit: &mut dyn FnMut(&[u8]) -> bool,
     ) -> EResult<()>;
     fn insert(&mut self, table: &str, data: Vec<u8>) -> EResult<()>;

@@ -350,7 +350,7 @@ impl Txn {
                 On::Local(t, tab) => t.scan(tab, index, range, visit)?,
                 On::Remote(r, name) => {
                     let index = table.index_name(index)?;
-                    r.scan(name, index.as_deref(), range, &mut visit)?;
+                    r.scan(name, index.as_deref(), range, None, &mut visit)?;
                 }
             }
             if !go_on {
@@ -371,7 +371,7 @@ impl Txn {
     }
 
     pub fn scan_collect(&mut self, table: &StoredTable, index: IndexId, range: &KeyRange) -> Result<Vec<Vec<u8>>> {
-        self.scan_parts_collect(table, None, index, range)
+        self.scan_parts_collect(table, None, index, range, None)
     }
 
     /// Every row of `range` in `index` in the given partitions (None: all),
@@ -379,13 +379,17 @@ impl Txn {
     /// other nodes are read at the same time, on threads of their own (up
     /// to [`REMOTE_SCANS_AT_ONCE`]), while this thread reads those led
     /// here: their primaries walk their rows side by side, where a visit
-    /// partition after partition would wait for each walk in turn.
+    /// partition after partition would wait for each walk in turn. With
+    /// `fields`, the rows read elsewhere carry only those fields (the
+    /// others NULL; the partition key's is added), so that the columns a
+    /// query does not read stay where they are.
     pub fn scan_parts_collect(
         &mut self,
         table: &StoredTable,
         parts: Option<&[usize]>,
         index: IndexId,
         range: &KeyRange,
+        fields: Option<&[u32]>,
     ) -> Result<Vec<Vec<u8>>> {
         let parts: Vec<usize> = match parts {
             Some(p) => p.to_vec(),
@@ -407,6 +411,7 @@ impl Txn {
             return Ok(out);
         }
         let index_name = table.index_name(index)?;
+        let fields = fields.map(|f| table.fields_with_route(f));
         // The partitions each open part reads, by the part's stream (two
         // partitions share a stream while one is being split off the other).
         let mut wanted: Vec<(u32, Vec<(usize, usize)>)> = Vec::new();
@@ -438,14 +443,14 @@ impl Txn {
         std::thread::scope(|s| -> Result<()> {
             let mut running = Vec::new();
             for share in shares {
-                let index_name = index_name.as_deref();
+                let (index_name, fields) = (index_name.as_deref(), fields.as_deref());
                 let spawned = std::thread::Builder::new().name("tessera-part-scan".into()).spawn_scoped(s, move || {
                     let mut got = Vec::new();
                     for (r, list) in share {
                         for (slot, p) in list {
                             got.push((
                                 slot,
-                                part_rows(table, p, |visit| r.scan(&table.name, index_name, range, visit)),
+                                part_rows(table, p, |visit| r.scan(&table.name, index_name, range, fields, visit)),
                             ));
                         }
                     }

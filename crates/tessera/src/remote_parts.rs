@@ -145,12 +145,14 @@ impl RemotePart for Remote {
         table: &str,
         index: Option<&str>,
         range: &KeyRange,
+        fields: Option<&[u32]>,
         visit: &mut dyn FnMut(&[u8]) -> bool,
     ) -> EResult<()> {
         let (table, index, range) = (table.to_string(), index.map(str::to_string), range.clone());
+        let fields = fields.map(<[u32]>::to_vec);
         let (mut rows, mut more) = self.call(move |mut t| {
             Box::pin(async move {
-                let r = t.scan_first(&table, index.as_deref(), &range).await;
+                let r = t.scan_first(&table, index.as_deref(), &range, fields.as_deref()).await;
                 (t, r)
             })
         })?;

@@ -145,6 +145,11 @@ fn each_partition_fails_over_by_itself_and_sessions_reach_partitions_led_elsewhe
         assert_eq!((rows.len(), got[&cid], got.values().sum::<i32>()), (20, 1011, 1030));
         reader.batch_execute("ROLLBACK").await.unwrap();
         drop(reader);
+        // Rows read elsewhere bring the columns the query reads, its
+        // filter's among them, and not the others.
+        let got = query(port, "shop", "SELECT sum(qty), count(*) FROM orders WHERE what <> 'w1'").await.unwrap();
+        let others = customers().iter().filter(|c| **c != cid && c.rem_euclid(3) != 1).count();
+        assert_eq!(got, vec![vec![(others + 11).to_string(), (others + 1).to_string()]]);
 
         // A table without a primary key gets one: each partition's rows
         // are copied under the new key by the partition's primary, on the

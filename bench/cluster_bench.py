@@ -404,11 +404,12 @@ def remote():
 
 def scans(cluster):
     """A query reading every partition: the same SCAN_ROWS rows (an id
-    spread over the whole bigint range, a bigint, 40 bytes of text) in the
-    keyed database `rp`, whose partitions are led by several nodes, and in
+    spread over the whole bigint range, a bigint, SCAN_PAD (40) bytes of
+    text) in the keyed database `rp`, whose partitions are led by several nodes, and in
     a keyless database on one node; the median of 5 runs of a sum over the
     whole table, from a session on each database's primary."""
     rows = int(os.environ.get("SCAN_ROWS", "400000"))
+    pad = "x" * int(os.environ.get("SCAN_PAD", "40"))
     step = (2**64 - 2**20) // rows
     with psycopg.connect(cluster.conninfo(cluster.primary()), autocommit=True) as c:
         c.execute("CREATE DATABASE kl")
@@ -418,7 +419,7 @@ def scans(cluster):
             c.execute("CREATE TABLE s (id bigint PRIMARY KEY, v bigint, pad text)")
             with c.cursor().copy("COPY s FROM STDIN") as copy:
                 for i in range(rows):
-                    copy.write_row((-(2**63) + 2**19 + i * step, i, "x" * 40))
+                    copy.write_row((-(2**63) + 2**19 + i * step, i, pad))
     time.sleep(2)
     for db in ("rp", "kl"):
         with psycopg.connect(cluster.conninfo(cluster.primary_of(db), db), autocommit=True) as c:

@@ -243,12 +243,14 @@ pub fn plan_drain(map: &ClusterMap, node: NodeId) -> Result<Vec<Action>, DrainRe
     Ok(actions)
 }
 
-/// The secondary to take over from `leaving`: live, the most up to date,
-/// then on the node with the fewest primaries, then the lowest id.
+/// The secondary to take over from `leaving`: live, on a node not being
+/// drained itself where there is one, the most up to date, then on the
+/// node with the fewest primaries, then the lowest id.
 fn successor(map: &ClusterMap, p: &PartitionInfo, leaving: NodeId) -> Option<NodeId> {
+    let draining = |node: NodeId| map.nodes.get(&node).is_some_and(|n| n.draining);
     p.voters()
         .filter(|r| r.node != leaving && r.role == Role::Secondary && map.is_live(r.node))
-        .min_by_key(|r| (std::cmp::Reverse(r.applied), map.load(r.node).1, r.node))
+        .min_by_key(|r| (draining(r.node), std::cmp::Reverse(r.applied), map.load(r.node).1, r.node))
         .map(|r| r.node)
 }
 

@@ -43,9 +43,30 @@ pub fn place(map: &ClusterMap, count: usize, exclude: &[NodeId]) -> Result<Vec<N
 /// allow it), moving each primary to a secondary of the partition: of the
 /// busiest node's primaries, one that serves no sessions first, then to
 /// the least loaded node.
+///
+/// A draining node takes no primary, and the primaries it holds (one it
+/// won in an election after its drain, say) move first, each to the
+/// up-to-date secondary on a usable node with the fewest primaries.
 pub fn balance_primaries(map: &ClusterMap) -> Vec<Action> {
     let mut map = map.clone();
     let mut actions = Vec::new();
+    let usable = |map: &ClusterMap, node: NodeId| map.nodes.get(&node).is_some_and(|n| n.live && !n.draining);
+    let draining = |map: &ClusterMap, node: NodeId| map.nodes.get(&node).is_some_and(|n| n.draining);
+    let off: Vec<(u64, NodeId)> = (map.partitions.values())
+        .filter_map(|p| p.primary().filter(|r| draining(&map, r.node)).map(|r| (p.id, r.node)))
+        .collect();
+    for (partition, from) in off {
+        let p = &map.partitions[&partition];
+        let last = p.primary().map_or(0, |r| r.applied);
+        let to = (p.replicas.iter())
+            .filter(|r| r.role == Role::Secondary && r.applied >= last && usable(&map, r.node))
+            .min_by_key(|r| (map.load(r.node).1, r.node));
+        if let Some(to) = to.map(|r| r.node) {
+            let action = Action::TransferLeadership { partition, from, to };
+            map.apply(&action);
+            actions.push(action);
+        }
+    }
     loop {
         let counts: Vec<(usize, NodeId)> = map.usable_nodes().map(|n| (map.load(n.id).1, n.id)).collect::<Vec<_>>();
         let Some(&(most, busy)) = counts.iter().max_by_key(|(c, id)| (*c, std::cmp::Reverse(*id))) else {

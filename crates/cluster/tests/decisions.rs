@@ -181,6 +181,43 @@ fn draining_moves_primaries_away_and_refuses_to_break_a_quorum() {
     assert!(refused.to_string().contains("would cost partition 1 its quorum"), "{refused}");
 }
 
+/// A drained node stays drained: balancing moves no primary to it, even
+/// when it leads the fewest, and moves off it any primary it gets back
+/// (by an election), to a usable node.
+#[test]
+fn balancing_keeps_primaries_off_a_draining_node() {
+    let mut m = cluster(3);
+    for p in 1..=4 {
+        m.add_partition(p, &[1, 2, 3]);
+    }
+    // Node 3 was drained: nodes 1 and 2 lead two each, node 3 none.
+    m.apply(&Action::TransferLeadership { partition: 3, from: 1, to: 2 });
+    m.apply(&Action::TransferLeadership { partition: 4, from: 1, to: 2 });
+    m.nodes.get_mut(&3).unwrap().draining = true;
+    assert_eq!(balance_primaries(&m), vec![], "nothing moves to the draining node");
+    // Without the drain, node 3 would get one.
+    m.nodes.get_mut(&3).unwrap().draining = false;
+    assert_eq!(balance_primaries(&m).len(), 1);
+
+    // Node 3 wins an election for partition 1 while it drains: the
+    // primary moves to the usable node with the fewest primaries.
+    m.nodes.get_mut(&3).unwrap().draining = true;
+    m.apply(&Action::TransferLeadership { partition: 1, from: 1, to: 3 });
+    let moves = balance_primaries(&m);
+    assert_eq!(moves, vec![Action::TransferLeadership { partition: 1, from: 3, to: 1 }]);
+    // A secondary behind the primary does not take it over.
+    m.partitions.get_mut(&1).unwrap().replicas.iter_mut().find(|r| r.node == 1).unwrap().applied = 0;
+    m.partitions.get_mut(&1).unwrap().replicas.iter_mut().find(|r| r.node == 3).unwrap().applied = 5;
+    m.partitions.get_mut(&1).unwrap().replicas.iter_mut().find(|r| r.node == 2).unwrap().applied = 5;
+    let moves = balance_primaries(&m);
+    assert_eq!(moves.first(), Some(&Action::TransferLeadership { partition: 1, from: 3, to: 2 }), "{moves:?}");
+    // Draining another node prefers a successor that is not draining.
+    let mut m = cluster(3);
+    m.add_partition(1, &[1, 2, 3]);
+    m.nodes.get_mut(&2).unwrap().draining = true;
+    assert_eq!(plan_drain(&m, 1).unwrap(), vec![Action::TransferLeadership { partition: 1, from: 1, to: 3 }]);
+}
+
 fn repair(m: &mut ClusterMap, overdue: &[NodeId]) -> Vec<Action> {
     let actions = plan_repair(m, overdue);
     for a in &actions {

@@ -107,6 +107,18 @@ pub(crate) async fn drain(
         ))
     })?;
     refuse_costing_a_group(hosts, node)?;
+    // The node stays drained until it restarts: the manager moves no
+    // primary back to it, as spreading primaries would (it leads none).
+    // A node that is down leads nothing, and returns undrained.
+    if node == me {
+        mark_draining(roster).await?;
+    } else if let Some(row) = rows.iter().find(|r| r.id == node && !r.role.starts_with("unreachable")) {
+        match call(peers, &row.info.rpc_addr, &Request::Draining).await? {
+            Reply::Done(_) => {}
+            Reply::Failed(e) => return Err(ReplicationError::Refused(format!("node {node}: {e}"))),
+            _ => return Err(ReplicationError::Codec("unexpected reply to a drain mark".into())),
+        }
+    }
     let mut done = Vec::new();
     for action in actions {
         if let Action::TransferLeadership { to, .. } = action {
@@ -135,6 +147,13 @@ pub(crate) async fn drain(
     } else {
         format!("{}; node {node} can be taken down", done.join(", "))
     })
+}
+
+/// Marks this node as being drained (`Request::Draining`), once the
+/// manager's leader knows.
+pub(crate) async fn mark_draining(roster: &Roster) -> Result<String> {
+    roster.mark_draining().await.map_err(ReplicationError::Timeout)?;
+    Ok("draining".into())
 }
 
 /// Every database group's replicas, as the first group's primary knows

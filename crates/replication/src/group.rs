@@ -602,13 +602,19 @@ async fn report_loop(
         }
     };
     loop {
-        tick.tick().await;
+        // A drain asks for a report at once (`Roster::mark_draining`).
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = roster.report_now.notified() => {}
+        }
+        let sent = std::time::Instant::now();
         let m = directory.metrics().borrow_watched().clone();
         if m.current_leader == Some(config.id) {
             if !campaigns {
                 directory.runtime_config().elect(true);
                 campaigns = true;
             }
+            roster.leader_heard(sent);
             host(machine.directory().streams.into_iter().collect()).await;
             continue;
         }
@@ -623,12 +629,14 @@ async fn report_loop(
         let mut seen = std::collections::HashSet::new();
         candidates.retain(|a| seen.insert(a.clone()));
         let load = roster.own_load();
+        let draining = roster.draining();
         let (mut i, mut hops) = (0, 0);
         while i < candidates.len() {
             let addr = candidates[i].clone();
             i += 1;
-            match peers.report(&addr, &config.info, load).await {
+            match peers.report(&addr, &config.info, load, draining).await {
                 Ok(r) if r.by_leader => {
+                    roster.leader_heard(sent);
                     roster.set_manager_group(r.group, r.leader.map(|(_, info)| info));
                     roster.set_group_primaries(r.primaries);
                     last_leader = Some(addr);

@@ -78,6 +78,17 @@ pub struct Roster {
     /// the leader: from its own round; elsewhere: with report answers), for
     /// nodes outside a group that must send its clients on.
     primaries: Mutex<(Vec<GroupPrimary>, Option<Instant>)>,
+    /// This node is being drained (since when): the manager moves no
+    /// primary to it, and moves off any it gets, until it restarts.
+    draining: Mutex<Option<Instant>>,
+    /// On the manager's leader: the nodes whose last report said they are
+    /// being drained, and when.
+    drained: Mutex<BTreeMap<NodeId, Instant>>,
+    /// When a report of this node last reached the manager's leader (its
+    /// sending began then; on the leader itself, its round began then).
+    leader_heard: Mutex<Option<Instant>>,
+    /// Wakes the report loop for a report now.
+    pub(crate) report_now: tokio::sync::Notify,
 }
 
 /// A data group's primary, as the manager last saw it.
@@ -91,7 +102,48 @@ impl Roster {
             meter,
             manager_group: Mutex::default(),
             primaries: Mutex::default(),
+            draining: Mutex::default(),
+            drained: Mutex::default(),
+            leader_heard: Mutex::default(),
+            report_now: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Marks this node as being drained and waits until the manager's
+    /// leader has heard it (a report sent after the mark reached it), so
+    /// that its next round moves no primary here.
+    pub(crate) async fn mark_draining(&self) -> Result<(), String> {
+        let since = *self.draining.lock().get_or_insert_with(Instant::now);
+        self.report_now.notify_one();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.leader_heard.lock().is_none_or(|at| at < since) {
+            if Instant::now() > deadline {
+                return Err("the manager's leader has not heard that this node is being drained".into());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(())
+    }
+
+    /// This node is being drained.
+    pub(crate) fn draining(&self) -> bool {
+        self.draining.lock().is_some()
+    }
+
+    pub(crate) fn leader_heard(&self, at: Instant) {
+        let mut heard = self.leader_heard.lock();
+        if heard.is_none_or(|h| h < at) {
+            *heard = Some(at);
+        }
+    }
+
+    /// Whether node `id` is being drained: this node (`me`) by its own
+    /// mark, another as its last report within `ALIVE` said.
+    pub(crate) fn is_draining(&self, id: NodeId, me: NodeId) -> bool {
+        if id == me {
+            return self.draining();
+        }
+        self.drained.lock().get(&id).is_some_and(|at| at.elapsed() < ALIVE)
     }
 
     pub(crate) fn set_manager_group(&self, group: crate::status::ManagerGroup, leader: Option<NodeInfo>) {
@@ -126,6 +178,17 @@ impl Roster {
     /// A node's load figures, as it reported them with its registration.
     pub(crate) fn reported(&self, id: NodeId, load: Load) {
         self.loads.lock().insert(id, (load, Instant::now()));
+    }
+
+    /// Whether a node is being drained, as it reported to the manager's
+    /// leader.
+    pub(crate) fn reported_draining(&self, id: NodeId, draining: bool) {
+        let mut drained = self.drained.lock();
+        if draining {
+            drained.insert(id, Instant::now());
+        } else {
+            drained.remove(&id);
+        }
     }
 
     /// This node's load figures, sampled now.
@@ -480,6 +543,9 @@ impl Manager {
                 serves_sessions: self.hosting.serves_sessions.get().is_none_or(|serves| serves(*group)),
             };
             map.partitions.insert(*group as u64, p);
+        }
+        for node in map.nodes.values_mut() {
+            node.draining = self.roster.is_draining(node.id, self.me);
         }
         let Some(Action::TransferLeadership { partition, from, to }) = balance_primaries(&map).into_iter().next()
         else {

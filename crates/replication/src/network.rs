@@ -63,6 +63,10 @@ pub(crate) enum Request {
     Status,
     /// Move primaries off a node before maintenance, if that is safe.
     Drain(NodeId),
+    /// You are being drained: take no primary role from the manager until
+    /// you restart (asked of the drained node by the node carrying out the
+    /// drain; answered once the manager's leader has heard it).
+    Draining,
     /// A piece of a snapshot's file (`path` relative to the snapshot).
     SnapshotChunk {
         group: GroupId,
@@ -85,6 +89,8 @@ pub(crate) enum Request {
         id: NodeId,
         info: NodeInfo,
         load: Load,
+        /// The node is being drained (`Request::Draining`).
+        draining: bool,
     },
     /// A data group as its primary sees it, for the manager's leader.
     GroupView(GroupId),
@@ -421,12 +427,16 @@ pub(crate) fn handler(services: Services) -> Handler {
                         .map_or_else(|e| Reply::Failed(e.to_string()), Reply::Installed)
                 }
                 Ok(Request::Directory(message)) => crate::directory_link::handle(&directory, message).await,
-                Ok(Request::Report { id: from, info: theirs, load }) => {
+                Ok(Request::Draining) => {
+                    crate::admin::mark_draining(&roster).await.map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
+                }
+                Ok(Request::Report { id: from, info: theirs, load, draining }) => {
                     let m = directory.metrics().borrow_watched().clone();
                     let membership = m.membership_config.membership();
                     let leads = m.state == openraft::ServerState::Leader && m.current_leader == Some(id);
                     if leads {
                         roster.reported(from, load);
+                        roster.reported_draining(from, draining);
                         roster.heard(from, theirs);
                     }
                     let leader = if leads {
@@ -626,8 +636,8 @@ impl Peers {
     /// returns the manager's leader it names, whether this node is in the
     /// manager group, whether the answer came from the leader itself, and
     /// the manager group's members.
-    pub(crate) async fn report(&self, addr: &str, info: &NodeInfo, load: Load) -> Result<Reported> {
-        let request = Request::Report { id: self.me, info: info.clone(), load };
+    pub(crate) async fn report(&self, addr: &str, info: &NodeInfo, load: Load, draining: bool) -> Result<Reported> {
+        let request = Request::Report { id: self.me, info: info.clone(), load, draining };
         let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
             Reply::Reported { leader, member, by_leader, group, groups, primaries } => {

@@ -101,6 +101,7 @@ pub mod node;
 mod pending;
 pub mod record;
 mod recovery;
+pub mod row_filter;
 pub mod schema;
 pub mod shared_log;
 mod table;

@@ -20,13 +20,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tessera_engine::row_filter::{FieldTest, passes};
 use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{CommitStart, Engine, EngineError, KeyRange, PRIMARY, PutOutcome, Table, Transaction};
 
 use crate::data_group::GroupContext;
 use crate::remote_part::{
-    PartAnswer, PartCall, PartOp, RemoteTxnId, RowPage, SchemaChange, WireError, bound_of_wire, condition_of_wire,
-    durability_of, isolation_of,
+    PartAnswer, PartCall, PartOp, RemoteTxnId, RowPage, SchemaChange, WireError, WireTest, bound_of_wire,
+    condition_of_wire, durability_of, isolation_of,
 };
 use crate::types::GroupId;
 
@@ -307,9 +308,10 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
     }
     // Any other call ends the scan under way.
     o.settle();
-    if let PartOp::Scan { table, index, lower, upper, fields } = op {
+    if let PartOp::Scan { table, index, lower, upper, fields, tests } = op {
         let range = KeyRange { lower: bound_of_wire(lower), upper: bound_of_wire(upper) };
-        return scan(o, &table, index, range, fields).unwrap_or_else(|e| failed(&e));
+        let tests = tests.into_iter().map(WireTest::test).collect();
+        return scan(o, &table, index, range, fields, tests).unwrap_or_else(|e| failed(&e));
     }
     let Open { txn, engine, savepoints, .. } = o;
     let Some(t) = txn.as_mut() else { return not_committed("the transaction already ended".into()) };
@@ -366,15 +368,17 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
 const ROWS_PER_ANSWER_BYTES: usize = 4 << 20;
 
 /// Starts a scan of `range` in `index` (None: the primary key) of `table`
-/// on a thread of its own, and answers its first page. With `fields`, a
-/// row travels with those fields only (the others NULL): a query reading
-/// two columns of a wide table does not ship the rest.
+/// on a thread of its own, and answers its first page. Only rows that pass
+/// `tests` travel, and with `fields` only those fields of them (the others
+/// NULL): a query reading two columns of a wide table does not ship the
+/// rest, nor the rows its filter drops.
 fn scan(
     o: &mut Open,
     table: &str,
     index: Option<String>,
     range: KeyRange,
     fields: Option<Vec<u32>>,
+    tests: Vec<FieldTest>,
 ) -> Result<PartAnswer, EngineError> {
     let table = table_of(&o.engine, table)?;
     let index = match index {
@@ -391,6 +395,9 @@ fn scan(
     let walker = std::thread::Builder::new().name("tessera-scan".into()).spawn(move || {
         let mut page = RowPage::default();
         let walked = t.scan(&table, index, &range, |r| {
+            if !passes(r, &tests) {
+                return true;
+            }
             match &fields {
                 None => page.push(r),
                 Some(fields) => page.push(&only_fields(r, fields)),

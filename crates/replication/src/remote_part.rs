@@ -23,6 +23,7 @@ use std::ops::Bound;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tessera_engine::row_filter::{Cmp, FieldTest};
 use tessera_engine::{
     ConflictReason, Durability, EngineError, IndexKind, IndexSpec, Isolation, KeyRange, LogError, PutCondition,
     PutOutcome, RowVersion, TableSpec,
@@ -80,6 +81,58 @@ pub enum WireBound {
     Unbounded,
     Included(Vec<u8>),
     Excluded(Vec<u8>),
+}
+
+/// A test of a scanned row's field (`tessera_engine::row_filter`), as it
+/// travels.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireTest {
+    pub field: u32,
+    pub cmp: WireCmp,
+    #[serde(with = "serde_bytes")]
+    pub value: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub enum WireCmp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    IsNull,
+    IsNotNull,
+}
+
+impl WireTest {
+    pub fn of(t: &FieldTest) -> WireTest {
+        let cmp = match t.cmp {
+            Cmp::Eq => WireCmp::Eq,
+            Cmp::NotEq => WireCmp::NotEq,
+            Cmp::Lt => WireCmp::Lt,
+            Cmp::LtEq => WireCmp::LtEq,
+            Cmp::Gt => WireCmp::Gt,
+            Cmp::GtEq => WireCmp::GtEq,
+            Cmp::IsNull => WireCmp::IsNull,
+            Cmp::IsNotNull => WireCmp::IsNotNull,
+        };
+        WireTest { field: t.field, cmp, value: t.value.clone() }
+    }
+
+    pub fn test(self) -> FieldTest {
+        let cmp = match self.cmp {
+            WireCmp::Eq => Cmp::Eq,
+            WireCmp::NotEq => Cmp::NotEq,
+            WireCmp::Lt => Cmp::Lt,
+            WireCmp::LtEq => Cmp::LtEq,
+            WireCmp::Gt => Cmp::Gt,
+            WireCmp::GtEq => Cmp::GtEq,
+            WireCmp::IsNull => Cmp::IsNull,
+            WireCmp::IsNotNull => Cmp::IsNotNull,
+        };
+        FieldTest { field: self.field, cmp, value: self.value }
+    }
 }
 
 /// An index as it travels (its id is the receiving engine's to give).
@@ -196,6 +249,9 @@ pub enum PartOp {
         upper: WireBound,
         /// The fields the caller reads (None: all); the others travel as NULL.
         fields: Option<Vec<u32>>,
+        /// Tests a row must pass to travel at all (its query's filter,
+        /// where it can be checked on the stored bytes).
+        tests: Vec<WireTest>,
     },
     Insert {
         table: String,
@@ -642,9 +698,9 @@ impl RemoteTxn {
         }
     }
 
-    /// The first rows of `range` in `index` (None: the primary key), in
-    /// order, with only `fields` (None: all; the others NULL), and whether
-    /// more follow ([`Self::scan_more`]). The primary
+    /// The first rows of `range` in `index` (None: the primary key) that
+    /// pass `tests`, in order, with only `fields` (None: all; the others
+    /// NULL), and whether more follow ([`Self::scan_more`]). The primary
     /// walks the index as the pages are asked for; any other call ends
     /// the scan.
     pub async fn scan_first(
@@ -653,6 +709,7 @@ impl RemoteTxn {
         index: Option<&str>,
         range: &KeyRange,
         fields: Option<&[u32]>,
+        tests: &[FieldTest],
     ) -> EResult<(RowPage, bool)> {
         let op = PartOp::Scan {
             table: table.into(),
@@ -660,6 +717,7 @@ impl RemoteTxn {
             lower: bound_to_wire(&range.lower),
             upper: bound_to_wire(&range.upper),
             fields: fields.map(<[u32]>::to_vec),
+            tests: tests.iter().map(WireTest::of).collect(),
         };
         Self::page(self.call(op).await?)
     }
@@ -679,7 +737,7 @@ impl RemoteTxn {
     /// Every row of `range` in `index` (None: the primary key), in order,
     /// gathered here.
     pub async fn scan(&mut self, table: &str, index: Option<&str>, range: &KeyRange) -> EResult<Vec<Vec<u8>>> {
-        let (rows, mut more) = self.scan_first(table, index, range, None).await?;
+        let (rows, mut more) = self.scan_first(table, index, range, None, &[]).await?;
         let mut out = rows.to_rows();
         while more {
             let (rows, next) = self.scan_more().await?;

@@ -13,6 +13,12 @@
 //! connection when the other's proof is wrong, so a process without the
 //! secret can neither join the cluster nor pose as one of its nodes. (This
 //! authenticates peers; it does not encrypt the traffic.)
+//!
+//! **Versions.** The challenge and the hello also carry the version of
+//! what nodes send each other (`PROTOCOL_VERSION`). Nodes of different
+//! versions refuse each other at the handshake, with a message that names
+//! both versions, rather than failing later on a message one of them
+//! cannot decode.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -32,6 +38,11 @@ use tokio_util::bytes::{Buf, Bytes, BytesMut};
 use tokio_util::codec::{Framed, LengthDelimitedCodec};
 
 use crate::error::{ReplicationError, Result};
+
+/// The version of the messages nodes send each other: the requests and
+/// replies above this layer, the log entries and the snapshots. Raise it
+/// with any change to their encoding.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest frame a peer may send (a batch of log entries).
 pub const MAX_FRAME: usize = 256 << 20;
@@ -69,8 +80,8 @@ impl std::fmt::Debug for ClusterSecret {
 
 #[derive(Serialize, Deserialize)]
 enum Handshake {
-    Challenge([u8; 32]),
-    Hello { node: u64, challenge: [u8; 32], proof: Vec<u8> },
+    Challenge { version: u32, nonce: [u8; 32] },
+    Hello { node: u64, version: u32, challenge: [u8; 32], proof: Vec<u8> },
     Welcome { proof: Vec<u8> },
     Refused(String),
 }
@@ -133,13 +144,18 @@ pub type Handler = Arc<dyn Fn(u64, Bytes) -> Pin<Box<dyn Future<Output = Vec<u8>
 
 /// Accepts peers on `listener` until the task is dropped.
 pub async fn serve(listener: TcpListener, secret: ClusterSecret, handler: Handler) {
+    serve_version(listener, secret, PROTOCOL_VERSION, handler).await
+}
+
+async fn serve_version(listener: TcpListener, secret: ClusterSecret, version: u32, handler: Handler) {
     loop {
         let Ok((socket, peer)) = listener.accept().await else { continue };
         let secret = secret.clone();
         let handler = handler.clone();
         tokio::spawn(async move {
             let mut wire = framed(socket);
-            let node = match tokio::time::timeout(HANDSHAKE_TIMEOUT, accept_peer(&mut wire, &secret)).await {
+            let accepted = accept_peer(&mut wire, &secret, version);
+            let node = match tokio::time::timeout(HANDSHAKE_TIMEOUT, accepted).await {
                 Ok(Ok(node)) => node,
                 Ok(Err(e)) => {
                     tracing::warn!(%peer, "refused a cluster connection: {e}");
@@ -152,18 +168,30 @@ pub async fn serve(listener: TcpListener, secret: ClusterSecret, handler: Handle
     }
 }
 
-async fn accept_peer(wire: &mut Wire, secret: &ClusterSecret) -> Result<u64> {
+async fn accept_peer(wire: &mut Wire, secret: &ClusterSecret, version: u32) -> Result<u64> {
     let challenge = nonce();
-    send(wire, &Handshake::Challenge(challenge)).await?;
-    let Handshake::Hello { node, challenge: theirs, proof } = receive(wire).await? else {
+    send(wire, &Handshake::Challenge { version, nonce: challenge }).await?;
+    let Handshake::Hello { node, version: theirs_v, challenge: theirs, proof } = receive(wire).await? else {
         return Err(ReplicationError::Refused("expected a hello".into()));
     };
+    if theirs_v != version {
+        let why = mismatch(theirs_v, version);
+        let _ = send(wire, &Handshake::Refused(why.clone())).await;
+        return Err(ReplicationError::Refused(format!("node {node}: {why}")));
+    }
     if !secret.check(b"client", &challenge, &proof) {
         let _ = send(wire, &Handshake::Refused("wrong cluster secret".into())).await;
         return Err(ReplicationError::Refused(format!("node {node} presented a wrong cluster secret")));
     }
     send(wire, &Handshake::Welcome { proof: secret.prove(b"server", &theirs) }).await?;
     Ok(node)
+}
+
+/// Why nodes of two protocol versions cannot talk.
+fn mismatch(theirs: u32, ours: u32) -> String {
+    format!(
+        "it speaks cluster protocol version {theirs} and this node version {ours}: every node of a cluster must run a release of the same protocol version"
+    )
 }
 
 async fn serve_peer(wire: Wire, node: u64, handler: Handler) {
@@ -226,12 +254,14 @@ pub struct RpcClient {
     addr: String,
     me: u64,
     secret: ClusterSecret,
+    /// `PROTOCOL_VERSION` (another in tests).
+    version: u32,
     conn: tokio::sync::Mutex<Option<Arc<Connection>>>,
 }
 
 impl RpcClient {
     pub fn new(addr: String, me: u64, secret: ClusterSecret) -> RpcClient {
-        RpcClient { addr, me, secret, conn: tokio::sync::Mutex::new(None) }
+        RpcClient { addr, me, secret, version: PROTOCOL_VERSION, conn: tokio::sync::Mutex::new(None) }
     }
 
     pub fn addr(&self) -> &str {
@@ -308,12 +338,24 @@ impl RpcClient {
     }
 
     async fn handshake(&self, wire: &mut Wire) -> Result<()> {
-        let Handshake::Challenge(challenge) = receive(wire).await? else {
-            return Err(ReplicationError::Refused("expected a challenge".into()));
+        let challenge = match receive(wire).await {
+            Ok(Handshake::Challenge { version, nonce }) if version == self.version => nonce,
+            Ok(Handshake::Challenge { version, .. }) => {
+                return Err(ReplicationError::Refused(format!("{}: {}", self.addr, mismatch(version, self.version))));
+            }
+            Ok(_) => return Err(ReplicationError::Refused("expected a challenge".into())),
+            // A node of an older release, whose challenge this one cannot read.
+            Err(ReplicationError::Codec(e)) => {
+                return Err(ReplicationError::Refused(format!(
+                    "{}: its handshake cannot be read ({e}): it runs a release of another cluster protocol version than this node's ({})",
+                    self.addr, self.version
+                )));
+            }
+            Err(e) => return Err(e),
         };
         let ours = nonce();
         let proof = self.secret.prove(b"client", &challenge);
-        send(wire, &Handshake::Hello { node: self.me, challenge: ours, proof }).await?;
+        send(wire, &Handshake::Hello { node: self.me, version: self.version, challenge: ours, proof }).await?;
         match receive(wire).await? {
             Handshake::Welcome { proof } if self.secret.check(b"server", &ours, &proof) => Ok(()),
             Handshake::Welcome { .. } => {
@@ -416,6 +458,35 @@ mod tests {
             assert_eq!(&p.wait(Duration::from_secs(5)).await.unwrap()[..], &[i as u8]);
         }
         assert_eq!(*seen.lock(), (0..100).collect::<Vec<u8>>());
+    }
+
+    /// Nodes of two protocol versions refuse each other at the handshake,
+    /// whichever side is newer, and say why.
+    #[tokio::test]
+    async fn refuses_a_node_of_another_protocol_version() {
+        let addr = echo_server(b"k").await;
+        let mut newer = RpcClient::new(addr, 7, ClusterSecret::new(b"k"));
+        newer.version = PROTOCOL_VERSION + 1;
+        let err = newer.call(b"hi".to_vec(), Duration::from_secs(5)).await.unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ReplicationError::Refused(_)), "{text}");
+        assert!(text.contains(&format!("version {PROTOCOL_VERSION} and this node version {}", PROTOCOL_VERSION + 1)));
+
+        // A server of another version refuses a hello of this one.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let handler: Handler = Arc::new(|_, body| Box::pin(async move { body.to_vec() }));
+        tokio::spawn(serve_version(listener, ClusterSecret::new(b"k"), PROTOCOL_VERSION + 1, handler));
+        let mut wire = framed(TcpStream::connect(&addr).await.unwrap());
+        let Handshake::Challenge { nonce: challenge, .. } = receive(&mut wire).await.unwrap() else { panic!() };
+        let proof = ClusterSecret::new(b"k").prove(b"client", &challenge);
+        let hello = Handshake::Hello { node: 7, version: PROTOCOL_VERSION, challenge: nonce(), proof };
+        send(&mut wire, &hello).await.unwrap();
+        let Handshake::Refused(why) = receive(&mut wire).await.unwrap() else { panic!("welcomed") };
+        assert!(why.contains("must run a release of the same protocol version"), "{why}");
+        // The same versions talk.
+        let client = RpcClient::new(echo_server(b"k").await, 7, ClusterSecret::new(b"k"));
+        assert_eq!(&client.call(b"hi".to_vec(), Duration::from_secs(5)).await.unwrap()[..], b"from 7: hi");
     }
 
     #[tokio::test]

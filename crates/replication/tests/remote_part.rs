@@ -11,6 +11,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use tessera_engine::row_filter::{Cmp, FieldTest};
 use tessera_engine::tuple::{Tuple, decode_i64, encode_i64, encode_tuple};
 use tessera_engine::{EngineError, IndexKind, Isolation, KeyRange, LogError, PutCondition, PutOutcome, TableSpec};
 use tessera_replication::NodeInfo;
@@ -195,20 +196,27 @@ fn a_transaction_works_on_a_partition_whose_primary_is_another_node() {
         assert_eq!(seen, (1000..1060).collect::<Vec<_>>());
         // Asked for the key field only, the rows come without the rest
         // (all in one answer).
-        let (keys, more) = t.scan_first("u", None, &range, Some(&[0])).await.unwrap();
+        let (keys, more) = t.scan_first("u", None, &range, Some(&[0]), &[]).await.unwrap();
         let keys = keys.to_rows();
         assert!(!more && keys.len() == 60, "{} rows, more: {more}", keys.len());
         assert!(keys.iter().all(|r| Tuple::parse(r).unwrap().field(1).is_none()), "only the key field travels");
         assert_eq!(keys.iter().map(|r| id_of(r)).collect::<Vec<_>>(), seen);
+        // With tests, only the rows that pass travel: the last ten, whole,
+        // in one answer (all sixty would take two).
+        let from = FieldTest { field: 0, cmp: Cmp::GtEq, value: encode_i64(1050).to_vec() };
+        let (last, more) = t.scan_first("u", None, &range, None, std::slice::from_ref(&from)).await.unwrap();
+        let last = last.to_rows();
+        assert_eq!(last.iter().map(|r| id_of(r)).collect::<Vec<_>>(), (1050..1060).collect::<Vec<_>>());
+        assert!(!more && last.iter().all(|r| Tuple::parse(r).unwrap().field(1) == Some(&big[..])));
         // The primary walks the index as pages are asked for: a scan left
         // after its first page ends with the next call, and the
         // transaction goes on (its own write seen by its next scan).
-        let (first, more) = t.scan_first("u", None, &range, None).await.unwrap();
+        let (first, more) = t.scan_first("u", None, &range, None, &[]).await.unwrap();
         let first = first.to_rows();
         assert!(more && !first.is_empty() && first.len() < 60, "{} rows, more: {more}", first.len());
         assert_eq!(id_of(&first[0]), 1000);
         t.insert("u", encode_tuple(&[Some(&encode_i64(2000)), Some(&big)])).await.unwrap();
-        let (again, _) = t.scan_first("u", None, &range, None).await.unwrap();
+        let (again, _) = t.scan_first("u", None, &range, None, &[]).await.unwrap();
         let again = again.to_rows();
         assert_eq!(id_of(&again[0]), 1000, "a new scan starts afresh");
         let seen: Vec<i64> = t.scan("u", None, &range).await.unwrap().iter().map(|r| id_of(r)).collect();

@@ -69,6 +69,7 @@ pub mod dml_params;
 pub mod error;
 pub mod explain;
 pub mod fast;
+pub mod field_tests;
 pub mod functions;
 pub mod jobs;
 pub mod keyed;

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::Session;
-use datafusion::common::{Column, ScalarValue};
+use datafusion::common::ScalarValue;
 use datafusion::datasource::TableProvider;
 use datafusion::datasource::memory::MemorySourceConfig;
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -75,6 +75,10 @@ impl EngineTable {
     ) -> Result<(Vec<Vec<u8>>, String)> {
         let path = choose_path(&self.def, &self.table.spec(), filters)?;
         let parts = prune(&self.def, &self.table, filters);
+        // What of the filters can be tested on the stored rows, as they
+        // are read (on the partitions' primaries for those led elsewhere).
+        let tests = crate::field_tests::field_tests(&self.def, filters);
+        let select = (fields, tests.as_slice());
         let mut guard = self.txn.lock();
         let txn = guard.as_mut().ok_or_else(|| SqlError::internal("scan outside a transaction"))?;
         let mut rows = Vec::new();
@@ -89,13 +93,13 @@ impl EngineTable {
             }
             AccessPath::Point { index, key, name } => {
                 rows =
-                    txn.scan_parts_collect(table, parts.as_deref(), *index, &KeyRange::point(key.clone()), fields)?;
+                    txn.scan_parts_collect(table, parts.as_deref(), *index, &KeyRange::point(key.clone()), select)?;
                 format!("point lookup on {name}")
             }
             AccessPath::Range { index, range, name, what } => {
                 match limit {
                     // Every row: the partitions are read at once.
-                    None => rows = txn.scan_parts_collect(table, parts.as_deref(), *index, range, fields)?,
+                    None => rows = txn.scan_parts_collect(table, parts.as_deref(), *index, range, select)?,
                     Some(l) => txn.scan_parts(table, parts.as_deref(), *index, range, |r| {
                         rows.push(r.to_vec());
                         rows.len() < l
@@ -106,7 +110,7 @@ impl EngineTable {
             AccessPath::Full => {
                 match limit {
                     None => {
-                        rows = txn.scan_parts_collect(table, parts.as_deref(), PRIMARY, &KeyRange::all(), fields)?
+                        rows = txn.scan_parts_collect(table, parts.as_deref(), PRIMARY, &KeyRange::all(), select)?
                     }
                     Some(l) => txn.scan_parts(table, parts.as_deref(), PRIMARY, &KeyRange::all(), |r| {
                         rows.push(r.to_vec());
@@ -116,7 +120,8 @@ impl EngineTable {
                 "full scan".to_string()
             }
         };
-        Ok((rows, format!("{describe}{}", where_in(table, parts.as_deref()))))
+        let tested = if tests.is_empty() { "" } else { ", filtered as read" };
+        Ok((rows, format!("{describe}{}{tested}", where_in(table, parts.as_deref()))))
     }
 
     /// Builds a batch of the projected columns from stored rows.
@@ -200,36 +205,55 @@ struct Pred {
     value: ScalarValue,
 }
 
-fn collect_preds(expr: &Expr, out: &mut Vec<Pred>) {
+fn collect_preds(def: &TableDef, expr: &Expr, out: &mut Vec<Pred>) {
     match expr {
         Expr::BinaryExpr(BinaryExpr { left, op: Operator::And, right }) => {
-            collect_preds(left, out);
-            collect_preds(right, out);
+            collect_preds(def, left, out);
+            collect_preds(def, right, out);
         }
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
-            let (col, lit, op) = match (strip_cast(left), strip_cast(right)) {
-                (Expr::Column(c), Expr::Literal(v, _)) => (c, v, *op),
-                (Expr::Literal(v, _), Expr::Column(c)) => match op.swap() {
-                    Some(o) => (c, v, o),
-                    None => return,
+            let (col, lit, op) = match (key_column(def, left), strip_cast(right), key_column(def, right)) {
+                (Some(c), Expr::Literal(v, _), _) => (c, v, *op),
+                (None, _, Some(c)) => match (strip_cast(left), op.swap()) {
+                    (Expr::Literal(v, _), Some(o)) => (c, v, o),
+                    _ => return,
                 },
                 _ => return,
             };
             if matches!(op, Operator::Eq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq)
                 && !lit.is_null()
             {
-                out.push(Pred { column: col.name.clone(), op, value: lit.clone() });
+                out.push(Pred { column: col.to_string(), op, value: lit.clone() });
             }
         }
         Expr::Between(b) if !b.negated => {
-            if let (Expr::Column(Column { name, .. }), Expr::Literal(lo, _), Expr::Literal(hi, _)) =
-                (strip_cast(&b.expr), strip_cast(&b.low), strip_cast(&b.high))
+            if let (Some(name), Expr::Literal(lo, _), Expr::Literal(hi, _)) =
+                (key_column(def, &b.expr), strip_cast(&b.low), strip_cast(&b.high))
             {
-                out.push(Pred { column: name.clone(), op: Operator::GtEq, value: lo.clone() });
-                out.push(Pred { column: name.clone(), op: Operator::LtEq, value: hi.clone() });
+                out.push(Pred { column: name.to_string(), op: Operator::GtEq, value: lo.clone() });
+                out.push(Pred { column: name.to_string(), op: Operator::LtEq, value: hi.clone() });
             }
         }
         _ => {}
+    }
+}
+
+/// The column `e` compares by its own order: the column itself, or the
+/// column through a cast that keeps its values distinct and in order. (A
+/// cast that does not, such as text to integer, where '05' and '5' both
+/// become 5, would send the lookup to the wrong keys.)
+fn key_column<'a>(def: &TableDef, e: &'a Expr) -> Option<&'a str> {
+    match e {
+        Expr::Column(c) => Some(&c.name),
+        Expr::Cast(datafusion::logical_expr::Cast { expr, field })
+        | Expr::TryCast(datafusion::logical_expr::TryCast { expr, field }) => match expr.as_ref() {
+            Expr::Column(c) => {
+                let col = def.column(&c.name)?;
+                crate::field_tests::keeps_order(col.ty, field.data_type()).then_some(c.name.as_str())
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -243,7 +267,7 @@ fn strip_cast(e: &Expr) -> &Expr {
 
 /// The key bytes of `value` as a field of column type `ty`, if it converts
 /// exactly (a lossy conversion must not pick the wrong rows).
-fn key_field(ty: SqlType, value: &ScalarValue) -> Option<Vec<u8>> {
+pub(crate) fn key_field(ty: SqlType, value: &ScalarValue) -> Option<Vec<u8>> {
     let target = ty.arrow_type();
     let cast = value.cast_to(&target).ok()?;
     if cast.is_null() {
@@ -303,7 +327,7 @@ fn prune(def: &TableDef, table: &StoredTable, filters: &[Expr]) -> Option<Vec<us
     }
     let mut preds = Vec::new();
     for f in filters {
-        collect_preds(f, &mut preds);
+        collect_preds(def, f, &mut preds);
     }
     let ty = def.column(&key.column)?.ty;
     let (mut low, mut high): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
@@ -345,7 +369,7 @@ fn where_in(table: &StoredTable, parts: Option<&[usize]>) -> String {
 fn choose_path(def: &TableDef, spec: &tessera_engine::TableSpec, filters: &[Expr]) -> Result<AccessPath> {
     let mut preds = Vec::new();
     for f in filters {
-        collect_preds(f, &mut preds);
+        collect_preds(def, f, &mut preds);
     }
     if preds.is_empty() {
         return Ok(AccessPath::Full);

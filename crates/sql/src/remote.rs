@@ -13,6 +13,7 @@
 
 use std::time::Instant;
 
+use tessera_engine::row_filter::FieldTest;
 use tessera_engine::{Durability, IndexSpec, Isolation, KeyRange, PutCondition, PutOutcome, RowVersion, TableSpec};
 
 pub type EResult<T> = tessera_engine::Result<T>;
@@ -79,16 +80,17 @@ pub trait RemotePart: Send {
     /// committed taking the newest committed version) and returns it; the
     /// caller then updates it, or rolls back to before the claim.
     fn claim(&mut self, table: &str, key: &[u8]) -> EResult<Option<Vec<u8>>>;
-    /// Visits the rows of `range` in `index` (None: the primary key), in
-    /// order, as the primary sends them a page at a time, until `visit`
-    /// returns false. With `fields` (in increasing order), the rows carry
-    /// those fields only, the others NULL.
+    /// Visits the rows of `range` in `index` (None: the primary key) that
+    /// pass `tests`, in order, as the primary sends them a page at a time,
+    /// until `visit` returns false. With `fields` (in increasing order),
+    /// the rows carry those fields only, the others NULL.
     fn scan(
         &mut self,
         table: &str,
         index: Option<&str>,
         range: &KeyRange,
         fields: Option<&[u32]>,
+        tests: &[FieldTest],
         visit: &mut dyn FnMut(&[u8]) -> bool,
     ) -> EResult<()>;
     fn insert(&mut self, table: &str, data: Vec<u8>) -> EResult<()>;

@@ -119,7 +119,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
                 _ => true,
             };
             match (&mut remote, &mut read, &local) {
-                (Some(txn), _, _) => match txn.scan(&t.engine_name, None, &KeyRange::all(), None, &mut copy) {
+                (Some(txn), _, _) => match txn.scan(&t.engine_name, None, &KeyRange::all(), None, &[], &mut copy) {
                     Ok(()) | Err(tessera_engine::EngineError::NoSuchTable(_)) => {}
                     Err(e) => return Err(e.into()),
                 },
@@ -187,7 +187,7 @@ pub fn clean(catalog: &Catalog, def: &DatabaseDef, k: usize) -> Result<()> {
             let Some(field) = t.column(&key.column).map(|c| c.field as usize) else { continue };
             // Only the keys of the rows to delete are kept.
             let mut keys = Vec::new();
-            let scanned = txn.scan(&t.engine_name, None, &KeyRange::all(), None, &mut |r| {
+            let scanned = txn.scan(&t.engine_name, None, &KeyRange::all(), None, &[], &mut |r| {
                 if Tuple::parse(r).ok().and_then(|t| t.field(field)).is_some_and(|v| !part.contains(v)) {
                     keys.push(t.key_of(r));
                 }

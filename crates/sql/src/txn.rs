@@ -30,6 +30,7 @@
 //! partitions led elsewhere at the same time, each through its own part.
 
 use tessera_engine::mvcc::TxnId;
+use tessera_engine::row_filter::{FieldTest, passes};
 use tessera_engine::{
     CommitStart, Durability, Engine, EngineError, IndexId, Isolation, KeyRange, PutCondition, PutOutcome, Result,
     RowVersion, RowWait, Transaction,
@@ -327,8 +328,24 @@ impl Txn {
         parts: Option<&[usize]>,
         index: IndexId,
         range: &KeyRange,
+        f: impl FnMut(&[u8]) -> bool,
+    ) -> Result<()> {
+        self.scan_parts_selected(table, parts, index, range, (None, &[]), f)
+    }
+
+    /// [`Self::scan_parts`], visiting only the rows that pass `tests`,
+    /// and of the rows read on other nodes only `fields` (with the
+    /// partition key's; the others NULL), `(fields, tests)` being `select`.
+    fn scan_parts_selected(
+        &mut self,
+        table: &StoredTable,
+        parts: Option<&[usize]>,
+        index: IndexId,
+        range: &KeyRange,
+        (fields, tests): (Option<&[u32]>, &[FieldTest]),
         mut f: impl FnMut(&[u8]) -> bool,
     ) -> Result<()> {
+        let fields = fields.map(|f| table.fields_with_route(f));
         let all: Vec<usize>;
         let parts = match parts {
             Some(p) => p,
@@ -347,10 +364,10 @@ impl Txn {
                 go_on
             };
             match self.on(table, p)? {
-                On::Local(t, tab) => t.scan(tab, index, range, visit)?,
+                On::Local(t, tab) => t.scan(tab, index, range, |r| !passes(r, tests) || visit(r))?,
                 On::Remote(r, name) => {
                     let index = table.index_name(index)?;
-                    r.scan(name, index.as_deref(), range, None, &mut visit)?;
+                    r.scan(name, index.as_deref(), range, fields.as_deref(), tests, &mut visit)?;
                 }
             }
             if !go_on {
@@ -371,7 +388,7 @@ impl Txn {
     }
 
     pub fn scan_collect(&mut self, table: &StoredTable, index: IndexId, range: &KeyRange) -> Result<Vec<Vec<u8>>> {
-        self.scan_parts_collect(table, None, index, range, None)
+        self.scan_parts_collect(table, None, index, range, (None, &[]))
     }
 
     /// Every row of `range` in `index` in the given partitions (None: all),
@@ -382,14 +399,16 @@ impl Txn {
     /// partition after partition would wait for each walk in turn. With
     /// `fields`, the rows read elsewhere carry only those fields (the
     /// others NULL; the partition key's is added), so that the columns a
-    /// query does not read stay where they are.
+    /// query does not read stay where they are; with `tests`, only the rows
+    /// that pass them are kept, tested where they are read. `select` is
+    /// `(fields, tests)`.
     pub fn scan_parts_collect(
         &mut self,
         table: &StoredTable,
         parts: Option<&[usize]>,
         index: IndexId,
         range: &KeyRange,
-        fields: Option<&[u32]>,
+        select: (Option<&[u32]>, &[FieldTest]),
     ) -> Result<Vec<Vec<u8>>> {
         let parts: Vec<usize> = match parts {
             Some(p) => p.to_vec(),
@@ -404,13 +423,14 @@ impl Txn {
         }
         if remote == 0 || parts.len() < 2 {
             let mut out = Vec::new();
-            self.scan_parts(table, Some(&parts), index, range, |r| {
+            self.scan_parts_selected(table, Some(&parts), index, range, select, |r| {
                 out.push(r.to_vec());
                 true
             })?;
             return Ok(out);
         }
         let index_name = table.index_name(index)?;
+        let (fields, tests) = select;
         let fields = fields.map(|f| table.fields_with_route(f));
         // The partitions each open part reads, by the part's stream (two
         // partitions share a stream while one is being split off the other).
@@ -450,7 +470,9 @@ impl Txn {
                         for (slot, p) in list {
                             got.push((
                                 slot,
-                                part_rows(table, p, |visit| r.scan(&table.name, index_name, range, fields, visit)),
+                                part_rows(table, p, |visit| {
+                                    r.scan(&table.name, index_name, range, fields, tests, visit)
+                                }),
                             ));
                         }
                     }
@@ -464,7 +486,10 @@ impl Txn {
             for (t, list) in local {
                 for (slot, p) in list {
                     match table.parts[p].local_table(&table.name) {
-                        Ok(tab) => got.push((slot, part_rows(table, p, |visit| t.scan(tab, index, range, visit)))),
+                        Ok(tab) => got.push((
+                            slot,
+                            part_rows(table, p, |visit| t.scan(tab, index, range, |r| !passes(r, tests) || visit(r))),
+                        )),
                         Err(e) => got.push((slot, Err(e))),
                     }
                 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::BoxFuture;
+use tessera_engine::row_filter::FieldTest;
 use tessera_engine::{EngineError, KeyRange, PutCondition, PutOutcome, RowVersion, TableSpec};
 use tessera_replication::Groups;
 use tessera_replication::remote_part::{
@@ -146,13 +147,14 @@ impl RemotePart for Remote {
         index: Option<&str>,
         range: &KeyRange,
         fields: Option<&[u32]>,
+        tests: &[FieldTest],
         visit: &mut dyn FnMut(&[u8]) -> bool,
     ) -> EResult<()> {
         let (table, index, range) = (table.to_string(), index.map(str::to_string), range.clone());
-        let fields = fields.map(<[u32]>::to_vec);
+        let (fields, tests) = (fields.map(<[u32]>::to_vec), tests.to_vec());
         let (mut rows, mut more) = self.call(move |mut t| {
             Box::pin(async move {
-                let r = t.scan_first(&table, index.as_deref(), &range, fields.as_deref()).await;
+                let r = t.scan_first(&table, index.as_deref(), &range, fields.as_deref(), &tests).await;
                 (t, r)
             })
         })?;

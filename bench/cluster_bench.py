@@ -407,8 +407,9 @@ def scans(cluster):
     spread over the whole bigint range, a bigint, SCAN_PAD (40) bytes of
     text) in the keyed database `rp`, whose partitions are led by several nodes, and in
     a keyless database on one node; the median of 5 runs of a sum over the
-    whole table, and of one over the 1% of rows a filter keeps, from a
-    session on each database's primary."""
+    whole table, of one over the 1% of rows a filter keeps, and of a count
+    of the first 10 rows (LIMIT), from a session on each database's
+    primary."""
     rows = int(os.environ.get("SCAN_ROWS", "400000"))
     pad = "x" * int(os.environ.get("SCAN_PAD", "40"))
     step = (2**64 - 2**20) // rows
@@ -419,6 +420,7 @@ def scans(cluster):
     queries = {
         "all": ("SELECT sum(v), count(*) FROM s", (rows * (rows - 1) // 2, rows)),
         "filtered": (f"SELECT sum(v), count(*) FROM s WHERE v < {kept}", (kept * (kept - 1) // 2, kept)),
+        "limit": ("SELECT count(*) FROM (SELECT id FROM s LIMIT 10) AS first", (10,)),
     }
     for db in ("rp", "kl"):
         with psycopg.connect(cluster.conninfo(cluster.primary_of(db), db), autocommit=True) as c:
@@ -445,6 +447,8 @@ def scans(cluster):
     print(f"BENCH scan_one_node_ms {took['kl', 'all']:.1f} ms target=report", flush=True)
     print(f"BENCH scan_filtered_led_elsewhere_ms {took['rp', 'filtered']:.1f} ms target=report", flush=True)
     print(f"BENCH scan_filtered_one_node_ms {took['kl', 'filtered']:.1f} ms target=report", flush=True)
+    print(f"BENCH scan_limit_led_elsewhere_ms {took['rp', 'limit']:.1f} ms target=report", flush=True)
+    print(f"BENCH scan_limit_one_node_ms {took['kl', 'limit']:.1f} ms target=report", flush=True)
 
 
 if __name__ == "__main__":

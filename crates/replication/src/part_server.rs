@@ -367,6 +367,12 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
 /// How many bytes of rows one answer carries at most (besides one row).
 const ROWS_PER_ANSWER_BYTES: usize = 4 << 20;
 
+/// The first answer of a scan carries about this many bytes of rows, and
+/// each next one twice as many as the last, up to `ROWS_PER_ANSWER_BYTES`:
+/// a caller that stops early (a LIMIT, EXISTS) gets its few rows without
+/// waiting for megabytes, while a long scan soon moves in large pages.
+const FIRST_ANSWER_BYTES: usize = 32 << 10;
+
 /// Starts a scan of `range` in `index` (None: the primary key) of `table`
 /// on a thread of its own, and answers its first page. Only rows that pass
 /// `tests` travel, and with `fields` only those fields of them (the others
@@ -394,6 +400,7 @@ fn scan(
     let (send, pages) = std::sync::mpsc::sync_channel(1);
     let walker = std::thread::Builder::new().name("tessera-scan".into()).spawn(move || {
         let mut page = RowPage::default();
+        let mut page_bytes = FIRST_ANSWER_BYTES;
         let walked = t.scan(&table, index, &range, |r| {
             if !passes(r, &tests) {
                 return true;
@@ -402,9 +409,10 @@ fn scan(
                 None => page.push(r),
                 Some(fields) => page.push(&only_fields(r, fields)),
             }
-            if page.bytes() < ROWS_PER_ANSWER_BYTES {
+            if page.bytes() < page_bytes {
                 return true;
             }
+            page_bytes = (page_bytes * 2).min(ROWS_PER_ANSWER_BYTES);
             // A caller gone (the channel dropped) ends the walk.
             send.send(Ok(Page { rows: std::mem::take(&mut page), last: false })).is_ok()
         });

@@ -639,6 +639,7 @@ async fn report_loop(
                     roster.leader_heard(sent);
                     roster.set_manager_group(r.group, r.leader.map(|(_, info)| info));
                     roster.set_group_primaries(r.primaries);
+                    roster.set_draining_nodes(r.draining);
                     last_leader = Some(addr);
                     if r.member != campaigns {
                         directory.runtime_config().elect(r.member);

@@ -84,6 +84,9 @@ pub struct Roster {
     /// On the manager's leader: the nodes whose last report said they are
     /// being drained, and when.
     drained: Mutex<BTreeMap<NodeId, Instant>>,
+    /// The nodes being drained as the manager's leader last listed them
+    /// (elsewhere than on the leader), and when.
+    draining_heard: Mutex<(Vec<NodeId>, Option<Instant>)>,
     /// When a report of this node last reached the manager's leader (its
     /// sending began then; on the leader itself, its round began then).
     leader_heard: Mutex<Option<Instant>>,
@@ -104,6 +107,7 @@ impl Roster {
             primaries: Mutex::default(),
             draining: Mutex::default(),
             drained: Mutex::default(),
+            draining_heard: Mutex::default(),
             leader_heard: Mutex::default(),
             report_now: tokio::sync::Notify::new(),
         }
@@ -144,6 +148,26 @@ impl Roster {
             return self.draining();
         }
         self.drained.lock().get(&id).is_some_and(|at| at.elapsed() < ALIVE)
+    }
+
+    /// The nodes being drained as this node knows them: itself by its own
+    /// mark, the others as they reported (on the manager's leader) or as
+    /// the leader last listed them (elsewhere), within `ALIVE`.
+    pub(crate) fn draining_nodes(&self, me: NodeId) -> Vec<NodeId> {
+        let mut nodes: BTreeSet<NodeId> =
+            self.drained.lock().iter().filter(|(_, at)| at.elapsed() < ALIVE).map(|(id, _)| *id).collect();
+        let heard = self.draining_heard.lock();
+        if heard.1.is_some_and(|at| at.elapsed() < ALIVE) {
+            nodes.extend(heard.0.iter().copied());
+        }
+        if self.draining() {
+            nodes.insert(me);
+        }
+        nodes.into_iter().collect()
+    }
+
+    pub(crate) fn set_draining_nodes(&self, nodes: Vec<NodeId>) {
+        *self.draining_heard.lock() = (nodes, Some(Instant::now()));
     }
 
     pub(crate) fn set_manager_group(&self, group: crate::status::ManagerGroup, leader: Option<NodeInfo>) {

@@ -183,6 +183,8 @@ pub(crate) enum Reply {
         groups: Vec<(GroupId, Vec<u32>)>,
         /// Each data group's primary as the manager's leader last saw it.
         primaries: Vec<crate::manager::GroupPrimary>,
+        /// The nodes being drained, as the manager's leader knows them.
+        draining: Vec<NodeId>,
     },
     GroupView(crate::manager::GroupView),
     Reconfigured,
@@ -451,6 +453,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                         group: crate::status::ManagerGroup::of(&m),
                         groups: machine.directory().streams.into_iter().collect(),
                         primaries: if leads { roster.group_primaries() } else { Vec::new() },
+                        draining: if leads { roster.draining_nodes(id) } else { Vec::new() },
                     }
                 }
                 Ok(Request::GroupView(group)) => {
@@ -629,6 +632,7 @@ pub(crate) struct Reported {
     pub group: crate::status::ManagerGroup,
     pub groups: Vec<(GroupId, Vec<u32>)>,
     pub primaries: Vec<crate::manager::GroupPrimary>,
+    pub draining: Vec<NodeId>,
 }
 
 impl Peers {
@@ -640,8 +644,8 @@ impl Peers {
         let request = Request::Report { id: self.me, info: info.clone(), load, draining };
         let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
-            Reply::Reported { leader, member, by_leader, group, groups, primaries } => {
-                Ok(Reported { leader, member, by_leader, group, groups, primaries })
+            Reply::Reported { leader, member, by_leader, group, groups, primaries, draining } => {
+                Ok(Reported { leader, member, by_leader, group, groups, primaries, draining })
             }
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),
             _ => Err(ReplicationError::Codec("unexpected reply to report".into())),

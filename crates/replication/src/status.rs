@@ -44,6 +44,8 @@ pub struct NodeStatus {
     /// Its part in the manager group: `leader`, `voter` or `learner`
     /// (None: not a member, or not known here).
     pub manager: Option<String>,
+    /// Being drained (`tessera node drain`), until it restarts.
+    pub draining: bool,
 }
 
 /// The manager group's members, as a member of it (or a node its leader
@@ -103,6 +105,7 @@ impl StatusSource {
         let m = self.raft.metrics().borrow_watched().clone();
         let last = m.last_log_index;
         let membership = m.membership_config.membership().clone();
+        let draining = self.roster.draining_nodes(m.id);
         let mut rows: Vec<NodeStatus> = membership
             .nodes()
             .map(|(id, info)| {
@@ -134,6 +137,7 @@ impl StatusSource {
                     behind: if is_primary { Some(0) } else { matched.zip(last).map(|(m, l)| l.saturating_sub(m)) },
                     load: self.roster.load_of(*id, m.id),
                     manager: group.role_of(*id).map(str::to_string),
+                    draining: draining.contains(id),
                 }
             })
             .collect();
@@ -150,6 +154,7 @@ impl StatusSource {
                     behind: None,
                     load: if alive { self.roster.load_of(id, m.id) } else { None },
                     manager: group.role_of(id).map(str::to_string),
+                    draining: draining.contains(&id),
                 });
             }
         }

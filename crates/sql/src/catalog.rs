@@ -442,6 +442,7 @@ impl Catalog {
                 behind: Some(0),
                 load: None,
                 manager: Some("leader".into()),
+                draining: false,
             }],
         }
     }

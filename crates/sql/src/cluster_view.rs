@@ -24,6 +24,8 @@ pub struct NodeRow {
     /// Its part in the partition manager's group: `leader`, `voter` or
     /// `learner` (None: not a member).
     pub manager: Option<String>,
+    /// Being drained (`tessera node drain`), until it restarts.
+    pub draining: bool,
 }
 
 /// A node's load figures.

@@ -145,6 +145,7 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                 ("cpu_percent", I8),
                 ("rss_mb", I8),
                 ("manager", T),
+                ("draining", datafusion::arrow::datatypes::DataType::Boolean),
             ],
             r.catalog
                 .cluster_nodes()
@@ -167,6 +168,7 @@ pub fn tessera_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableP
                         load(|l| l.cpu_percent),
                         load(|l| l.rss_mb),
                         n.manager.as_deref().map_or_else(null_s, s),
+                        V::Boolean(Some(n.draining)),
                     ]
                 })
                 .collect(),

@@ -92,7 +92,7 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
     let (admin, runtime) = args.connect()?;
     let rows = runtime.block_on(admin.status()).map_err(|e| e.message())?;
     println!(
-        "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}  {:<7}",
+        "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}  {:<7}  {:<8}",
         "node",
         "role",
         "epoch",
@@ -105,13 +105,14 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
         "conns",
         "cpu%",
         "rss_mb",
-        "manager"
+        "manager",
+        "draining"
     );
     let show = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
     for r in rows {
         let load = |f: fn(&tessera_replication::Load) -> u32| show(r.load.as_ref().map(|l| f(l) as u64));
         println!(
-            "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}  {:<7}",
+            "{:>4}  {:<11}  {:>5}  {:>7}  {:>6}  {:<21}  {:<21}  {:<8}  {:<8}  {:>5}  {:>4}  {:>6}  {:<7}  {:<8}",
             r.id,
             r.role,
             r.epoch,
@@ -124,7 +125,8 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
             load(|l| l.connections),
             load(|l| l.cpu_percent),
             load(|l| l.rss_mb),
-            r.manager.as_deref().unwrap_or("-")
+            r.manager.as_deref().unwrap_or("-"),
+            if r.draining { "yes" } else { "-" }
         );
     }
     // The databases' own groups (a group's id is its database's stream in
@@ -559,6 +561,7 @@ impl tessera_sql::cluster_view::ClusterView for View {
                     rss_mb: l.rss_mb,
                 }),
                 manager: n.manager,
+                draining: n.draining,
             })
             .collect()
     }

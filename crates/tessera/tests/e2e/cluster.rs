@@ -352,14 +352,14 @@ fn status_and_drain() {
         let (ok, text) = admin(&["status", "--rpc-addr", &format!("127.0.0.1:{}", rpc[0])]);
         assert!(ok, "{text}");
         assert!(
-            text.lines().next().is_some_and(|h| h.contains("cpu%") && h.contains("rss_mb") && h.ends_with("manager")),
+            text.lines().next().is_some_and(|h| h.contains("cpu%") && h.contains("rss_mb") && h.ends_with("manager  draining")),
             "{text}"
         );
         let rows: Vec<&str> = text.lines().skip(1).take_while(|l| !l.trim().is_empty()).collect();
         let rss =
-            |l: &&str| l.split_whitespace().rev().nth(1).and_then(|v| v.parse::<u64>().ok()).is_some_and(|mb| mb > 0);
+            |l: &&str| l.split_whitespace().rev().nth(2).and_then(|v| v.parse::<u64>().ok()).is_some_and(|mb| mb > 0);
         // The three nodes form the partition manager's group: one leads it.
-        let manager = |l: &&str| l.split_whitespace().last().unwrap_or("").to_string();
+        let manager = |l: &&str| l.split_whitespace().rev().nth(1).unwrap_or("").to_string();
         let leaders = rows.iter().filter(|l| manager(l) == "leader").count();
         let voters = rows.iter().filter(|l| manager(l) == "voter").count();
         if rows.len() == 3 && rows.iter().all(rss) && leaders == 1 && voters == 2 {

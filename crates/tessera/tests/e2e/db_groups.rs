@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::client::block_on;
 use crate::cluster::{
     Outcome, admin, connect_reading_secondary, db_primary, free_port, query, run, run_anywhere, start_cluster_on,
+    wait_rows,
 };
 
 const DATABASES: [&str; 4] = ["a", "b", "c", "duo"];
@@ -292,6 +293,18 @@ fn each_database_is_a_group_of_its_own_with_primaries_spread() {
         // The drained node stays drained: spreading primaries, the manager
         // would give the node that leads none one back (after a primary
         // has stayed put for 10 s); it moves none there.
+        // Every node lists it as draining, and so does `tessera status`.
+        let want = vec![vec![outsider.to_string()]];
+        for &port in &all {
+            let sql = "SELECT node_id FROM tessera.nodes WHERE draining";
+            wait_rows(&[port], "tessera", sql, "the drained node listed", |r| r == want.as_slice()).await;
+        }
+        let (_, text) = admin(&["status", "--rpc-addr", &addr]);
+        let flagged: Vec<&str> = text.lines().filter(|l| l.trim_end().ends_with(" yes")).collect();
+        assert!(
+            flagged.len() == 1 && flagged[0].split_whitespace().next() == Some(outsider.to_string().as_str()),
+            "{text}"
+        );
         let until = Instant::now() + Duration::from_secs(13);
         let mut looked = 0;
         while Instant::now() < until {

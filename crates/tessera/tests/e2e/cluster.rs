@@ -352,7 +352,9 @@ fn status_and_drain() {
         let (ok, text) = admin(&["status", "--rpc-addr", &format!("127.0.0.1:{}", rpc[0])]);
         assert!(ok, "{text}");
         assert!(
-            text.lines().next().is_some_and(|h| h.contains("cpu%") && h.contains("rss_mb") && h.ends_with("manager  draining")),
+            text.lines()
+                .next()
+                .is_some_and(|h| h.contains("cpu%") && h.contains("rss_mb") && h.ends_with("manager  draining")),
             "{text}"
         );
         let rows: Vec<&str> = text.lines().skip(1).take_while(|l| !l.trim().is_empty()).collect();

@@ -141,15 +141,6 @@ impl Roster {
         }
     }
 
-    /// Whether node `id` is being drained: this node (`me`) by its own
-    /// mark, another as its last report within `ALIVE` said.
-    pub(crate) fn is_draining(&self, id: NodeId, me: NodeId) -> bool {
-        if id == me {
-            return self.draining();
-        }
-        self.drained.lock().get(&id).is_some_and(|at| at.elapsed() < ALIVE)
-    }
-
     /// The nodes being drained as this node knows them: itself by its own
     /// mark, the others as they reported (on the manager's leader) or as
     /// the leader last listed them (elsewhere), within `ALIVE`.
@@ -568,8 +559,9 @@ impl Manager {
             };
             map.partitions.insert(*group as u64, p);
         }
+        let draining = self.roster.draining_nodes(self.me);
         for node in map.nodes.values_mut() {
-            node.draining = self.roster.is_draining(node.id, self.me);
+            node.draining = draining.contains(&node.id);
         }
         let Some(Action::TransferLeadership { partition, from, to }) = balance_primaries(&map).into_iter().next()
         else {

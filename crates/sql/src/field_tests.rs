@@ -111,27 +111,12 @@ fn push(col: &ColumnDef, cmp: Cmp, value: &ScalarValue, out: &mut Vec<FieldTest>
 }
 
 /// The column `e` compares, when comparing `e` is comparing the column's
-/// stored bytes: the column itself, or the column through a cast that
-/// keeps every value distinct and in order, of a type whose bytes are in
-/// SQL order.
+/// stored bytes: the column itself or through a cast that keeps its
+/// values distinct and in order (`provider::key_column`), of a type whose
+/// bytes are in SQL order.
 fn compared_column<'a>(def: &'a TableDef, e: &Expr) -> Option<&'a ColumnDef> {
-    let (name, cast) = match e {
-        Expr::Column(c) => (&c.name, None),
-        Expr::Cast(c) => match c.expr.as_ref() {
-            Expr::Column(col) => (&col.name, Some(c.field.data_type())),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let col = def.column(name)?;
-    if !bytes_in_sql_order(col.ty) {
-        return None;
-    }
-    match cast {
-        None => Some(col),
-        Some(to) if keeps_order(col.ty, to) => Some(col),
-        Some(_) => None,
-    }
+    let col = def.column(crate::provider::key_column(def, e)?)?;
+    bytes_in_sql_order(col.ty).then_some(col)
 }
 
 fn bytes_in_sql_order(ty: SqlType) -> bool {

@@ -242,7 +242,7 @@ fn collect_preds(def: &TableDef, expr: &Expr, out: &mut Vec<Pred>) {
 /// column through a cast that keeps its values distinct and in order. (A
 /// cast that does not, such as text to integer, where '05' and '5' both
 /// become 5, would send the lookup to the wrong keys.)
-fn key_column<'a>(def: &TableDef, e: &'a Expr) -> Option<&'a str> {
+pub(crate) fn key_column<'a>(def: &TableDef, e: &'a Expr) -> Option<&'a str> {
     match e {
         Expr::Column(c) => Some(&c.name),
         Expr::Cast(datafusion::logical_expr::Cast { expr, field })

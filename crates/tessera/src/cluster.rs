@@ -332,16 +332,7 @@ pub fn start(
         Some(routing),
         server_config,
     ));
-    if let Some(signal) = signals.forever().next() {
-        let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
-        println!("tessera: received {name}, shutting down");
-    }
-    server.abort();
-    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    // Sessions end (rolling back what they left open) before the node closes.
-    if let Some(sessions) = &session_runtimes {
-        sessions.shutdown(std::time::Duration::from_secs(5));
-    }
+    crate::serve_until_signal(&mut signals, server, runtime, session_runtimes.as_deref());
     group.shutdown()?;
     println!("tessera: stopped cleanly");
     Ok(())

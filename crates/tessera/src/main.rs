@@ -245,17 +245,28 @@ fn start(
     println!("tessera: listening on {}", listener.local_addr()?);
     let session_runtimes = server_config.session_runtimes.clone();
     let server = runtime.spawn(tessera_server::serve(listener, sql, server_config));
+    serve_until_signal(&mut signals, server, runtime, session_runtimes.as_deref());
+    node.close()?;
+    println!("tessera: stopped cleanly");
+    Ok(())
+}
+
+/// Lets `server` run until SIGINT or SIGTERM, then stops it: the listener
+/// and the node's own tasks first, then the sessions, which roll back what
+/// they left open. The caller closes the node's engines afterwards.
+pub(crate) fn serve_until_signal<T>(
+    signals: &mut Signals,
+    server: tokio::task::JoinHandle<T>,
+    runtime: tokio::runtime::Runtime,
+    sessions: Option<&tessera_server::ConnectionRuntimes>,
+) {
     if let Some(signal) = signals.forever().next() {
         let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
         println!("tessera: received {name}, shutting down");
     }
     server.abort();
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
-    // Sessions end (rolling back what they left open) before the node closes.
-    if let Some(sessions) = &session_runtimes {
+    if let Some(sessions) = sessions {
         sessions.shutdown(std::time::Duration::from_secs(5));
     }
-    node.close()?;
-    println!("tessera: stopped cleanly");
-    Ok(())
 }

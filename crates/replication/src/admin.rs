@@ -110,16 +110,18 @@ pub(crate) async fn drain(
     // The node stays drained until it restarts: the manager moves no
     // primary back to it, as spreading primaries would (it leads none).
     // A node that is down leads nothing, and returns undrained.
-    if node == me {
-        mark_draining(roster).await?;
+    let mut done = Vec::new();
+    let manager_moved = if node == me {
+        mark_draining(roster, directory, me).await?
     } else if let Some(row) = rows.iter().find(|r| r.id == node && !r.role.starts_with("unreachable")) {
         match call(peers, &row.info.rpc_addr, &Request::Draining).await? {
-            Reply::Done(_) => {}
+            Reply::Done(moved) => moved,
             Reply::Failed(e) => return Err(ReplicationError::Refused(format!("node {node}: {e}"))),
             _ => return Err(ReplicationError::Codec("unexpected reply to a drain mark".into())),
         }
-    }
-    let mut done = Vec::new();
+    } else {
+        String::new()
+    };
     for action in actions {
         if let Action::TransferLeadership { to, .. } = action {
             // Gently, as a database's group is moved (`Hosted::hand_over`):
@@ -142,6 +144,9 @@ pub(crate) async fn drain(
         }
     }
     done.extend(drain_groups((hosts, quiet), peers, me, node).await?);
+    if !manager_moved.is_empty() {
+        done.push(manager_moved);
+    }
     Ok(if done.is_empty() {
         format!("node {node} holds no primary; it can be taken down without costing any partition its quorum")
     } else {
@@ -150,10 +155,40 @@ pub(crate) async fn drain(
 }
 
 /// Marks this node as being drained (`Request::Draining`), once the
-/// manager's leader knows.
-pub(crate) async fn mark_draining(roster: &Roster) -> Result<String> {
+/// manager's leader knows; and if this node leads the manager group, hands
+/// that on too, so that taking the node down costs the manager no election
+/// (and its repairs no pause). Says where the manager's leadership went,
+/// or nothing when it was elsewhere.
+pub(crate) async fn mark_draining(roster: &Roster, directory: &DirectoryRaft, me: NodeId) -> Result<String> {
     roster.mark_draining().await.map_err(ReplicationError::Timeout)?;
-    Ok("draining".into())
+    let m = directory.metrics().borrow_watched().clone();
+    if m.state != openraft::ServerState::Leader || m.current_leader != Some(me) {
+        return Ok(String::new());
+    }
+    // The voter furthest along, among those not being drained themselves.
+    let draining = roster.draining_nodes(me);
+    let matched = |v: &NodeId| m.replication.as_ref().and_then(|r| r.get(v).cloned().flatten()).map(|l| l.index);
+    let Some(to) = m
+        .membership_config
+        .membership()
+        .voter_ids()
+        .filter(|v| *v != me && !draining.contains(v))
+        .filter(|v| matched(v).is_some())
+        .max_by_key(|v| (matched(v), std::cmp::Reverse(*v)))
+    else {
+        return Ok(format!("the manager's leader stays on node {me}: no other voter of it can take over"));
+    };
+    directory.trigger().transfer_leader(to).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while directory.metrics().borrow_watched().current_leader != Some(to) {
+        if Instant::now() > deadline {
+            return Ok(format!("the manager's leader stays on node {me}: node {to} did not take over"));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The new leader learns of the drain from this node's next report.
+    roster.leader_hears(Instant::now()).await.map_err(ReplicationError::Timeout)?;
+    Ok(format!("the manager's leader moved from node {me} to node {to}"))
 }
 
 /// Every database group's replicas, as the first group's primary knows

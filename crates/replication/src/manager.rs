@@ -118,6 +118,12 @@ impl Roster {
     /// that its next round moves no primary here.
     pub(crate) async fn mark_draining(&self) -> Result<(), String> {
         let since = *self.draining.lock().get_or_insert_with(Instant::now);
+        self.leader_hears(since).await
+    }
+
+    /// Reports now and waits until the manager's leader has answered a
+    /// report sent at or after `since` (up to 5 s).
+    pub(crate) async fn leader_hears(&self, since: Instant) -> Result<(), String> {
         self.report_now.notify_one();
         let deadline = Instant::now() + Duration::from_secs(5);
         while self.leader_heard.lock().is_none_or(|at| at < since) {

@@ -429,9 +429,9 @@ pub(crate) fn handler(services: Services) -> Handler {
                         .map_or_else(|e| Reply::Failed(e.to_string()), Reply::Installed)
                 }
                 Ok(Request::Directory(message)) => crate::directory_link::handle(&directory, message).await,
-                Ok(Request::Draining) => {
-                    crate::admin::mark_draining(&roster).await.map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
-                }
+                Ok(Request::Draining) => crate::admin::mark_draining(&roster, &directory, id)
+                    .await
+                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
                 Ok(Request::Report { id: from, info: theirs, load, draining }) => {
                     let m = directory.metrics().borrow_watched().clone();
                     let membership = m.membership_config.membership();

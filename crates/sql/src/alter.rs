@@ -41,8 +41,10 @@ pub(crate) async fn alter_table(
     cmd("ALTER TABLE")
 }
 
-/// Runs a SQL query expected to return one integer.
-async fn count(session: &mut Session, sql: &str) -> Result<i64> {
+/// Runs a query in the session's open transaction, or in one begun (and
+/// ended) for it when there is none: a transaction block's own writes are
+/// seen, and the block itself is left as it was.
+async fn run_query(session: &mut Session, sql: &str) -> Result<Output> {
     let stmt = crate::session::parse_sql(sql)?.pop().expect("statement");
     let started = session.txn.lock().is_none();
     if started {
@@ -56,7 +58,29 @@ async fn count(session: &mut Session, sql: &str) -> Result<i64> {
     if started && let Some(t) = session.txn.lock().take() {
         t.abort();
     }
-    match result? {
+    result
+}
+
+/// DDL is not transactional: what rewrites a table's rows does so in a
+/// transaction of its own, which would neither see the rows a transaction
+/// block has written so far nor keep them (they would be lost at its
+/// COMMIT, or the rewrite would undo them). So inside a block that has
+/// written, such a statement is refused (and the block fails, as after any
+/// error) rather than losing those writes.
+fn refuse_rewrite_after_writes(session: &Session, what: &str) -> Result<()> {
+    if session.txn.lock().as_ref().is_some_and(|t| !t.is_read_only()) {
+        return Err(SqlError::new(
+            code::ACTIVE_TXN,
+            format!("{what} cannot run in a transaction block that has written rows: it rewrites the table's rows in a transaction of its own"),
+        )
+        .with_hint("Run it before the block's writes, or in a transaction of its own.".to_string()));
+    }
+    Ok(())
+}
+
+/// Runs a SQL query expected to return one integer.
+async fn count(session: &mut Session, sql: &str) -> Result<i64> {
+    match run_query(session, sql).await? {
         Output::Rows { batches, .. } => {
             let b = batches.iter().find(|b| b.num_rows() > 0).ok_or_else(|| SqlError::internal("no count"))?;
             let v = datafusion::common::ScalarValue::try_from_array(b.column(0), 0)?;
@@ -108,16 +132,9 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
             let rows = count(session, &format!("SELECT count(*) FROM {quoted}")).await?;
             let fill: Option<Vec<u8>> = match (&col.default, rows > 0) {
                 (Some(d), true) => {
-                    let stmt =
-                        crate::session::parse_sql(&format!("SELECT CAST({d} AS {})", crate::dml::cast_type(ty)))?
-                            .pop()
-                            .expect("stmt");
-                    *session.txn.lock() = Some(session.begin_txn(Isolation::Snapshot)?);
-                    let out = async { session.collect(session.plan_query(stmt, &[]).await?).await }.await;
-                    if let Some(t) = session.txn.lock().take() {
-                        t.abort();
-                    }
-                    match out? {
+                    refuse_rewrite_after_writes(session, "ALTER TABLE ADD COLUMN with a default")?;
+                    let sql = format!("SELECT CAST({d} AS {})", crate::dml::cast_type(ty));
+                    match run_query(session, &sql).await? {
                         Output::Rows { batches, .. } => {
                             let b = &batches[0];
                             let arr = crate::dml::cast_to(b.column(0), ty, &cname)?;
@@ -347,6 +364,7 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
             format!("multiple primary keys for table \"{}\" are not allowed", def.name),
         ));
     }
+    refuse_rewrite_after_writes(session, "ALTER TABLE ADD PRIMARY KEY")?;
     let _g = session.catalog().ddl_lock();
     let mut new_def = def.clone();
     for c in &cols {
@@ -397,7 +415,12 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
                 .with_detail("The table contains duplicated values.")
         }
         EngineError::NullInKey { .. } => {
-            SqlError::new(code::NOT_NULL, format!("column of relation \"{}\" contains null values", def.name))
+            // (The copy does not say which field; with one there is no doubt.)
+            let column = match cols.as_slice() {
+                [one] => format!("column \"{one}\""),
+                _ => "a column of the primary key".to_string(),
+            };
+            SqlError::new(code::NOT_NULL, format!("{column} of relation \"{}\" contains null values", def.name))
         }
         other => other.into(),
     })?;

@@ -73,13 +73,11 @@ fn collect(def: &TableDef, expr: &Expr, out: &mut Vec<FieldTest>) {
             }
         }
         Expr::IsNull(e) | Expr::IsNotNull(e) => {
-            // Any cast keeps NULL NULL and the rest not.
-            let inner = match e.as_ref() {
-                Expr::Cast(c) => c.expr.as_ref(),
-                other => other,
-            };
-            if let Expr::Column(c) = inner
-                && let Some(col) = def.column(&c.name)
+            // Only through a cast that cannot fail (one keeping order
+            // widens): a failing cast is an error PostgreSQL reports, which
+            // a row dropped here would hide.
+            if let Some(name) = crate::provider::key_column(def, e)
+                && let Some(col) = def.column(name)
             {
                 let cmp = if matches!(expr, Expr::IsNull(_)) { Cmp::IsNull } else { Cmp::IsNotNull };
                 out.push(FieldTest { field: col.field as u32, cmp, value: Vec::new() });
@@ -212,11 +210,21 @@ mod tests {
             cast(col("id"), DataType::Int64).lt_eq(lit(7i64)),
             col("flag"),
             Expr::IsNull(Box::new(col("score"))),
+            // A widening cannot fail.
+            Expr::IsNotNull(Box::new(cast(col("id"), DataType::Int64))),
         ];
         let tests = field_tests(&def, &filters);
         assert_eq!(
             fields(&tests),
-            [(0, Cmp::GtEq), (0, Cmp::Lt), (1, Cmp::NotEq), (0, Cmp::LtEq), (3, Cmp::Eq), (2, Cmp::IsNull)]
+            [
+                (0, Cmp::GtEq),
+                (0, Cmp::Lt),
+                (1, Cmp::NotEq),
+                (0, Cmp::LtEq),
+                (3, Cmp::Eq),
+                (2, Cmp::IsNull),
+                (0, Cmp::IsNotNull)
+            ]
         );
         assert_eq!(tests[1].value, crate::rowcodec::enc_i32(9).to_vec(), "the constant as the column stores it");
     }
@@ -240,6 +248,10 @@ mod tests {
             col("id").eq(lit(1i32)).or(col("id").eq(lit(2i32))),
             Expr::Column(Column::from_name("nosuch")).eq(lit(1i32)),
             col("id").eq(lit(ScalarValue::Int32(None))),
+            // A cast that can fail ('abc'::int, 70000::int2) is an error
+            // PostgreSQL reports; a test would drop the row instead.
+            Expr::IsNull(Box::new(cast(col("name"), DataType::Int32))),
+            Expr::IsNotNull(Box::new(cast(col("id"), DataType::Int16))),
         ];
         assert_eq!(field_tests(&def, &filters), vec![]);
     }

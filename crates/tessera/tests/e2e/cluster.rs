@@ -392,12 +392,26 @@ fn status_and_drain() {
     }
     let own = &rows[first as usize - 1];
     assert!(own[1].parse::<u64>().is_ok_and(|c| c >= 1), "the primary does not count this session: {rows:?}");
-    // Draining the primary's node moves the primary elsewhere.
+    // Draining the primary's node moves the primary elsewhere, and the
+    // manager's leadership too when the node holds it (the node that
+    // formed the cluster leads both groups at first).
+    let manager_leader = rows.iter().find(|r| r[4] == "leader").map(|r| r[0].clone()).unwrap();
     let (ok, text) = admin(&["node", "drain", &first.to_string(), "--rpc-addr", &format!("127.0.0.1:{}", rpc[2])]);
     assert!(ok, "{text}");
     assert!(text.contains(&format!("the primary moved from node {first}")), "{text}");
+    if manager_leader == first.to_string() {
+        assert!(text.contains(&format!("the manager's leader moved from node {first} to node")), "{text}");
+    } else {
+        eprintln!("node {manager_leader} led the manager, not the drained node {first}");
+    }
     let second = primary_by_status(rpc[0], 3);
     assert_ne!(second, first);
+    let (ok, text) = admin(&["status", "--rpc-addr", &format!("127.0.0.1:{}", rpc[0])]);
+    let leads_manager = text.lines().skip(1).find(|l| l.split_whitespace().rev().nth(1) == Some("leader"));
+    assert!(
+        ok && leads_manager.is_some_and(|l| l.split_whitespace().next() != Some(first.to_string().as_str())),
+        "{text}"
+    );
     // With one node down, draining another would cost the quorum: refused.
     let down = (1..=3u64).find(|&n| n != second).unwrap();
     nodes[down as usize - 1].kill9();

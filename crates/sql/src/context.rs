@@ -154,6 +154,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_analyzer_rule(Arc::new(crate::exact_casts::KeepMergingCasts))
         .with_physical_optimizer_rule(Arc::new(crate::overflow::CheckedArithmetic))
         .build();
     let ctx = SessionContext::new_with_state(state);

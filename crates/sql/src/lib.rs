@@ -67,6 +67,7 @@ pub mod ddl;
 pub mod dml;
 pub mod dml_params;
 pub mod error;
+pub mod exact_casts;
 pub mod explain;
 pub mod fast;
 pub mod field_tests;

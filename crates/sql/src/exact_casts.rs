@@ -143,9 +143,8 @@ pub(crate) fn keeps_values_apart(from: &DataType, to: &DataType) -> bool {
         (Decimal128(p1, s1) | Decimal256(p1, s1), Decimal128(p2, s2) | Decimal256(p2, s2)) => {
             s2 >= s1 && (*p2 as i16 - *s2 as i16) >= (*p1 as i16 - *s1 as i16)
         }
-        (f, Decimal128(p, s) | Decimal256(p, s)) if digits(f).is_some() => {
-            digits(f).is_some_and(|d| *p as i16 - *s as i16 >= d)
-        }
+        // (A negative scale rounds to tens, hundreds…: it merges integers.)
+        (f, Decimal128(p, s) | Decimal256(p, s)) => *s >= 0 && digits(f).is_some_and(|d| *p as i16 - *s as i16 >= d),
         (f, t) => match (int_rank(f), int_rank(t)) {
             (Some((fs, fw)), Some((ts, tw))) => (fs == ts && tw >= fw) || (!fs && ts && tw > fw),
             _ => false,
@@ -211,6 +210,7 @@ mod tests {
             (Int32, Utf8),
             (Utf8, Int32),
             (Int64, Decimal128(10, 2)),
+            (Int16, Decimal128(10, -2)),
             (Int32, UInt32),
         ] {
             assert!(!keeps_values_apart(&from, &to), "{from} -> {to}");

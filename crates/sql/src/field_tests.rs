@@ -136,28 +136,14 @@ fn bytes_in_sql_order(ty: SqlType) -> bool {
 }
 
 /// Whether casting values of `ty` to `to` keeps them distinct and in
-/// order (an integer widened, a decimal given room, text as text).
+/// order (an integer widened, a decimal given room, text as text), for the
+/// column types whose stored bytes the tests and key ranges compare.
 pub(crate) fn keeps_order(ty: SqlType, to: &DataType) -> bool {
-    // Digits left of the point an integer type needs.
-    let whole = |ty: SqlType| match ty {
-        SqlType::Int2 => Some(5),
-        SqlType::Int4 => Some(10),
-        SqlType::Int8 => Some(19),
-        _ => None,
-    };
-    match (ty, to) {
-        (SqlType::Int2, DataType::Int16 | DataType::Int32 | DataType::Int64) => true,
-        (SqlType::Int4, DataType::Int32 | DataType::Int64) => true,
-        (SqlType::Int8, DataType::Int64) => true,
-        (SqlType::Int2 | SqlType::Int4 | SqlType::Int8, DataType::Decimal128(p, s)) => {
-            *s >= 0 && (*p as i32 - *s as i32) >= whole(ty).unwrap_or(i32::MAX)
-        }
-        (SqlType::Numeric { precision, scale }, DataType::Decimal128(p, s)) => {
-            *s >= scale && (*p as i32 - *s as i32) >= (precision as i32 - scale as i32)
-        }
-        (SqlType::Text | SqlType::Varchar(_), DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8) => true,
-        _ => false,
-    }
+    matches!(
+        ty,
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Numeric { .. } | SqlType::Text | SqlType::Varchar(_)
+    ) && !to.is_floating()
+        && crate::exact_casts::keeps_values_apart(&ty.arrow_type(), to)
 }
 
 #[cfg(test)]

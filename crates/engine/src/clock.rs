@@ -276,6 +276,13 @@ impl TxnTable {
         std::task::Poll::Ready(())
     }
 
+    /// Takes back the registration a waiter that gave up (or was woken)
+    /// made with [`Self::poll_ended`], so that it does not stay until the
+    /// holder ends.
+    pub fn forget_end_waiter(&self, id: TxnId, waker: &std::task::Waker) {
+        self.end_waiters.deregister(id, waker);
+    }
+
     /// Announces that slot `i` is about to take a commit timestamp; validators
     /// that meet this transaction's markers wait for the timestamp instead of
     /// guessing.

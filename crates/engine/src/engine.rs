@@ -227,8 +227,9 @@ impl EngineInner {
     /// the in-memory state may hold lazily committed data the disk lost, and
     /// only a restart (recovery from the files) re-establishes the truth.
     pub(crate) fn fail(&self, err: &LogError) {
-        if err.is_replication() {
-            // The replica set failed the commit, not this node's disk.
+        if err.is_replication() || err.is_refused_record() {
+            // The replica set failed the commit, not this node's disk; or
+            // the log refused this one record (too large) and took nothing.
             return;
         }
         let mut r = self.read_only.lock();

@@ -579,33 +579,43 @@ impl Transaction {
     /// Waits until transaction `other` has finished, detecting deadlocks
     /// (the youngest member of a waits-for cycle gives up) and giving up
     /// after the engine's lock timeout or the caller's deadline.
+    ///
+    /// The thread sleeps until the holder ends (its end wakes the thread
+    /// through the transaction table's end waiters, as it wakes a
+    /// [`RowWait`]'s task), waking every `WAIT_CHECK` meanwhile to look for a
+    /// cycle and at its clocks: a waiter costs no CPU while it waits, however
+    /// long the holder takes.
     fn wait_for(&self, other: TxnId) -> Result<()> {
+        const WAIT_CHECK: std::time::Duration = std::time::Duration::from_millis(10);
         let txns = &self.engine.txns;
         if !self.may_wait {
             return if txns.is_active(other) { Err(EngineError::WouldBlock { holder: other }) } else { Ok(()) };
         }
         txns.set_waiting_for(self.slot, other);
         let started = std::time::Instant::now();
-        // The youngest member of a cycle gives up; the others keep waiting.
         let timeout = self.engine.config.lock_timeout;
-        let mut backoff = crate::clock::Backoff::default();
+        let waker = std::task::Waker::from(std::sync::Arc::new(ThreadWaker(std::thread::current())));
+        let mut cx = std::task::Context::from_waker(&waker);
         let outcome = loop {
-            if !txns.is_active(other) {
+            if txns.poll_ended(other, &mut cx).is_ready() {
                 break Ok(());
             }
+            // The youngest member of a cycle gives up; the others keep waiting.
             if let Some(cycle) = txns.wait_cycle(self.id, other)
                 && cycle.iter().max() == Some(&self.id)
             {
                 break Err(EngineError::Deadlock);
             }
-            if started.elapsed() >= timeout {
+            let now = std::time::Instant::now();
+            if now.duration_since(started) >= timeout {
                 break Err(EngineError::LockTimeout(timeout));
             }
-            if self.wait_deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            if self.wait_deadline.is_some_and(|d| now >= d) {
                 break Err(EngineError::DeadlinePassed);
             }
-            backoff.snooze();
+            std::thread::park_timeout(WAIT_CHECK);
         };
+        txns.forget_end_waiter(other, &waker);
         txns.set_waiting_for(self.slot, 0);
         outcome
     }
@@ -857,6 +867,19 @@ impl std::future::Future for RowWait {
 impl Drop for RowWait {
     fn drop(&mut self) {
         self.set_waiting(0);
+    }
+}
+
+/// Wakes a thread parked in a blocking wait for a row's holder.
+struct ThreadWaker(std::thread::Thread);
+
+impl std::task::Wake for ThreadWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.unpark();
     }
 }
 

@@ -75,6 +75,12 @@ impl LogError {
         }
     }
 
+    /// A record the log refused before taking it in (it is over the size
+    /// limit): that record's error alone, the log goes on as it was.
+    pub fn is_refused_record(&self) -> bool {
+        matches!(self, LogError::RecordTooLarge { .. })
+    }
+
     /// Errors of a replicated log: the replica set, not this node's disk,
     /// failed, so the engine stays writable.
     pub fn is_replication(&self) -> bool {

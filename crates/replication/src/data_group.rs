@@ -460,9 +460,18 @@ impl RoleWatch {
             } else if leads && quorum {
                 if current == Role::Primary { Role::Primary } else { self.promote(m.current_term).await }
             } else if leads {
+                // Name what is known: when a quorum last acknowledged this
+                // leader, against the lease, not a guess at how many nodes
+                // are down (a busy but live voter misses the lease too).
+                let since = match m.last_quorum_acked.as_ref() {
+                    Some(t) => format!("last acknowledged it {} ms ago", t.elapsed().as_millis()),
+                    None => "has not acknowledged it yet".to_string(),
+                };
                 Role::Unavailable(format!(
-                    "the cluster has lost its quorum: this node leads but fewer than {} of {voters} nodes answer",
-                    voters / 2 + 1
+                    "this node leads the group but a quorum of its voters ({} of {voters}) {since}, \
+                     beyond its lease of {} ms: writes wait until a quorum answers or another node takes over",
+                    voters / 2 + 1,
+                    lease.as_millis()
                 ))
             } else {
                 let recorded = m

@@ -17,8 +17,10 @@ use datafusion::sql::sqlparser::ast::{
 use crate::catalog::TableDef;
 use crate::dml::{allocate_rowids, check_rows, encode_rows, normalize, target_table};
 use crate::error::{Result, SqlError, code};
+use crate::row_waits::Interrupted;
 use crate::session::{Output, Session};
 use crate::types::SqlType;
+use tessera_engine::EngineError;
 
 #[derive(Debug, Clone)]
 pub struct Format {
@@ -499,19 +501,26 @@ impl Load<'_> {
         let batch = check_rows(session, def, batch).await?;
         let rowids = allocate_rowids(session, def, chunk.len())?;
         let rows = encode_rows(def, &batch, rowids.as_deref())?;
-        {
-            let mut slot = session.txn.lock();
-            let txn = slot.as_mut().expect("transaction");
+        // Progress survives the waits for rows' holders: the row at `next`
+        // is inserted again after a wait (a wait changed nothing).
+        let mut next = 0;
+        crate::row_waits::write_waiting(&session.txn, |txn| {
             // A bulk load may span partitions (committed one by one).
             txn.allow_multi_partition_writes();
-            for (k, row) in rows.into_iter().enumerate() {
-                txn.insert(self.table, row).map_err(|e| {
-                    let mut err = SqlError::from(e);
-                    err.message = format!("{} (COPY {}, line {})", err.message, def.name, chunk[k].0);
-                    err
+            while let Some(row) = rows.get(next) {
+                txn.insert(self.table, row.clone()).map_err(|e| match e {
+                    EngineError::WouldBlock { holder } => Interrupted::Wait(holder),
+                    e => {
+                        let mut err = SqlError::from(e);
+                        err.message = format!("{} (COPY {}, line {})", err.message, def.name, chunk[next].0);
+                        Interrupted::Failed(err)
+                    }
                 })?;
+                next += 1;
             }
-        }
+            Ok(())
+        })
+        .await?;
         let last_line = chunk.last().map_or(0, |(n, _)| *n);
         if last_line > BATCH_ROWS || chunk.len() == BATCH_ROWS {
             tracing::info!(table = %def.name, through_line = last_line, elapsed_ms = self.started.elapsed().as_millis() as u64, "COPY progress");

@@ -266,14 +266,14 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
     let mut updated: Vec<RecordBatch> = Vec::new();
     let txn_slot = session.txn.clone();
     for (i, row) in rows.into_iter().enumerate() {
-        let result = {
-            let mut slot = txn_slot.lock();
-            let txn = slot.as_mut().expect("transaction");
-            match &on_conflict {
-                None => txn.insert(&table, row).map(|_| true),
+        // A row held by another transaction is waited for as a task, and
+        // the insert is tried again (it changed nothing).
+        let result = crate::row_waits::write_waiting(&txn_slot, |txn| {
+            let r = match &on_conflict {
+                None => txn.insert(&table, row.clone()).map(|_| true),
                 Some(_) => {
                     let sp = txn.savepoint();
-                    match txn.insert(&table, row) {
+                    match txn.insert(&table, row.clone()) {
                         Ok(()) => Ok(true),
                         Err(EngineError::UniqueViolation { index, .. }) => {
                             txn.rollback_to(sp)?;
@@ -285,8 +285,13 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
                         Err(e) => Err(e),
                     }
                 }
+            };
+            match r {
+                Err(EngineError::WouldBlock { holder }) => Err(crate::row_waits::Interrupted::Wait(holder)),
+                r => Ok(r),
             }
-        };
+        })
+        .await?;
         match result {
             Ok(_) => written.push(i),
             Err(EngineError::UniqueViolation { index, .. }) if on_conflict.is_some() => {
@@ -419,16 +424,26 @@ async fn upsert(
         let new_rows = check_rows(session, def, new_rows).await?;
         let encoded = encode_rows(def, &new_rows, rowids_of(def, b)?.as_deref())?;
         session.check_row_group(def, &encoded)?;
-        let mut slot = session.txn.lock();
-        let txn = slot.as_mut().expect("transaction");
-        for (row, key) in encoded.into_iter().zip(keys) {
-            if def.key_of(&row)? != key {
-                txn.delete(table, &key)?;
-                txn.insert(table, row)?;
-            } else {
-                txn.update(table, row)?;
+        let rows: Vec<_> = encoded.into_iter().zip(keys).collect();
+        // Progress survives the waits for rows' holders (see `update`).
+        let (mut next, mut deleted) = (0, false);
+        crate::row_waits::write_waiting(&session.txn, |txn| {
+            while let Some((row, key)) = rows.get(next) {
+                if def.key_of(row)? != *key {
+                    if !deleted {
+                        txn.delete(table, key)?;
+                        deleted = true;
+                    }
+                    txn.insert(table, row.clone())?;
+                    deleted = false;
+                } else {
+                    txn.update(table, row.clone())?;
+                }
+                next += 1;
             }
-        }
+            Ok(())
+        })
+        .await?;
         out = Some(new_rows);
     }
     Ok(out)
@@ -717,44 +732,55 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
             let old_encoded = encode_rows(&def, &old, rowids.as_deref())?;
             session.check_row_group(&def, old_encoded.iter().chain(&encoded))?;
             let mut keep = Vec::new();
-            let slot = session.txn.clone();
-            let result: Result<()> = tokio::task::block_in_place(|| {
-                let mut slot = slot.lock();
-                let txn = slot.as_mut().expect("transaction");
-                for (i, ((row, key), old_row)) in encoded.into_iter().zip(keys).zip(old_encoded).enumerate() {
-                    if only.as_ref().is_some_and(|o| !o.contains(&key)) || done.contains(&key) {
+            let rows: Vec<_> = encoded.into_iter().zip(keys).zip(old_encoded).collect();
+            // Progress survives the waits for rows' holders: the row at
+            // `next` is written again after a wait, and `deleted` says
+            // whether a key-changing update of it has deleted the old row.
+            let (mut next, mut deleted) = (0, false);
+            crate::row_waits::write_waiting(&session.txn, |txn| {
+                while let Some(((row, key), old_row)) = rows.get(next) {
+                    let i = next;
+                    if only.as_ref().is_some_and(|o| !o.contains(key)) || done.contains(key) {
+                        next += 1;
                         continue;
                     }
-                    let new_key = def.key_of(&row)?;
-                    if new_key != key {
-                        if !txn.delete(&table, &key)? {
-                            continue;
+                    let new_key = def.key_of(row)?;
+                    if new_key != *key {
+                        if !deleted {
+                            if !txn.delete(&table, key)? {
+                                next += 1;
+                                continue;
+                            }
+                            deleted = true;
                         }
-                        txn.insert(&table, row)?;
+                        txn.insert(&table, row.clone())?;
+                        deleted = false;
                         done.insert(new_key);
-                        done.insert(key);
+                        done.insert(key.clone());
                         keep.push(i as u32);
+                        next += 1;
                         continue;
                     }
                     let mut changed = false;
-                    let wrote = txn.update_with(&table, &key, |current| {
-                        if same_columns(&def, current, &old_row) {
-                            Some(row)
+                    let wrote = txn.update_with(&table, key, |current| {
+                        if same_columns(&def, current, old_row) {
+                            Some(row.clone())
                         } else {
                             changed = true;
                             None
                         }
                     })?;
                     if wrote {
-                        done.insert(key);
+                        done.insert(key.clone());
                         keep.push(i as u32);
                     } else if changed {
-                        stale.insert(key);
+                        stale.insert(key.clone());
                     }
+                    next += 1;
                 }
                 Ok(())
-            });
-            result?;
+            })
+            .await?;
             let idx = datafusion::arrow::array::UInt32Array::from(keep);
             results.push(datafusion::arrow::compute::take_record_batch(&new_rows, &idx)?);
         }
@@ -820,22 +846,24 @@ async fn delete(session: &mut Session, del: Delete, params: &[ScalarValue]) -> R
         let rows = encode_rows(&def, &old, rowids.as_deref())?;
         session.check_row_group(&def, &rows)?;
         let mut keep = Vec::new();
-        let slot = session.txn.clone();
-        let result: Result<()> = tokio::task::block_in_place(|| {
-            let mut slot = slot.lock();
-            let txn = slot.as_mut().expect("transaction");
-            for (i, r) in rows.iter().enumerate() {
+        // Progress survives the waits for rows' holders (see `update`).
+        let mut next = 0;
+        crate::row_waits::write_waiting(&session.txn, |txn| {
+            while let Some(r) = rows.get(next) {
                 let key = def.key_of(r)?;
-                if !seen.insert(key.clone()) {
+                if seen.contains(&key) {
+                    next += 1;
                     continue;
                 }
                 if txn.delete(&table, &key)? {
-                    keep.push(i as u32);
+                    keep.push(next as u32);
                 }
+                seen.insert(key);
+                next += 1;
             }
             Ok(())
-        });
-        result?;
+        })
+        .await?;
         let idx = datafusion::arrow::array::UInt32Array::from(keep);
         deleted.push(datafusion::arrow::compute::take_record_batch(&old, &idx)?);
     }

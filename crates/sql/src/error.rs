@@ -150,6 +150,16 @@ impl From<EngineError> for SqlError {
                 SqlError::new(code::COMPLETION_UNKNOWN, format!("the outcome of the commit is unknown: {why}"))
                     .with_hint("The transaction may or may not have committed; check before running it again.")
             }
+            // One transaction's changes over the log's record limit: that
+            // transaction's error alone, the engine goes on.
+            EngineError::CommitFailed(tessera_engine::LogError::RecordTooLarge { size, limit }) => SqlError::new(
+                code::PROGRAM_LIMIT,
+                format!(
+                    "transaction too large to commit: its changes take {size} bytes in the log, \
+                     over the limit of {limit} bytes"
+                ),
+            )
+            .with_hint("Nothing was committed. Split the work into smaller transactions (a large COPY into several)."),
             EngineError::ReadOnly(_) | EngineError::CommitFailed(_) => {
                 let disk_full = format!("{e:?}").contains("StorageFull") || message.contains("No space left");
                 SqlError::new(if disk_full { code::DISK_FULL } else { code::IO_ERROR }, message)

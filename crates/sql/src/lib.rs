@@ -80,6 +80,7 @@ pub mod partition;
 pub mod pg_catalog;
 pub mod provider;
 pub mod remote;
+pub mod row_waits;
 pub mod rowcodec;
 pub mod session;
 pub mod settings;

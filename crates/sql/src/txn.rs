@@ -94,6 +94,10 @@ pub struct Txn {
     multi_partition_writes: bool,
     /// The partitions this transaction writes, held against a split.
     holds: Vec<(u32, GateHold)>,
+    /// The stream of the local part whose write last answered
+    /// `WouldBlock`: the holder it names is a transaction of that part's
+    /// engine, and is waited for there ([`Txn::row_wait`]).
+    blocked_on: Option<u32>,
 }
 
 /// At most this many threads read one scan's partitions led elsewhere.
@@ -136,11 +140,18 @@ impl Txn {
             may_wait: true,
             multi_partition_writes: false,
             holds: Vec::new(),
+            blocked_on: None,
         })
     }
 
     /// The home engine's transaction (catalog-level work, keyless data).
     pub fn system(&mut self) -> &mut Transaction {
+        // A write through it that must wait names a home transaction.
+        self.blocked_on = None;
+        self.home_mut()
+    }
+
+    fn home_mut(&mut self) -> &mut Transaction {
         match &mut self.parts[0].1 {
             PartTxn::Local(t) => t,
             PartTxn::Remote(_) => unreachable!("the home part is always local"),
@@ -215,10 +226,25 @@ impl Txn {
         self.multi_partition_writes = true;
     }
 
-    /// A future that resolves when `holder` (which made a write of this
-    /// transaction's home part report `WouldBlock`) ends.
+    /// A future that resolves when `holder` ends: the transaction named by
+    /// the `WouldBlock` that this transaction's last blocked write answered.
+    /// Transaction ids are per engine, so the wait is on the engine of the
+    /// part that answered it (a partition's, or the home's), never another:
+    /// there the id would name an unrelated transaction, or none.
     pub fn row_wait(&self, holder: TxnId) -> RowWait {
-        self.home().row_wait(holder)
+        let blocked = self.blocked_on.and_then(|stream| self.parts.iter().find(|(s, _)| *s == stream));
+        match blocked {
+            Some((_, PartTxn::Local(t))) => t.row_wait(holder),
+            _ => self.home().row_wait(holder),
+        }
+    }
+
+    /// Notes the part a write answered `WouldBlock` on (see `row_wait`).
+    fn noting_block<T>(&mut self, table: &StoredTable, part: usize, r: Result<T>) -> Result<T> {
+        if let Err(EngineError::WouldBlock { .. }) = &r {
+            self.blocked_on = Some(table.parts[part].def.stream);
+        }
+        r
     }
 
     /// The part on partition `part` of `table`, begun if needed: locally,
@@ -521,18 +547,20 @@ impl Txn {
 
     pub fn insert(&mut self, table: &StoredTable, data: Vec<u8>) -> Result<()> {
         let p = table.part_of_row(&data)?;
-        match self.writing(table, p)? {
+        let r = match self.writing(table, p)? {
             On::Local(t, tab) => t.insert(tab, data),
             On::Remote(r, name) => r.insert(name, data),
-        }
+        };
+        self.noting_block(table, p, r)
     }
 
     pub fn update(&mut self, table: &StoredTable, data: Vec<u8>) -> Result<bool> {
         let p = table.part_of_row(&data)?;
-        match self.writing(table, p)? {
+        let r = match self.writing(table, p)? {
             On::Local(t, tab) => t.update(tab, data),
             On::Remote(r, name) => r.update(name, data),
-        }
+        };
+        self.noting_block(table, p, r)
     }
 
     pub fn update_with(
@@ -546,7 +574,7 @@ impl Txn {
             None => self.find(table, key)?,
         };
         let Some(p) = p else { return Ok(false) };
-        match self.writing(table, p)? {
+        let r = match self.writing(table, p)? {
             On::Local(t, tab) => t.update_with(tab, key, f),
             On::Remote(r, name) => {
                 // The engine's update_with in two calls: claim the row (it
@@ -563,7 +591,8 @@ impl Txn {
                     }
                 }
             }
-        }
+        };
+        self.noting_block(table, p, r)
     }
 
     pub fn delete(&mut self, table: &StoredTable, key: &[u8]) -> Result<bool> {
@@ -571,13 +600,12 @@ impl Txn {
             Some(p) => Some(p),
             None => self.find(table, key)?,
         };
-        match p {
-            Some(p) => match self.writing(table, p)? {
-                On::Local(t, tab) => t.delete(tab, key),
-                On::Remote(r, name) => r.delete(name, key),
-            },
-            None => Ok(false),
-        }
+        let Some(p) = p else { return Ok(false) };
+        let r = match self.writing(table, p)? {
+            On::Local(t, tab) => t.delete(tab, key),
+            On::Remote(r, name) => r.delete(name, key),
+        };
+        self.noting_block(table, p, r)
     }
 
     /// The row with primary key `key` and its version (for conditional
@@ -599,10 +627,11 @@ impl Txn {
     /// Writes `data` if `cond` holds for the row with its primary key.
     pub fn put(&mut self, table: &StoredTable, data: Vec<u8>, cond: PutCondition) -> Result<PutOutcome> {
         let p = table.part_of_row(&data)?;
-        match self.writing(table, p)? {
+        let r = match self.writing(table, p)? {
             On::Local(t, tab) => t.put(tab, data, cond),
             On::Remote(r, name) => r.put(name, data, cond),
-        }
+        };
+        self.noting_block(table, p, r)
     }
 
     /// Deletes the row with primary key `key` if `cond` holds for it.
@@ -611,13 +640,12 @@ impl Txn {
             Some(p) => Some(p),
             None => self.find(table, key)?,
         };
-        match p {
-            Some(p) => match self.writing(table, p)? {
-                On::Local(t, tab) => t.delete_if(tab, key, cond),
-                On::Remote(r, name) => r.delete_if(name, key, cond),
-            },
-            None => Ok(PutOutcome::Rejected { current: None }),
-        }
+        let Some(p) = p else { return Ok(PutOutcome::Rejected { current: None }) };
+        let r = match self.writing(table, p)? {
+            On::Local(t, tab) => t.delete_if(tab, key, cond),
+            On::Remote(r, name) => r.delete_if(name, key, cond),
+        };
+        self.noting_block(table, p, r)
     }
 
     /// The partition where the row with primary key `key` is visible.
@@ -637,7 +665,7 @@ impl Txn {
     // ----- savepoints, commit, abort -----
 
     pub fn savepoint(&mut self) -> Savepoint {
-        let system = self.system().savepoint();
+        let system = self.home_mut().savepoint();
         if self.parts.len() == 1 {
             return Savepoint { system, mark: None };
         }
@@ -654,7 +682,7 @@ impl Txn {
 
     /// Undoes every write made after `sp`, in every partition.
     pub fn rollback_to(&mut self, sp: Savepoint) -> Result<()> {
-        self.system().rollback_to(sp.system)?;
+        self.home_mut().rollback_to(sp.system)?;
         let marked: Vec<Mark> = match sp.mark {
             Some(m) => self.marks[m as usize].clone(),
             None => Vec::new(),

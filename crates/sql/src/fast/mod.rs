@@ -205,7 +205,7 @@ impl Session {
         let (mut sp, mut outcome) = attempt();
         while let Ok(exec::Outcome::MustWait(holder)) = outcome {
             let Some(wait) = self.txn.lock().as_ref().map(|t| t.row_wait(holder)) else { break };
-            if let Err(e) = await_row(wait).await {
+            if let Err(e) = crate::row_waits::await_row(wait).await {
                 outcome = Err(e);
                 break;
             }
@@ -229,16 +229,6 @@ impl Session {
             self.fail_block();
         }
         Some(r)
-    }
-}
-
-/// Awaits a row's holder. Deadlocks and timeouts are noticed when the wait
-/// is polled, so it is polled again every 100 ms until it ends.
-async fn await_row(mut wait: tessera_engine::RowWait) -> Result<()> {
-    loop {
-        if let Ok(r) = tokio::time::timeout(std::time::Duration::from_millis(100), &mut wait).await {
-            return r.map_err(Into::into);
-        }
     }
 }
 

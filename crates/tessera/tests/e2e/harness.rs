@@ -85,6 +85,11 @@ impl Server {
         self.port
     }
 
+    /// The running process's id (for its memory in /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("the server is not running").id()
+    }
+
     pub fn data_dir(&self) -> &Path {
         &self.dir
     }

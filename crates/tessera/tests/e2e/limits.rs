@@ -232,3 +232,54 @@ async fn statement_timeout_ends_a_wait_for_a_held_row() {
     .await
     .expect("timed out");
 }
+
+/// A transaction whose changes do not fit in one log record (over 1 GiB)
+/// fails alone, with 54000 and nothing committed: other sessions write on
+/// meanwhile and after it, and the engine stays writable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_over_the_log_record_limit_fails_alone() {
+    let server = Server::start();
+    let port = server.port();
+    tokio::time::timeout(Duration::from_secs(400), async move {
+        let c = connect(port).await.unwrap();
+        c.batch_execute(
+            "CREATE TABLE big (id int PRIMARY KEY, pad text); CREATE TABLE small (id int PRIMARY KEY, v int)",
+        )
+        .await
+        .unwrap();
+        // Another session writes all along.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let w = connect(port).await.unwrap();
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    n += 1;
+                    w.execute("INSERT INTO small VALUES ($1, 0)", &[&n]).await.map_err(|e| format!("{e:?}"))?;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Ok::<i32, String>(n)
+            })
+        };
+        // 1,100 rows of 1 MiB: one commit record of about 1.1 GiB.
+        let err = c
+            .execute("INSERT INTO big SELECT g, repeat('x', 1048576) FROM generate_series(1, 1100) g", &[])
+            .await
+            .unwrap_err();
+        assert_eq!(code(&err), Some("54000"), "{err:?}");
+        let message = err.as_db_error().unwrap().message().to_string();
+        assert!(message.contains("transaction too large"), "{message}");
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let written = writer.await.unwrap().expect("the other session's writes");
+        assert!(written > 0);
+        // Nothing of the large transaction stayed; the engine takes writes.
+        let n: i64 = c.query_one("SELECT count(*) FROM big", &[]).await.unwrap().get(0);
+        assert_eq!(n, 0);
+        c.batch_execute("INSERT INTO big VALUES (1, 'after')").await.unwrap();
+        let n: i64 = c.query_one("SELECT count(*) FROM small", &[]).await.unwrap().get(0);
+        assert_eq!(n, written as i64);
+    })
+    .await
+    .expect("the test took too long");
+}

@@ -2,6 +2,7 @@ mod auth;
 mod bank;
 mod client;
 mod cluster;
+mod contention;
 mod db_groups;
 mod drivers;
 mod durability;

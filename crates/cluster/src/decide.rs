@@ -166,6 +166,10 @@ pub fn plan_repair(map: &ClusterMap, overdue: &[NodeId]) -> Vec<Action> {
         let voters = p.voters().count();
         let building: Vec<NodeId> =
             p.replicas.iter().filter(|r| matches!(r.role, Role::Building | Role::CatchingUp)).map(|r| r.node).collect();
+        if let Some(step) = carry_on_move(&map, p) {
+            record(&mut map, &mut actions, step);
+            continue;
+        }
         if voters >= p.target {
             let step = building.iter().map(|&node| Action::Drop { partition: id, node }).collect();
             record(&mut map, &mut actions, step);
@@ -193,6 +197,43 @@ pub fn plan_repair(map: &ClusterMap, overdue: &[NodeId]) -> Vec<Action> {
         record(&mut map, &mut actions, step);
     }
     actions
+}
+
+/// The next step of a replica move under way (`p.moving`), or None when
+/// there is no move or it cannot go on (its new node is unusable, or the
+/// partition is short of voters: repair as usual). The replica on `to` is
+/// built while the partition keeps its count (its other builds dropped),
+/// promoted once caught up (a `Build` of a member, as in repair), and then
+/// the one on `from` leaves; were `from` the primary by then, the surplus
+/// rule picks another voter.
+fn carry_on_move(map: &ClusterMap, p: &PartitionInfo) -> Option<Vec<Action>> {
+    let m = p.moving?;
+    let usable = map.nodes.get(&m.to).is_some_and(|n| n.live && !n.draining);
+    let voters = p.voters().count();
+    if !usable || voters < p.target {
+        return None;
+    }
+    let mut step: Vec<Action> = (p.replicas.iter())
+        .filter(|r| matches!(r.role, Role::Building | Role::CatchingUp) && r.node != m.to)
+        .map(|r| Action::Drop { partition: p.id, node: r.node })
+        .collect();
+    let on_to = p.replica_on(m.to);
+    if on_to.is_none_or(|r| !r.role.votes()) {
+        step.push(Action::Build { partition: p.id, node: m.to });
+        return Some(step);
+    }
+    if voters > p.target {
+        // The configuration without `from` must still have a live quorum.
+        let live_after = p.voters().filter(|r| r.node != m.from && map.is_live(r.node)).count();
+        let from_leaves =
+            p.replica_on(m.from).is_some_and(|r| r.role == Role::Secondary) && live_after > (voters - 1) / 2;
+        if from_leaves {
+            step.push(Action::Downshift { partition: p.id, node: m.from });
+        } else {
+            step.extend(surplus(map, p).into_iter().map(|node| Action::Downshift { partition: p.id, node }));
+        }
+    }
+    Some(step)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

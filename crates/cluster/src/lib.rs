@@ -37,11 +37,18 @@
 //!   gone longer than a grace period is downshifted and replaced when some
 //!   node can take its place; a partition short of replicas gets one built
 //!   when a node comes back or joins; builds on dead nodes are dropped.
+//! * **Balance** (`placement.rs`): primaries are spread by leadership
+//!   transfers (`balance_primaries`), and replicas by moves
+//!   (`balance_replicas`): when one node holds two replicas more than
+//!   another (a node that joined holds none), a partition's replica is
+//!   built on the emptier node and, once it votes, removed from the fuller
+//!   one, one move at a time, so the partition never has fewer replicas
+//!   than its target.
 
 mod decide;
 mod map;
 mod placement;
 
 pub use decide::{Action, DrainRefusal, plan_drain, plan_repair, react_to_failure, react_to_return};
-pub use map::{ClusterMap, NodeId, NodeInfo, PartitionId, PartitionInfo, Replica, Role};
-pub use placement::{PlacementError, balance_primaries, place};
+pub use map::{ClusterMap, Move, NodeId, NodeInfo, PartitionId, PartitionInfo, Replica, Role};
+pub use placement::{PlacementError, balance_primaries, balance_replicas, place};

@@ -76,6 +76,19 @@ pub struct PartitionInfo {
     /// ends (a database's home); moving any other partition's costs a
     /// client at most a retried commit, so balancing moves those first.
     pub serves_sessions: bool,
+    /// A replica move under way ([`crate::balance_replicas`]): repair
+    /// builds the new replica before it removes the old one.
+    pub moving: Option<Move>,
+}
+
+/// A replica of a partition on its way from node `from` to node `to`: a
+/// replica is built on `to` while the partition keeps its count, and once
+/// it votes the one on `from` leaves, so the partition never has fewer
+/// replicas than its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Move {
+    pub from: NodeId,
+    pub to: NodeId,
 }
 
 impl PartitionInfo {
@@ -160,6 +173,7 @@ impl ClusterMap {
                 log_start: 0,
                 unavailable: false,
                 serves_sessions: false,
+                moving: None,
             },
         );
     }

@@ -1,7 +1,7 @@
 //! Where replicas and primaries go.
 
 use crate::decide::Action;
-use crate::map::{ClusterMap, NodeId, Role};
+use crate::map::{ClusterMap, Move, NodeId, PartitionId, PartitionInfo, Role};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlacementError {
@@ -91,4 +91,50 @@ pub fn balance_primaries(map: &ClusterMap) -> Vec<Action> {
         actions.push(action);
     }
     actions
+}
+
+/// The replica move that evens out the replicas over the usable nodes, if
+/// one is due: when some usable node holds at least two replicas more than
+/// another (a node that joined holds none), a partition with a secondary on
+/// the fuller node and no replica on the emptier one moves that replica
+/// there. Of the pairs of nodes, the fullest and the emptiest first; of the
+/// partitions, the lowest id.
+///
+/// Only a settled partition moves: every replica votes (no build or catch-up
+/// under way), it has its target count, a quorum, and is not unavailable.
+/// The move keeps the partition's failure domains as distinct as they
+/// were: the new node's domain is not one its other replicas use, unless
+/// the replica it replaces shared one already.
+///
+/// Counts are of the partitions in `map`: the caller puts there the ones
+/// that may move (a cluster's databases, not its catalog).
+pub fn balance_replicas(map: &ClusterMap) -> Option<(PartitionId, Move)> {
+    let mut nodes: Vec<(usize, NodeId)> = map.usable_nodes().map(|n| (map.load(n.id).0, n.id)).collect();
+    nodes.sort();
+    for &(most, from) in nodes.iter().rev() {
+        for &(least, to) in &nodes {
+            if least + 2 > most {
+                break;
+            }
+            if let Some(p) = map.partitions.values().find(|p| may_move(map, p, from, to)) {
+                return Some((p.id, Move { from, to }));
+            }
+        }
+    }
+    None
+}
+
+/// Whether `p`'s secondary on `from` may move to `to` (see `balance_replicas`).
+fn may_move(map: &ClusterMap, p: &PartitionInfo, from: NodeId, to: NodeId) -> bool {
+    let settled = p.moving.is_none()
+        && !p.unavailable
+        && p.replicas.iter().all(|r| r.role.votes() || r.role == Role::Removed)
+        && p.voters().count() == p.target
+        && p.voters().filter(|r| map.is_live(r.node)).count() >= p.quorum();
+    if !settled || p.replica_on(to).is_some() || p.replica_on(from).is_none_or(|r| r.role != Role::Secondary) {
+        return false;
+    }
+    let domain = |n: NodeId| map.nodes.get(&n).map_or("", |i| i.failure_domain.as_str());
+    let others: Vec<&str> = p.voters().filter(|r| r.node != from).map(|r| domain(r.node)).collect();
+    !others.contains(&domain(to)) || others.contains(&domain(from))
 }

@@ -351,3 +351,100 @@ fn a_lowered_replica_count_sheds_voters_but_never_the_primary_or_a_quorum() {
     }
     assert!(repair(&mut m, &[]).is_empty());
 }
+
+/// Plays one replica move to its end the way the manager does: the move is
+/// recorded on the partition, repair steps are carried out (a build becomes
+/// a voter once "caught up"), and the move ends when the old replica has
+/// left. Returns the steps.
+fn play_move(m: &mut ClusterMap, p: PartitionId, mv: Move) -> Vec<Action> {
+    m.partitions.get_mut(&p).unwrap().moving = Some(mv);
+    let mut steps = Vec::new();
+    for _ in 0..4 {
+        let actions = plan_repair(m, &[]);
+        for a in &actions {
+            m.apply(a);
+            if let Action::Build { partition, node } = a {
+                m.caught_up(*partition, *node);
+            }
+        }
+        steps.extend(actions);
+        if m.partitions[&p].replica_on(mv.from).is_none() {
+            break;
+        }
+    }
+    m.partitions.get_mut(&p).unwrap().moving = None;
+    steps
+}
+
+#[test]
+fn a_node_that_joins_gets_replicas_moved_to_it_built_before_removed() {
+    // Fifteen partitions of three replicas on three nodes; node 4 joins.
+    let mut m = cluster(3);
+    for p in 1..=15 {
+        m.add_partition(p, &[(p % 3) + 1, ((p + 1) % 3) + 1, ((p + 2) % 3) + 1]);
+    }
+    assert_eq!(balance_replicas(&m), None, "three nodes of fifteen each are balanced");
+    m.add_node(4, "rack4", "ud0");
+
+    let mut moves = 0;
+    while let Some((p, mv)) = balance_replicas(&m) {
+        assert_eq!(mv.to, 4, "the empty node takes the replicas");
+        assert_eq!(m.partitions[&p].replica_on(mv.from).map(|r| r.role), Some(Role::Secondary));
+        let steps = play_move(&mut m, p, mv);
+        // Built (and, caught up, promoted) first, then the old replica
+        // leaves: never fewer than three voters.
+        assert_eq!(
+            steps,
+            vec![Action::Build { partition: p, node: 4 }, Action::Downshift { partition: p, node: mv.from }],
+            "partition {p}"
+        );
+        assert_eq!(m.partitions[&p].voters().count(), 3, "partition {p}");
+        moves += 1;
+        assert!(moves <= 15, "balancing does not end");
+    }
+    // 45 replicas over 4 nodes: 11 or 12 each, and the primaries follow.
+    let counts: Vec<usize> = (1..=4).map(|n| m.load(n).0).collect();
+    assert!(counts.iter().all(|c| (11..=12).contains(c)), "{counts:?}");
+    assert_eq!(moves, 11, "{counts:?}");
+    for a in balance_primaries(&m) {
+        m.apply(&a);
+    }
+    assert!(
+        m.load(4).1 >= 3,
+        "node 4 leads its share of primaries: {:?}",
+        (1..=4).map(|n| m.load(n)).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_move_keeps_failure_domains_apart_and_waits_for_a_settled_partition() {
+    // Nodes 1-3 in racks a, b, c; node 4 joins rack a.
+    let mut m = ClusterMap::default();
+    for (id, rack) in [(1, "a"), (2, "b"), (3, "c"), (4, "a")] {
+        m.add_node(id, rack, "ud");
+    }
+    for p in 1..=6 {
+        m.add_partition(p, &[1, 2, 3]);
+    }
+    // Only the replica in rack a (node 1's) may go to node 4, and node 1
+    // leads every partition: its replicas are primaries, not secondaries.
+    assert_eq!(balance_replicas(&m), None);
+    for a in balance_primaries(&m) {
+        m.apply(&a);
+    }
+    let (p, mv) = balance_replicas(&m).expect("a secondary in rack a moves to node 4");
+    assert_eq!(mv, Move { from: 1, to: 4 });
+    // A partition with a build under way, or short of its target, is not moved.
+    m.apply(&Action::Build { partition: p, node: 4 });
+    assert_ne!(balance_replicas(&m).map(|(q, _)| q), Some(p));
+
+    // The new node dies during the move: repair drops the build and the
+    // partition keeps its three replicas.
+    let mut m2 = cluster(4);
+    m2.add_partition(1, &[1, 2, 3]);
+    m2.partitions.get_mut(&1).unwrap().moving = Some(Move { from: 2, to: 4 });
+    m2.apply(&Action::Build { partition: 1, node: 4 });
+    m2.nodes.get_mut(&4).unwrap().live = false;
+    let steps = plan_repair(&m2, &[]);
+    assert_eq!(steps, vec![Action::Drop { partition: 1, node: 4 }]);
+}

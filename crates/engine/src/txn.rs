@@ -760,6 +760,7 @@ impl Transaction {
 
     pub(crate) fn undo_from(&mut self, start: usize) {
         let guard = epoch::pin();
+        let undone = self.ops.len().saturating_sub(start);
         while self.ops.len() > start {
             let op = self.ops.pop().expect("op");
             let prev = unsafe { Shared::<Version>::from_usize(op.prev_head) };
@@ -781,6 +782,12 @@ impl Transaction {
             if op.claimed != 0 {
                 unsafe { Version::at(op.claimed) }.end.store(INFINITY, Release);
             }
+        }
+        if undone > 64 {
+            // Hand the unlinked versions to the global queue now, so that
+            // any thread's next pin can free them: a large rollback's
+            // memory must not wait in this thread's bag.
+            guard.flush();
         }
         // Reads of versions we just unlinked are meaningless now.
         let me = self.me;

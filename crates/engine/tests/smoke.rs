@@ -55,7 +55,10 @@ fn insert_read_update_delete() {
 
 #[test]
 fn first_writer_wins_and_abort_restores() {
-    let e = Engine::open(EngineConfig::in_memory()).unwrap();
+    // `b` waits for `a` on the same thread: it gives up at the lock timeout.
+    let mut config = EngineConfig::in_memory();
+    config.lock_timeout = std::time::Duration::from_millis(200);
+    let e = Engine::open(config).unwrap();
     let t = setup(&e);
     let mut tx = e.begin(Isolation::Snapshot).unwrap();
     tx.insert(&t, row(1, "a")).unwrap();

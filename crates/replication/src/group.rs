@@ -274,6 +274,7 @@ impl Group {
             replicas: config.replicas.max(1),
             replace_after: config.replace_after,
             primaries_seen: Default::default(),
+            moves: Default::default(),
         };
         runtime.spawn(manager.run());
         Ok(Group {

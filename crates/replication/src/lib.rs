@@ -116,6 +116,7 @@ pub mod groups;
 pub mod load;
 pub mod log_store;
 pub mod manager;
+mod moves;
 pub mod network;
 mod part_server;
 pub mod quiet;

@@ -391,6 +391,8 @@ pub(crate) struct Manager {
     pub replace_after: Duration,
     /// Each group's primary as last seen, and since when.
     pub primaries_seen: parking_lot::Mutex<HashMap<GroupId, (NodeId, std::time::Instant)>>,
+    /// The replica move under way (`moves.rs`).
+    pub moves: crate::moves::Moves,
 }
 
 /// How long after moving a primary the manager waits before the next move.
@@ -467,12 +469,16 @@ impl Manager {
                     .map(|m| m.id)
                     .collect()
             });
-            for (group, view) in &views {
-                let replicas = (directory.targets.get(group))
+            let target_of = |group: GroupId| {
+                (directory.targets.get(&group))
                     .or(directory.targets.get(&DATA_GROUP))
                     .copied()
                     .unwrap_or(self.replicas)
-                    .max(1);
+                    .max(1)
+            };
+            let moving = self.moves.settle(&views);
+            for (group, view) in &views {
+                let replicas = target_of(*group);
                 let within = if *group == DATA_GROUP { None } else { Some(holders.clone().unwrap_or_default()) };
                 self.repair(Target::Data(*group), view, replicas, within.as_ref(), &mut down_since).await;
                 if *group == DATA_GROUP {
@@ -481,8 +487,22 @@ impl Manager {
             }
             // A move takes a moment to show in the views: none until the
             // last one has settled.
-            if settled.is_none_or(|t| t.elapsed() >= SETTLE) && self.balance(&views).await {
-                settled = Some(Instant::now());
+            if settled.is_none_or(|t| t.elapsed() >= SETTLE) {
+                if self.balance(&views).await {
+                    settled = Some(Instant::now());
+                } else if !moving && let Some(holders) = &holders {
+                    // Primaries are spread: even out the replicas (a
+                    // move's steps are repair's, from the next round on).
+                    let heard: HashMap<NodeId, bool> =
+                        self.roster.spares().into_iter().map(|(id, _, alive)| (id, alive)).collect();
+                    let live = |n: NodeId| n == self.me || heard.get(&n).copied().unwrap_or(false);
+                    let draining = self.roster.draining_nodes(self.me);
+                    let nodes =
+                        crate::moves::NodesNow { holders, draining: &draining, live: &live, target: &target_of };
+                    if self.moves.start_next(&views, &nodes).is_some() {
+                        settled = Some(Instant::now());
+                    }
+                }
             }
         }
     }
@@ -562,6 +582,7 @@ impl Manager {
                 log_start: view.log_start,
                 unavailable: false,
                 serves_sessions: self.hosting.serves_sessions.get().is_none_or(|serves| serves(*group)),
+                moving: None,
             };
             map.partitions.insert(*group as u64, p);
         }
@@ -688,7 +709,12 @@ impl Manager {
             return;
         }
         let readers = matches!(target, Target::Manager | Target::Data(DATA_GROUP));
-        let map = self.map(view, replicas, within, readers);
+        let mut map = self.map(view, replicas, within, readers);
+        if let Target::Data(group) = target
+            && let Some(p) = map.partitions.get_mut(&0)
+        {
+            p.moving = self.moves.of(group);
+        }
         let voters: Vec<NodeId> = view.members.iter().filter(|m| m.voter).map(|m| m.id).collect();
         for v in &voters {
             if map.is_live(*v) {
@@ -758,6 +784,7 @@ impl Manager {
                 log_start: view.log_start,
                 unavailable: false,
                 serves_sessions: true,
+                moving: None,
             },
         );
         map
@@ -794,10 +821,14 @@ impl Manager {
     async fn carry_out(&self, target: Target, view: &GroupView, action: &Action) -> Result<(), String> {
         match action {
             Action::Downshift { node, .. } => {
-                tracing::warn!(
-                    node,
-                    "downshifting the {target}: node {node} has been unreachable too long and leaves it"
-                );
+                if view.member(*node).is_some_and(|m| m.answered) {
+                    tracing::info!(node, "node {node}'s replica leaves the {target} (moved to another node)");
+                } else {
+                    tracing::warn!(
+                        node,
+                        "downshifting the {target}: node {node} has been unreachable too long and leaves it"
+                    );
+                }
                 self.step(target, view, Step::RemoveVoter(*node)).await
             }
             Action::Drop { node, .. } => {

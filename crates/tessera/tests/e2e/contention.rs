@@ -114,12 +114,13 @@ async fn run(server: &Server, db: &str, keyed: bool, writes: Writes, clients: us
                     }
                     Err(e) => {
                         let code = e.as_db_error().map(|d| d.code().code().to_string());
-                        let mut j = journal.lock();
-                        match code {
-                            Some(code) if RETRYABLE.contains(&code.as_str()) => j.retried.push(describe(&e)),
-                            _ => j.failed.push(describe(&e)),
+                        {
+                            let mut j = journal.lock();
+                            match code {
+                                Some(code) if RETRYABLE.contains(&code.as_str()) => j.retried.push(describe(&e)),
+                                _ => j.failed.push(describe(&e)),
+                            }
                         }
-                        drop(j);
                         let _ = client.batch_execute("ROLLBACK").await;
                     }
                 }
@@ -147,6 +148,7 @@ async fn run(server: &Server, db: &str, keyed: bool, writes: Writes, clients: us
             .unwrap();
     }
 
+    let rows = query_text(&setup, "SELECT cid, id, v FROM t ORDER BY cid, id").await;
     let j = journal.lock();
     assert!(j.failed.is_empty(), "{label}: transactions failed: {:?}", &j.failed[..j.failed.len().min(5)]);
     assert!(last > 0, "{label}: nothing committed");
@@ -154,7 +156,6 @@ async fn run(server: &Server, db: &str, keyed: bool, writes: Writes, clients: us
     // The regression grew by gigabytes; a debug build's own churn is far less.
     let growth_mb = rss_max.saturating_sub(rss_start) / 1024;
     assert!(growth_mb < 200, "{label}: the server's memory grew by {growth_mb} MB");
-    let rows = query_text(&setup, "SELECT cid, id, v FROM t ORDER BY cid, id").await;
     for g in 0..groups {
         for id in ["1", "2"] {
             let key = group_key(g).to_string();

@@ -61,6 +61,8 @@ pub(crate) struct Hosting {
     /// The groups removed from this node since it started (the directory
     /// keeps listing them; each is tidied once).
     forgotten: parking_lot::Mutex<HashSet<GroupId>>,
+    /// The groups this node does not campaign in (`campaign_where_member`).
+    silent: parking_lot::Mutex<HashSet<GroupId>>,
     /// Other nodes' transactions on the partitions this node leads.
     pub parts: Arc<crate::part_server::PartServer>,
     /// This node's transactions on partitions other nodes lead: their
@@ -83,6 +85,7 @@ impl Hosting {
             sessions: Default::default(),
             serves_sessions: Default::default(),
             forgotten: Default::default(),
+            silent: Default::default(),
             remote_seq: Default::default(),
             incarnation: u64::from_le_bytes(bytes),
         }
@@ -195,6 +198,28 @@ impl Hosting {
         let adopt = adopt.ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
         adopt(stream);
         Ok(())
+    }
+
+    /// Lets this node campaign in every hosted database group except those
+    /// in `outside`, whose configuration (as the manager last saw it from
+    /// their primaries) leaves it out: a replica moved off this node is not
+    /// told by Raft, and its elections would only be refused. Added back
+    /// (the group's next member list names it), it campaigns again.
+    pub fn campaign_where_member(&self, outside: &[GroupId]) {
+        let hosted: Vec<(GroupId, Raft)> = self.more.lock().iter().map(|(g, h)| (*g, h.raft.clone())).collect();
+        let mut silent = self.silent.lock();
+        for (group, raft) in hosted {
+            let out = outside.contains(&group);
+            if out != silent.contains(&group) {
+                raft.runtime_config().elect(!out);
+                if out {
+                    tracing::debug!(group, "this node is not in data group {group}: it does not campaign there");
+                    silent.insert(group);
+                } else {
+                    silent.remove(&group);
+                }
+            }
+        }
     }
 
     pub fn raft_of(&self, id: GroupId) -> Option<Raft> {

@@ -231,7 +231,16 @@ impl Group {
             TcpListener::from_std(rpc_listener).map_err(|e| ReplicationError::Internal(e.to_string()))?
         };
         let roster = Arc::new(Roster::new(crate::load::LoadMeter::new(config.connections.clone())));
-        runtime.spawn(rpc::serve(
+        // A caller node whose last connection closed has died: the
+        // transactions its sessions held open on partitions led here end.
+        let presence = Arc::new(rpc::Presence::default());
+        let parts = Arc::downgrade(&hosting.parts);
+        presence.on_gone(move |node| {
+            if let Some(parts) = parts.upgrade() {
+                parts.caller_gone(node);
+            }
+        });
+        runtime.spawn(rpc::serve_tracked(
             listener,
             config.secret.clone(),
             handler(Services {
@@ -246,6 +255,7 @@ impl Group {
                 quiet: hosting.context.quiet.clone(),
                 parts: hosting.parts.clone(),
             }),
+            presence,
         ));
         runtime.spawn(hosting.context.quiet.clone().run(hosting.context.hosts.clone(), peers.clone()));
         if first.fresh {
@@ -617,6 +627,7 @@ async fn report_loop(
             }
             roster.leader_heard(sent);
             host(machine.directory().streams.into_iter().collect()).await;
+            hosting.campaign_where_member(&roster.outside(config.id));
             continue;
         }
         let mut candidates: Vec<String> = last_leader.iter().cloned().collect();
@@ -647,6 +658,7 @@ async fn report_loop(
                         campaigns = r.member;
                     }
                     host(r.groups).await;
+                    hosting.campaign_where_member(&r.outside);
                     break;
                 }
                 // Not the leader, but it names one: ask that one next.

@@ -358,9 +358,17 @@ impl Groups {
         }
     }
 
+    /// Whether this node leads group `id` (is its primary's node).
+    pub fn leads(&self, id: GroupId) -> bool {
+        let raft = if id == DATA_GROUP { None } else { self.hosting.raft_of(id) };
+        raft.is_some_and(|r| GroupView::of_leader(&r, self.me, &|_| false).is_ok())
+    }
+
     /// Group `id`'s replicas as this node knows them: every detail on its
-    /// primary; the configuration and the primary elsewhere; None where
-    /// the group is not hosted or this node is not in it.
+    /// primary; the configuration and the primary elsewhere (as this node
+    /// last heard it: a node removed from the group, by a move say, is not
+    /// told, so ask the primary where it matters); None where the group is
+    /// not hosted or this node is not in it.
     pub fn replicas_of(&self, id: GroupId) -> Option<Vec<GroupReplica>> {
         let raft = if id == DATA_GROUP { None } else { self.hosting.raft_of(id) }?;
         replicas_in(&raft, self.me, &|n| self.hosting.context.quiet.answered(id, n))

@@ -90,6 +90,10 @@ pub struct Roster {
     /// When a report of this node last reached the manager's leader (its
     /// sending began then; on the leader itself, its round began then).
     leader_heard: Mutex<Option<Instant>>,
+    /// On the manager's leader: each database group's members as its
+    /// primary last showed them (for telling a node the groups it is no
+    /// longer in: `outside`).
+    members: Mutex<Vec<(GroupId, Vec<NodeId>)>>,
     /// Wakes the report loop for a report now.
     pub(crate) report_now: tokio::sync::Notify,
 }
@@ -109,6 +113,7 @@ impl Roster {
             drained: Mutex::default(),
             draining_heard: Mutex::default(),
             leader_heard: Mutex::default(),
+            members: Mutex::default(),
             report_now: tokio::sync::Notify::new(),
         }
     }
@@ -183,6 +188,20 @@ impl Roster {
 
     pub(crate) fn set_group_primaries(&self, primaries: Vec<GroupPrimary>) {
         *self.primaries.lock() = (primaries, Some(Instant::now()));
+    }
+
+    /// Records each database group's members, as the manager's round saw
+    /// them.
+    pub(crate) fn set_group_members(&self, members: Vec<(GroupId, Vec<NodeId>)>) {
+        *self.members.lock() = members;
+    }
+
+    /// The database groups whose configuration, as the manager last saw
+    /// it, leaves `node` out: a replica moved off a node is not told by Raft
+    /// (its leader stops writing to it), and would otherwise campaign in
+    /// vain for ever.
+    pub(crate) fn outside(&self, node: NodeId) -> Vec<GroupId> {
+        self.members.lock().iter().filter(|(_, m)| !m.contains(&node)).map(|(g, _)| *g).collect()
     }
 
     /// Each data group's primary as the manager last saw it, if heard
@@ -339,6 +358,21 @@ pub enum Step {
     Settle,
 }
 
+/// Carries out `step` on data group `group`, which `raft` leads here: a
+/// quiet group is woken first, and Raft's lease renewed (a leader whose
+/// lease has lapsed, as a quiet group's has, refuses membership changes as
+/// it refuses writes).
+pub(crate) async fn reconfigure_data_group(
+    quiet: &crate::quiet::Quiet,
+    group: GroupId,
+    raft: &Raft,
+    step: Step,
+) -> Result<(), String> {
+    let lease = Duration::from_millis(raft.config().election_timeout_max);
+    quiet.ready_to_write(group, raft, lease).await;
+    reconfigure(raft, step).await
+}
+
 /// Carries out `step` on the group `raft` leads.
 pub(crate) async fn reconfigure<SM: RaftStateMachine<C>>(
     raft: &openraft::Raft<C, SM>,
@@ -450,6 +484,13 @@ impl Manager {
                     Err(e) => tracing::debug!("data group {group}'s primary did not answer the manager: {e}"),
                 }
             }
+            self.roster.set_group_members(
+                views
+                    .iter()
+                    .filter(|(g, _)| *g != DATA_GROUP)
+                    .map(|(g, v)| (*g, v.members.iter().map(|m| m.id).collect()))
+                    .collect(),
+            );
             self.roster.set_group_primaries(
                 views
                     .iter()
@@ -678,9 +719,11 @@ impl Manager {
             Target::Data(group) => group,
         };
         if view.leader == self.me {
-            let raft = if group == DATA_GROUP { Some(self.data.clone()) } else { self.hosting.raft_of(group) };
-            return match raft {
-                Some(raft) => reconfigure(&raft, step).await,
+            if group == DATA_GROUP {
+                return reconfigure(&self.data, step).await;
+            }
+            return match self.hosting.raft_of(group) {
+                Some(raft) => reconfigure_data_group(&self.hosting.context.quiet, group, &raft, step).await,
                 None => Err(format!("data group {group} is not hosted here")),
             };
         }

@@ -185,6 +185,9 @@ pub(crate) enum Reply {
         primaries: Vec<crate::manager::GroupPrimary>,
         /// The nodes being drained, as the manager's leader knows them.
         draining: Vec<NodeId>,
+        /// The database groups whose configuration leaves the reporting
+        /// node out: it does not campaign in them.
+        outside: Vec<GroupId>,
     },
     GroupView(crate::manager::GroupView),
     Reconfigured,
@@ -454,6 +457,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                         groups: machine.directory().streams.into_iter().collect(),
                         primaries: if leads { roster.group_primaries() } else { Vec::new() },
                         draining: if leads { roster.draining_nodes(id) } else { Vec::new() },
+                        outside: if leads { roster.outside(from) } else { Vec::new() },
                     }
                 }
                 Ok(Request::GroupView(group)) => {
@@ -465,7 +469,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                     if m.current_leader != Some(id) {
                         Reply::Failed(format!("node {id} is not group {group}'s primary"))
                     } else {
-                        crate::manager::reconfigure(&target.raft, step)
+                        crate::manager::reconfigure_data_group(&quiet, group, &target.raft, step)
                             .await
                             .map_or_else(Reply::Failed, |()| Reply::Reconfigured)
                     }
@@ -633,6 +637,9 @@ pub(crate) struct Reported {
     pub groups: Vec<(GroupId, Vec<u32>)>,
     pub primaries: Vec<crate::manager::GroupPrimary>,
     pub draining: Vec<NodeId>,
+    /// The database groups whose configuration leaves the reporting node
+    /// out (`Roster::outside`).
+    pub outside: Vec<GroupId>,
 }
 
 impl Peers {
@@ -644,8 +651,8 @@ impl Peers {
         let request = Request::Report { id: self.me, info: info.clone(), load, draining };
         let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
-            Reply::Reported { leader, member, by_leader, group, groups, primaries, draining } => {
-                Ok(Reported { leader, member, by_leader, group, groups, primaries, draining })
+            Reply::Reported { leader, member, by_leader, group, groups, primaries, draining, outside } => {
+                Ok(Reported { leader, member, by_leader, group, groups, primaries, draining, outside })
             }
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),
             _ => Err(ReplicationError::Codec("unexpected reply to report".into())),

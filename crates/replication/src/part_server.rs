@@ -6,8 +6,12 @@
 //! a lease, the rule a local statement on a primary follows. The open
 //! transactions of a group this node no longer leads are aborted within a
 //! sweep (200 ms): a demoted primary's engine applies the next primary's
-//! commits only once its own writers are gone. A transaction left idle for
-//! [`IDLE_LIMIT`] (its caller vanished) is aborted too.
+//! commits only once its own writers are gone. A transaction whose caller
+//! node has closed its last connection to this node (it died: its kernel
+//! closed its sockets) is aborted within a sweep too, so that the rows it
+//! held do not keep other transactions waiting; one left idle for
+//! [`IDLE_LIMIT`] (its caller vanished without a word, as behind a
+//! network partition) is aborted at last.
 //!
 //! A scan is answered a page at a time without gathering its rows here
 //! first: the transaction is lent to a thread that walks the index and
@@ -43,6 +47,8 @@ struct Open {
     /// The scan under way, holding the transaction meanwhile.
     cursor: Option<Cursor>,
     last: Instant,
+    /// When it began (a caller gone after that leaves it orphaned).
+    begun: Instant,
 }
 
 /// A page of a scan's rows; `last`: the scan ended with it.
@@ -100,6 +106,8 @@ type Shared = Arc<parking_lot::Mutex<Open>>;
 pub(crate) struct PartServer {
     context: GroupContext,
     open: parking_lot::Mutex<HashMap<RemoteTxnId, Shared>>,
+    /// Caller nodes whose last connection closed, and when.
+    gone: parking_lot::Mutex<HashMap<u64, Instant>>,
 }
 
 fn failed(e: &EngineError) -> PartAnswer {
@@ -112,7 +120,8 @@ fn not_committed(why: String) -> PartAnswer {
 
 impl PartServer {
     pub fn start(context: GroupContext) -> Arc<PartServer> {
-        let server = Arc::new(PartServer { context: context.clone(), open: Default::default() });
+        let server =
+            Arc::new(PartServer { context: context.clone(), open: Default::default(), gone: Default::default() });
         let weak = Arc::downgrade(&server);
         context.runtime.spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(200));
@@ -141,15 +150,27 @@ impl PartServer {
         self.open.lock().len()
     }
 
-    /// Aborts the transactions of groups this node no longer leads, and
-    /// those idle too long. One being worked on is left to the next sweep.
+    /// The caller node `node` closed its last connection to this node:
+    /// the transactions it began here before now are aborted at the next
+    /// sweep (those it begins after reconnecting are not).
+    pub fn caller_gone(&self, node: u64) {
+        self.gone.lock().insert(node, Instant::now());
+    }
+
+    /// Aborts the transactions of groups this node no longer leads, those
+    /// whose caller is gone, and those idle too long. One being worked on
+    /// is left to the next sweep.
     fn sweep(&self) {
         let ids: Vec<(RemoteTxnId, Shared)> = self.open.lock().iter().map(|(k, v)| (*k, v.clone())).collect();
+        // Older departures can have left nothing still open.
+        self.gone.lock().retain(|_, at| at.elapsed() < IDLE_LIMIT);
+        let gone = self.gone.lock().clone();
         let mut leads: HashMap<GroupId, bool> = HashMap::new();
         for (id, open) in ids {
             let Some(mut o) = open.try_lock() else { continue };
             let leading = *leads.entry(o.group).or_insert_with(|| self.context.holds_lease(o.group));
-            if leading && o.last.elapsed() < IDLE_LIMIT {
+            let orphaned = gone.get(&id.node).is_some_and(|at| o.begun <= *at);
+            if leading && !orphaned && o.last.elapsed() < IDLE_LIMIT {
                 continue;
             }
             if let Some(t) = o.take_txn() {
@@ -157,7 +178,13 @@ impl PartServer {
                     group = o.group,
                     caller = id.node,
                     "aborting a remote transaction: {}",
-                    if leading { "its caller went quiet" } else { "this node no longer leads its partition" }
+                    if !leading {
+                        "this node no longer leads its partition"
+                    } else if orphaned {
+                        "its caller's node closed its connections"
+                    } else {
+                        "its caller went quiet"
+                    }
                 );
                 t.abort();
             }
@@ -213,6 +240,7 @@ impl PartServer {
                     savepoints: HashMap::from([(0, start)]),
                     cursor: None,
                     last: Instant::now(),
+                    begun: Instant::now(),
                 }));
                 self.open.lock().insert(id, open.clone());
                 open

@@ -42,7 +42,7 @@ use crate::error::{ReplicationError, Result};
 /// The version of the messages nodes send each other: the requests and
 /// replies above this layer, the log entries and the snapshots. Raise it
 /// with any change to their encoding.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Largest frame a peer may send (a batch of log entries).
 pub const MAX_FRAME: usize = 256 << 20;
@@ -142,16 +142,77 @@ async fn receive<T: for<'de> Deserialize<'de>>(wire: &mut Wire) -> Result<T> {
 /// peer's order.
 pub type Handler = Arc<dyn Fn(u64, Bytes) -> Pin<Box<dyn Future<Output = Vec<u8>> + Send>> + Send + Sync>;
 
-/// Accepts peers on `listener` until the task is dropped.
-pub async fn serve(listener: TcpListener, secret: ClusterSecret, handler: Handler) {
-    serve_version(listener, secret, PROTOCOL_VERSION, handler).await
+/// Which nodes have a connection open to this node's listener, and what
+/// is to be done when a node's last one closes. A node that dies (a crash,
+/// a kill) has its sockets closed by its kernel, so its connections end at
+/// once: what this node holds for it (a transaction a session of that node
+/// left open here, holding rows) can be let go at once, not after a
+/// timeout meant for a caller that is merely slow.
+#[derive(Default)]
+pub struct Presence {
+    open: Mutex<HashMap<u64, usize>>,
+    on_gone: Mutex<Vec<GoneHook>>,
 }
 
-async fn serve_version(listener: TcpListener, secret: ClusterSecret, version: u32, handler: Handler) {
+/// What is done with a node's id when its last connection closes.
+type GoneHook = Box<dyn Fn(u64) + Send + Sync>;
+
+impl Presence {
+    /// Calls `f` with a node's id whenever its last connection closes.
+    pub fn on_gone(&self, f: impl Fn(u64) + Send + Sync + 'static) {
+        self.on_gone.lock().push(Box::new(f));
+    }
+
+    /// Whether `node` has a connection open to this node.
+    pub fn is_connected(&self, node: u64) -> bool {
+        self.open.lock().get(&node).is_some_and(|n| *n > 0)
+    }
+
+    fn arrived(&self, node: u64) {
+        *self.open.lock().entry(node).or_default() += 1;
+    }
+
+    fn left(&self, node: u64) {
+        let last = {
+            let mut open = self.open.lock();
+            let n = open.entry(node).or_default();
+            *n = n.saturating_sub(1);
+            let last = *n == 0;
+            if last {
+                open.remove(&node);
+            }
+            last
+        };
+        if last {
+            for f in self.on_gone.lock().iter() {
+                f(node);
+            }
+        }
+    }
+}
+
+/// Accepts peers on `listener` until the task is dropped.
+pub async fn serve(listener: TcpListener, secret: ClusterSecret, handler: Handler) {
+    serve_version(listener, secret, PROTOCOL_VERSION, handler, Arc::default()).await
+}
+
+/// Like [`serve`], keeping `presence` up to date with the peers connected.
+pub async fn serve_tracked(listener: TcpListener, secret: ClusterSecret, handler: Handler, presence: Arc<Presence>) {
+    serve_version(listener, secret, PROTOCOL_VERSION, handler, presence).await
+}
+
+async fn serve_version(
+    listener: TcpListener,
+    secret: ClusterSecret,
+    version: u32,
+    handler: Handler,
+    presence: Arc<Presence>,
+) {
     loop {
         let Ok((socket, peer)) = listener.accept().await else { continue };
         let secret = secret.clone();
         let handler = handler.clone();
+        let presence = presence.clone();
         tokio::spawn(async move {
             let mut wire = framed(socket);
             let accepted = accept_peer(&mut wire, &secret, version);
@@ -163,7 +224,9 @@ async fn serve_version(listener: TcpListener, secret: ClusterSecret, version: u3
                 }
                 Err(_) => return,
             };
+            presence.arrived(node);
             serve_peer(wire, node, handler).await;
+            presence.left(node);
         });
     }
 }
@@ -476,7 +539,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         let handler: Handler = Arc::new(|_, body| Box::pin(async move { body.to_vec() }));
-        tokio::spawn(serve_version(listener, ClusterSecret::new(b"k"), PROTOCOL_VERSION + 1, handler));
+        tokio::spawn(serve_version(listener, ClusterSecret::new(b"k"), PROTOCOL_VERSION + 1, handler, Arc::default()));
         let mut wire = framed(TcpStream::connect(&addr).await.unwrap());
         let Handshake::Challenge { nonce: challenge, .. } = receive(&mut wire).await.unwrap() else { panic!() };
         let proof = ClusterSecret::new(b"k").prove(b"client", &challenge);

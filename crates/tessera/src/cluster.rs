@@ -566,16 +566,21 @@ impl tessera_sql::cluster_view::ClusterView for View {
 
     fn stream_replicas(&self, stream: u32) -> Option<Vec<tessera_sql::cluster_view::ReplicaRow>> {
         let group = self.1.group_of_stream(stream).unwrap_or(stream);
-        // A node outside the group (a database keeping fewer replicas
-        // than the cluster has nodes) asks the group's primary.
-        let replicas = self.1.replicas_of(group).or_else(|| {
+        // The group's primary knows its configuration; another node's may
+        // be stale (a replica moved off it is not told), or it holds none
+        // (a database keeping fewer replicas than the cluster has nodes):
+        // it asks the primary, and falls back on what it knows.
+        let local = self.1.replicas_of(group);
+        let replicas = if self.1.leads(group) {
+            local
+        } else {
             let groups = self.1.clone();
             let (tx, rx) = std::sync::mpsc::channel();
             self.1.runtime().spawn(async move {
                 let _ = tx.send(groups.replicas_from_primary(group).await);
             });
-            rx.recv_timeout(std::time::Duration::from_secs(2)).ok().flatten()
-        })?;
+            rx.recv_timeout(std::time::Duration::from_secs(2)).ok().flatten().or(local)
+        }?;
         Some(
             replicas
                 .into_iter()

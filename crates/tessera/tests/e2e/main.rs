@@ -7,6 +7,7 @@ mod db_groups;
 mod drivers;
 mod durability;
 mod harness;
+mod join_balance;
 mod keyed;
 mod keyed_groups;
 mod limits;

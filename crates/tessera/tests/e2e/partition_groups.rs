@@ -226,6 +226,35 @@ fn each_partition_fails_over_by_itself_and_sessions_reach_partitions_led_elsewhe
         let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
         assert_eq!(orders(&all).await.unwrap(), acked);
 
+        // kill -9 the node running the database's sessions while one of
+        // them holds a row of a partition led elsewhere: that partition's
+        // primary lets the dead node's transaction go as soon as its
+        // connections close, so a writer of the row through another node
+        // waits for the failover of the home, not for an idle timeout.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (home, held) = loop {
+            let home = db_primary(&all, "shop").await as i64;
+            let p = partition_primaries(all[0]).await;
+            if let Some((part, _)) = p.iter().find(|(_, n)| **n != home) {
+                break (home, customers()[(*part as usize - 1) * 5 + 1]);
+            }
+            assert!(Instant::now() < deadline, "every partition is led by the home's primary: {p:?}");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        };
+        let holder = try_connect(all[home as usize - 1], "shop").await.unwrap();
+        holder.batch_execute(&format!("BEGIN; UPDATE orders SET qty = qty + 7 WHERE cid = {held}")).await.unwrap();
+        nodes[home as usize - 1].kill9();
+        let killed = Instant::now();
+        let alive: Vec<u16> = (1..=3).filter(|&i| i != home).map(|i| all[i as usize - 1]).collect();
+        let sql = format!("UPDATE orders SET qty = qty + 1 WHERE cid = {held}");
+        assert_eq!(run_anywhere(&alive, "shop", &sql, Duration::from_secs(60)).await, Outcome::Done);
+        assert!(killed.elapsed() < Duration::from_secs(20), "the row was free only after {:?}", killed.elapsed());
+        drop(holder);
+        let got = query(alive[0], "shop", &format!("SELECT qty FROM orders WHERE cid = {held}")).await.unwrap();
+        assert_eq!(got, vec![vec!["3".to_string()]], "the dead session's update was not committed");
+        nodes[home as usize - 1].restart();
+        let all: Vec<u16> = nodes.iter().map(|n| n.port()).collect();
+
         // Dropping the database removes every group of it: its home's and
         // its partitions'.
         let addr = format!("127.0.0.1:{}", rpc[0]);

@@ -100,15 +100,20 @@ pub fn balance_primaries(map: &ClusterMap) -> Vec<Action> {
 /// there. Of the pairs of nodes, the fullest and the emptiest first; of the
 /// partitions, the lowest id.
 ///
-/// Only a settled partition moves: every replica votes (no build or catch-up
-/// under way), it has its target count, a quorum, and is not unavailable.
-/// The move keeps the partition's failure domains as distinct as they
+/// Moves wait for a settled cluster: while any partition has a build or
+/// catch-up under way, is short of (or over) its target, or moving, none
+/// is proposed (the counts are about to change, and a partition being
+/// formed or repaired must not race a move). The moved partition must
+/// also have a quorum and not be unavailable. The move keeps the partition's failure domains as distinct as they
 /// were: the new node's domain is not one its other replicas use, unless
 /// the replica it replaces shared one already.
 ///
 /// Counts are of the partitions in `map`: the caller puts there the ones
 /// that may move (a cluster's databases, not its catalog).
 pub fn balance_replicas(map: &ClusterMap) -> Option<(PartitionId, Move)> {
+    if !map.partitions.values().all(settled) {
+        return None;
+    }
     let mut nodes: Vec<(usize, NodeId)> = map.usable_nodes().map(|n| (map.load(n.id).0, n.id)).collect();
     nodes.sort();
     for &(most, from) in nodes.iter().rev() {
@@ -126,15 +131,19 @@ pub fn balance_replicas(map: &ClusterMap) -> Option<(PartitionId, Move)> {
 
 /// Whether `p`'s secondary on `from` may move to `to` (see `balance_replicas`).
 fn may_move(map: &ClusterMap, p: &PartitionInfo, from: NodeId, to: NodeId) -> bool {
-    let settled = p.moving.is_none()
-        && !p.unavailable
-        && p.replicas.iter().all(|r| r.role.votes() || r.role == Role::Removed)
-        && p.voters().count() == p.target
-        && p.voters().filter(|r| map.is_live(r.node)).count() >= p.quorum();
-    if !settled || p.replica_on(to).is_some() || p.replica_on(from).is_none_or(|r| r.role != Role::Secondary) {
+    let healthy = !p.unavailable && p.voters().filter(|r| map.is_live(r.node)).count() >= p.quorum();
+    if !healthy || p.replica_on(to).is_some() || p.replica_on(from).is_none_or(|r| r.role != Role::Secondary) {
         return false;
     }
     let domain = |n: NodeId| map.nodes.get(&n).map_or("", |i| i.failure_domain.as_str());
     let others: Vec<&str> = p.voters().filter(|r| r.node != from).map(|r| domain(r.node)).collect();
     !others.contains(&domain(to)) || others.contains(&domain(from))
+}
+
+/// Whether a partition has its target count of voters and nothing under
+/// way: no build, no catch-up, no move.
+fn settled(p: &PartitionInfo) -> bool {
+    p.moving.is_none()
+        && p.replicas.iter().all(|r| r.role.votes() || r.role == Role::Removed)
+        && p.voters().count() == p.target
 }

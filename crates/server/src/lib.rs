@@ -346,13 +346,17 @@ impl Session {
         let _watchdog = AbortOnDrop(watchdog.abort_handle());
         let result = match stop {
             None => work.await,
-            Some(stop) => tokio::select! {
-                r = work => r,
-                _ = stop => {
-                    terminate(handles.closer, plaintext, "57P01", "terminating connection: this node is no longer the primary; reconnect to reach the new one");
-                    Ok(())
+            Some(stop) => {
+                tokio::pin!(work);
+                tokio::select! {
+                    r = &mut work => r,
+                    _ = stop => {
+                        let _idle = finish_statement(&conn, work.as_mut()).await;
+                        terminate(handles.closer, plaintext, "57P01", "terminating connection: this node is no longer the primary; reconnect to reach the new one");
+                        Ok(())
+                    }
                 }
-            },
+            }
         };
         if let Err(e) = result {
             tracing::debug!(%peer, "connection ended: {e}");
@@ -362,6 +366,36 @@ impl Session {
             s.reset();
         }
     }
+}
+
+/// How long a session that must end waits for its statement under way.
+const STATEMENT_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Before a session is ended because this node stopped serving as primary:
+/// lets the statement under way finish and its answer reach the client
+/// (a COMMIT's outcome above all: committed, or a retryable error, never a
+/// connection cut while the client waits for it), then holds the session
+/// so that no other statement starts. Returns the held session (None after
+/// the grace, or when the client left).
+async fn finish_statement<'c, W>(
+    conn: &'c handler::Conn,
+    mut work: std::pin::Pin<&mut W>,
+) -> Option<tokio::sync::MutexGuard<'c, Option<tessera_sql::session::Session>>>
+where
+    W: std::future::Future<Output = std::io::Result<()>>,
+{
+    let deadline = tokio::time::Instant::now() + STATEMENT_GRACE;
+    // The message loop must go on running for the statement to finish.
+    let held = tokio::select! {
+        _ = &mut work => return None,
+        held = conn.session.lock() => held,
+        _ = tokio::time::sleep_until(deadline) => return None,
+    };
+    // The answer may still sit in the connection's output buffer: the loop
+    // writes it out before it waits for the next message (which then waits
+    // for the held session).
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(50), &mut work).await;
+    Some(held)
 }
 
 /// Resolves when a session must end because this node stopped serving

@@ -4,6 +4,7 @@ mod client;
 mod cluster;
 mod contention;
 mod db_groups;
+mod drain_writes;
 mod drivers;
 mod durability;
 mod harness;

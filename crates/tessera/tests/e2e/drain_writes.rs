@@ -96,22 +96,23 @@ fn a_drain_under_writes_leaves_no_commit_of_unknown_outcome() {
             tokio::time::timeout(Duration::from_secs(30), c).await.expect("a client hung").unwrap();
         }
 
-        let t = tally.lock();
-        eprintln!("drain under writes: committed {:?}, errors {:?}, unknown {}", t.committed, t.errors, t.unknown);
-        assert_eq!(t.unknown, 0, "COMMITs without an answer across a drain: errors {:?}", t.errors);
-        assert!(t.committed.values().sum::<i64>() > 0, "nothing committed before the drain");
+        let (committed, errors, unknown) = {
+            let t = tally.lock();
+            (t.committed.clone(), t.errors.clone(), t.unknown)
+        };
+        eprintln!("drain under writes: committed {committed:?}, errors {errors:?}, unknown {unknown}");
+        assert_eq!(unknown, 0, "COMMITs without an answer across a drain: errors {errors:?}");
+        assert!(committed.values().sum::<i64>() > 0, "nothing committed before the drain");
         // Every acknowledged commit is there, and nothing else (no COMMIT
         // was left without an answer).
-        let rows = query(all[(primary % 3) as usize], "bank", "SELECT id, n FROM acct ORDER BY id").await;
-        let rows = match rows {
+        let sql = "SELECT id, n FROM acct ORDER BY id";
+        let rows = match query(all[primary % 3], "bank", sql).await {
             Ok(r) => r,
-            Err(_) => {
-                query(all[((primary + 1) % 3) as usize], "bank", "SELECT id, n FROM acct ORDER BY id").await.unwrap()
-            }
+            Err(_) => query(all[(primary + 1) % 3], "bank", sql).await.unwrap(),
         };
         for r in rows {
             let (id, n): (i64, i64) = (r[0].parse().unwrap(), r[1].parse().unwrap());
-            assert_eq!(n, t.committed.get(&id).copied().unwrap_or(0), "row {id}");
+            assert_eq!(n, committed.get(&id).copied().unwrap_or(0), "row {id}");
         }
     });
 }

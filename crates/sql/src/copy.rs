@@ -423,31 +423,63 @@ fn parse_csv(data: &str, f: &Format) -> Result<Vec<Line<'static>>> {
 const BATCH_ROWS: usize = 50_000;
 
 pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
-    let CopyIn { def, columns, format, data, .. } = copy;
+    let CopyIn { def, columns, format, data, autocommit, .. } = copy;
     let text = String::from_utf8(data)
         .map_err(|e| SqlError::new(code::INVALID_TEXT, format!("COPY data is not valid UTF-8: {e}")))?;
     let table = session.catalog().engine_table(&def)?;
     let load = Load { def: &def, table: &table, columns: &columns, started: std::time::Instant::now() };
-    let mut done = 0usize;
+    // Outside a transaction block, `tessera.copy_commit_rows` commits the
+    // load in parts: a COPY larger than one transaction may be goes in,
+    // and a failure keeps the parts committed before it.
+    let every = if autocommit { session.info.settings.lock().hot().copy_commit_rows as usize } else { 0 };
+    let batch_rows = if every > 0 { BATCH_ROWS.min(every) } else { BATCH_ROWS };
+    let (mut done, mut uncommitted) = (0usize, 0usize);
+    let mut loaded = async |session: &mut Session, n: usize| -> Result<()> {
+        done += n;
+        uncommitted += n;
+        if every > 0 && uncommitted >= every {
+            commit_part(session).await?;
+            uncommitted = 0;
+        }
+        Ok(())
+    };
     if format.csv {
         // Quoted CSV fields may span lines: parsed whole, loaded in batches.
         let lines = parse_csv(&text, &format)?;
-        for chunk in lines.chunks(BATCH_ROWS) {
-            done += load.batch(session, chunk).await?;
+        for chunk in lines.chunks(batch_rows) {
+            let n = load.batch(session, chunk).await?;
+            loaded(session, n).await?;
         }
     } else {
         let mut lines = TextLines::new(&text, &format);
-        let mut chunk = Vec::with_capacity(BATCH_ROWS.min(text.len() / 8 + 1));
+        let mut chunk = Vec::with_capacity(batch_rows.min(text.len() / 8 + 1));
         loop {
-            chunk.extend(lines.by_ref().take(BATCH_ROWS));
+            chunk.extend(lines.by_ref().take(batch_rows));
             if chunk.is_empty() {
                 break;
             }
-            done += load.batch(session, &chunk).await?;
+            let n = load.batch(session, &chunk).await?;
+            loaded(session, n).await?;
             chunk.clear();
         }
     }
+    drop(loaded);
     Ok(Output::Command(format!("COPY {done}")))
+}
+
+/// Commits what a COPY (outside a transaction block) has loaded so far and
+/// begins the transaction its next rows go to.
+async fn commit_part(session: &mut Session) -> Result<()> {
+    let txn = session.txn.lock().take();
+    if let Some(txn) = txn {
+        txn.commit().await?;
+    }
+    session.ensure_txn()?;
+    let deadline = session.statement_deadline();
+    if let Some(t) = session.txn.lock().as_mut() {
+        t.set_wait_deadline(deadline);
+    }
+    Ok(())
 }
 
 /// What every batch of one COPY FROM shares.

@@ -65,6 +65,11 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "10s",
         "How far behind the primary a secondary may be for a read there (ms, or with a unit).",
     ),
+    (
+        "tessera.copy_commit_rows",
+        "0",
+        "COPY FROM outside a transaction block commits after every this many rows (0: all in one transaction).",
+    ),
 ];
 
 fn canonical(name: &str) -> Option<&'static str> {
@@ -88,6 +93,8 @@ pub struct Hot {
     pub statement_timeout_ms: u64,
     pub default_isolation: Option<tessera_engine::Isolation>,
     pub default_read_only: bool,
+    /// `tessera.copy_commit_rows` (0: off).
+    pub copy_commit_rows: u64,
 }
 
 impl Default for Settings {
@@ -144,6 +151,7 @@ impl Settings {
             statement_timeout_ms: parse_millis(value("statement_timeout")).unwrap_or(0),
             default_isolation: crate::session::isolation_from_name(value("default_transaction_isolation")),
             default_read_only: value("default_transaction_read_only") == "on",
+            copy_commit_rows: value("tessera.copy_commit_rows").parse().unwrap_or(0),
         };
     }
 
@@ -201,6 +209,10 @@ fn validate(key: &str, value: &str) -> Result<String> {
         "tessera.read_from" => match value.to_lowercase().as_str() {
             v @ ("primary" | "secondary") => Ok(v.to_string()),
             _ => Err(bad("Use primary or secondary.")),
+        },
+        "tessera.copy_commit_rows" => match value.trim().parse::<u64>() {
+            Ok(n) => Ok(n.to_string()),
+            Err(_) => Err(bad("Use a number of rows (0: a COPY is one transaction).")),
         },
         "statement_timeout" | "idle_in_transaction_session_timeout" | "lock_timeout" | "tessera.max_staleness" => {
             let ms = parse_millis(value)

@@ -283,3 +283,55 @@ async fn a_transaction_over_the_log_record_limit_fails_alone() {
     .await
     .expect("the test took too long");
 }
+
+async fn count_t(c: &tokio_postgres::Client) -> i64 {
+    c.query_one("SELECT count(*) FROM t", &[]).await.unwrap().get(0)
+}
+
+/// Sends `data` to `copy` (COPY … FROM STDIN); the server's answer.
+async fn copy_rows(c: &tokio_postgres::Client, copy: &str, data: &str) -> Result<u64, tokio_postgres::Error> {
+    use futures::SinkExt;
+    let sink = c.copy_in(copy).await?;
+    let mut sink = std::pin::pin!(sink);
+    sink.send(bytes::Bytes::from(data.to_string())).await?;
+    sink.as_mut().finish().await
+}
+
+/// `tessera.copy_commit_rows` commits a COPY outside a transaction block
+/// in parts of that many rows: a failure keeps the parts before it. Off
+/// (0, the default) or inside a block, a COPY is all or nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_commits_in_parts_when_asked() {
+    let server = Server::start();
+    let port = server.port();
+    tokio::time::timeout(Duration::from_secs(120), async move {
+        let c = connect(port).await.unwrap();
+        c.batch_execute("CREATE TABLE t (id int PRIMARY KEY)").await.unwrap();
+        // Row 5 is bad.
+        let data = "1\n2\n3\n4\nfive\n6\n";
+        let e = copy_rows(&c, "COPY t FROM STDIN", data).await.unwrap_err();
+        assert_eq!(code(&e), Some("22P02"), "{e:?}");
+        assert_eq!(count_t(&c).await, 0, "by default a COPY is one transaction");
+
+        c.batch_execute("SET tessera.copy_commit_rows = 2").await.unwrap();
+        let shown: String = c.query_one("SHOW tessera.copy_commit_rows", &[]).await.unwrap().get(0);
+        assert_eq!(shown, "2");
+        let e = copy_rows(&c, "COPY t FROM STDIN", data).await.unwrap_err();
+        assert_eq!(code(&e), Some("22P02"), "{e:?}");
+        assert_eq!(count_t(&c).await, 4, "the two parts before the bad row are committed");
+
+        // Inside a block the block decides.
+        c.batch_execute("BEGIN").await.unwrap();
+        assert_eq!(copy_rows(&c, "COPY t FROM STDIN", "10\n11\n12\n").await.unwrap(), 3);
+        c.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(count_t(&c).await, 4);
+
+        // A whole COPY in parts is whole.
+        assert_eq!(copy_rows(&c, "COPY t FROM STDIN", "20\n21\n22\n23\n24\n").await.unwrap(), 5);
+        assert_eq!(count_t(&c).await, 9);
+        let e = c.batch_execute("SET tessera.copy_commit_rows = -1").await.unwrap_err();
+        assert_eq!(code(&e), Some("22023"), "{e:?}");
+    })
+    .await
+    .expect("the test took too long");
+}

@@ -463,7 +463,6 @@ pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
             chunk.clear();
         }
     }
-    drop(loaded);
     Ok(Output::Command(format!("COPY {done}")))
 }
 

@@ -265,10 +265,10 @@ impl SimpleQueryHandler for Conn {
         let before = session.status();
         if let Some(result) = session.execute_simple_fast(query).await {
             let after = session.status();
-            return Ok(vec![match result {
-                Ok(o) => output_response(self, o, before, after, &Format::UnifiedText)?,
-                Err(e) => Response::Error(Box::new(error_info(e))),
-            }]);
+            return match result {
+                Ok(o) => Ok(vec![output_response(self, o, before, after, &Format::UnifiedText)?]),
+                Err(e) => error_response(client, session, Vec::new(), e),
+            };
         }
         let stmts = match parse_sql(query) {
             Ok(s) => s,
@@ -323,6 +323,7 @@ impl SimpleQueryHandler for Conn {
                     break;
                 }
                 Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText)?),
+                Err(e) if !implicit => return error_response(client, session, out, e),
                 Err(e) => {
                     out.push(Response::Error(Box::new(error_info(e))));
                     failed = true;
@@ -339,6 +340,34 @@ impl SimpleQueryHandler for Conn {
         }
         Ok(out)
     }
+}
+
+/// The answer to a simple query whose statement failed after `out`.
+///
+/// pgwire works out the ReadyForQuery status from the one the query began
+/// in and its responses, and an error turns any status but idle into
+/// "failed block". An error can end a block, though: a COMMIT that fails
+/// (a serialization failure found at commit, a primary that changed) has
+/// rolled the transaction back and left the session idle, as PostgreSQL
+/// does. Reported as "failed", a driver would go on as if in a block (its
+/// next transaction a SAVEPOINT, refused for ever). So when the session is
+/// idle after the error but the client was told otherwise, and nothing was
+/// answered before it, the error goes back as the query's error, after the
+/// connection's status is made idle: its ReadyForQuery says so.
+fn error_response<C: ClientInfo>(
+    client: &mut C,
+    session: &Session,
+    mut out: Vec<Response>,
+    e: SqlError,
+) -> PgWireResult<Vec<Response>> {
+    use pgwire::messages::response::TransactionStatus;
+    let ends_block = session.status() == TxnStatus::Idle && client.transaction_status() != TransactionStatus::Idle;
+    if ends_block && out.is_empty() {
+        set_status(client, TxnStatus::Idle);
+        return Err(to_pg_error(e));
+    }
+    out.push(Response::Error(Box::new(error_info(e))));
+    Ok(out)
 }
 
 /// Runs a statement under the session's `statement_timeout`.

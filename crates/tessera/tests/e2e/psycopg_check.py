@@ -232,6 +232,32 @@ def autocommit(conn):
     conn.autocommit = False
 
 
+@check("a COMMIT that fails leaves the connection idle")
+def failed_commit_ends_the_block(conn):
+    # A serializable transaction whose scan a concurrent insert changes
+    # fails at COMMIT (40001) and is rolled back: the server must then say
+    # the connection is idle, as PostgreSQL does, or psycopg takes its next
+    # transaction for a savepoint of a block that no longer exists.
+    conn.autocommit = True
+    conn.execute("CREATE TABLE fc (id int PRIMARY KEY, v int)")
+    conn.execute("INSERT INTO fc VALUES (1, 0), (2, 0)")
+    with connect(PORT, prepare_threshold=None, autocommit=True) as other:
+        try:
+            with conn.transaction():
+                conn.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+                conn.execute("SELECT count(*) FROM fc WHERE v >= 0").fetchall()
+                other.execute("INSERT INTO fc VALUES (3, 0)")
+                conn.execute("UPDATE fc SET v = v + 1 WHERE id = 2")
+            raise AssertionError("the COMMIT succeeded")
+        except psycopg.errors.SerializationFailure:
+            pass
+    assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE, conn.info.transaction_status
+    with conn.transaction():
+        conn.execute("UPDATE fc SET v = v + 10 WHERE id = 2")
+    assert conn.execute("SELECT v FROM fc WHERE id = 2").fetchone() == (10,)
+    conn.autocommit = False
+
+
 @check("a query run several times is prepared", "prepared")
 def prepared_automatically(conn):
     conn.execute("CREATE TABLE p (id integer PRIMARY KEY, v text)")

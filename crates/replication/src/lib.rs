@@ -56,7 +56,9 @@
 //! - `remote_part` and `part_server`: transactions on a partition whose
 //!   group another node leads — each engine call one RPC to that primary,
 //!   which holds the engine transaction between calls, checks its lease on
-//!   every call and aborts what it holds once it stops leading — and
+//!   every call and aborts what it holds once it stops leading, or once
+//!   the caller's node has closed its last connection (`rpc::Presence`:
+//!   a node that dies frees the rows its sessions held at once) — and
 //!   schema changes made there. The SQL layer's sessions of a keyed
 //!   database run on its home's primary and reach its partitions so.
 //!
@@ -78,6 +80,11 @@
 //!   a learner from the snapshot and the log, then promoted, by the group's
 //!   leader at the manager's request. The decisions are
 //!   `tessera-cluster`'s.
+//! - `moves`: replica moves that even out the databases' replicas over
+//!   the nodes (a node that joins gets its share), one at a time, each
+//!   built before the replica it replaces leaves; a node moved out of a
+//!   group learns it from the manager's answers to its reports and stops
+//!   campaigning there.
 //! - `load`: a node's load figures (connections, CPU, memory), sent with
 //!   its registration; the manager places replicas on the less busy of
 //!   otherwise equal nodes, and `tessera.nodes` shows them.

@@ -21,6 +21,10 @@
 //!   name exactly the rows to write, then applied to the engine here (never
 //!   through DataFusion's DML hooks);
 //! * COPY (`copy`) — text and CSV in and out;
+//! * waits for rows' holders (`row_waits`) — a write never waits on a
+//!   thread: the engine answers `WouldBlock` and the session's task awaits
+//!   the holder's end on the engine of the part that answered, then
+//!   writes again;
 //! * the fast path (`fast`) — short statements that reach rows by a unique
 //!   key (point SELECT, INSERT … VALUES, UPDATE/DELETE by key) are bound once
 //!   and run directly on the engine, skipping DataFusion; whatever they

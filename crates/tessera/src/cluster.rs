@@ -635,6 +635,10 @@ pub fn demo(n: u32, data_dir: &Path, port: u16, rpc_port: u16) -> Result<(), Box
         "  psql \"host={hosts} port={} user=tessera dbname=tessera options='-c tessera.read_from=secondary' target_session_attrs=prefer-standby\"",
         ports.join(",")
     );
+    // The administration commands authenticate with the cluster's secret
+    // (generated above unless given): a local demo shows it.
+    println!("To see the cluster map, drain a node or change the replica count:");
+    println!("  TESSERA_CLUSTER_SECRET={secret} tessera status --rpc-addr 127.0.0.1:{rpc_port}");
     println!("Press Ctrl-C to stop the cluster.");
     signals.forever().next();
     for child in &mut children {

@@ -478,6 +478,17 @@ fn demo_starts_a_cluster_and_stops_it() {
         assert!(Instant::now() < deadline, "the printed command did not read on a secondary: {got} {out:?}");
         std::thread::sleep(Duration::from_millis(200));
     }
+    // The printed administration command (with the generated secret) works.
+    let admin_line = printed.lines().find(|l| l.contains("tessera status")).expect("a line to administer the cluster");
+    let secret = admin_line.split_whitespace().find_map(|w| w.strip_prefix("TESSERA_CLUSTER_SECRET=")).unwrap();
+    let addr = admin_line.split_whitespace().last().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["status", "--rpc-addr", addr])
+        .env("TESSERA_CLUSTER_SECRET", secret)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("primary"), "{text} {out:?}");
     let status = std::process::Command::new("kill").args(["-TERM", &demo.id().to_string()]).status().unwrap();
     assert!(status.success());
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -163,11 +163,6 @@ impl Presence {
         self.on_gone.lock().push(Box::new(f));
     }
 
-    /// Whether `node` has a connection open to this node.
-    pub fn is_connected(&self, node: u64) -> bool {
-        self.open.lock().get(&node).is_some_and(|n| *n > 0)
-    }
-
     fn arrived(&self, node: u64) {
         *self.open.lock().entry(node).or_default() += 1;
     }

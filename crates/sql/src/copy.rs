@@ -20,7 +20,6 @@ use crate::error::{Result, SqlError, code};
 use crate::row_waits::Interrupted;
 use crate::session::{Output, Session};
 use crate::types::SqlType;
-use tessera_engine::EngineError;
 
 #[derive(Debug, Clone)]
 pub struct Format {
@@ -539,13 +538,11 @@ impl Load<'_> {
             // A bulk load may span partitions (committed one by one).
             txn.allow_multi_partition_writes();
             while let Some(row) = rows.get(next) {
-                txn.insert(self.table, row.clone()).map_err(|e| match e {
-                    EngineError::WouldBlock { holder } => Interrupted::Wait(holder),
-                    e => {
-                        let mut err = SqlError::from(e);
+                txn.insert(self.table, row.clone()).map_err(|e| {
+                    Interrupted::from(e).map_failed(|mut err| {
                         err.message = format!("{} (COPY {}, line {})", err.message, def.name, chunk[next].0);
-                        Interrupted::Failed(err)
-                    }
+                        err
+                    })
                 })?;
                 next += 1;
             }

@@ -286,10 +286,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
                     }
                 }
             };
-            match r {
-                Err(EngineError::WouldBlock { holder }) => Err(crate::row_waits::Interrupted::Wait(holder)),
-                r => Ok(r),
-            }
+            crate::row_waits::lift_wait(r)
         })
         .await?;
         match result {

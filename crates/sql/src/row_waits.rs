@@ -47,6 +47,28 @@ impl From<EngineError> for Interrupted {
     }
 }
 
+impl Interrupted {
+    /// The same interruption, with a failure's error passed through `f`
+    /// (to say where it happened); a wait stays a wait.
+    pub(crate) fn map_failed(self, f: impl FnOnce(SqlError) -> SqlError) -> Self {
+        match self {
+            Interrupted::Failed(e) => Interrupted::Failed(f(e)),
+            wait => wait,
+        }
+    }
+}
+
+/// Takes a `WouldBlock` out of an engine result, for a step that handles
+/// the engine's other errors itself.
+pub(crate) fn lift_wait<T>(
+    r: std::result::Result<T, EngineError>,
+) -> std::result::Result<std::result::Result<T, EngineError>, Interrupted> {
+    match r {
+        Err(EngineError::WouldBlock { holder }) => Err(Interrupted::Wait(holder)),
+        r => Ok(r),
+    }
+}
+
 impl From<SqlError> for Interrupted {
     fn from(e: SqlError) -> Self {
         Interrupted::Failed(e)

@@ -135,6 +135,8 @@ pub struct Proposals {
     /// Whether this node serves as primary (leader, caught up, with a quorum).
     serving: AtomicBool,
     why_not: Mutex<String>,
+    /// How the node's sessions follow a planned move of the role.
+    pub gate: Arc<MoveGate>,
 }
 
 impl Proposals {
@@ -149,6 +151,7 @@ impl Proposals {
             submit,
             serving: AtomicBool::new(false),
             why_not: Mutex::new("this node is starting".into()),
+            gate: Arc::default(),
         })
     }
 
@@ -272,5 +275,94 @@ impl CommitLog for ReplicatedCommitLog {
 
     fn allows_lazy(&self) -> bool {
         false
+    }
+}
+
+/// How client sessions follow a planned move of a group's primary role
+/// (`Hosted::hand_over`) without an error: while the role is being handed
+/// over, sessions hold their next transaction (the session layer hands
+/// them to the new primary once it serves), and the hand-over waits a
+/// little for the transactions and statements already under way to end,
+/// each counted by an [`OpenWork`] its session holds.
+#[derive(Default)]
+pub struct MoveGate {
+    handing_over: Mutex<Option<tokio::sync::watch::Sender<bool>>>,
+    open: std::sync::atomic::AtomicUsize,
+    ended: tokio::sync::Notify,
+}
+
+impl MoveGate {
+    fn sender(&self) -> tokio::sync::watch::Sender<bool> {
+        self.handing_over.lock().get_or_insert_with(|| tokio::sync::watch::channel(false).0).clone()
+    }
+
+    /// Turns true while the role is being handed over from this node.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.sender().subscribe()
+    }
+
+    /// Counts a session's transaction or statement under way until dropped.
+    pub fn open_work(self: &Arc<Self>) -> OpenWork {
+        self.open.fetch_add(1, Ordering::SeqCst);
+        OpenWork(self.clone())
+    }
+
+    pub(crate) fn set_handing_over(&self, on: bool) {
+        self.sender().send_if_modified(|v| std::mem::replace(v, on) != on);
+    }
+
+    /// Waits until no work is under way, for at most `limit`; returns
+    /// what is still under way.
+    pub(crate) async fn settle(&self, limit: std::time::Duration) -> usize {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let ended = self.ended.notified();
+            let open = self.open.load(Ordering::SeqCst);
+            if open == 0 {
+                return 0;
+            }
+            if tokio::time::timeout_at(deadline, ended).await.is_err() {
+                return self.open.load(Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// A session's transaction or statement under way (see [`MoveGate`]).
+pub struct OpenWork(Arc<MoveGate>);
+
+impl Drop for OpenWork {
+    fn drop(&mut self) {
+        if self.0.open.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.ended.notify_waiters();
+        }
+    }
+}
+
+#[cfg(test)]
+mod move_gate_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_hand_over_waits_for_work_under_way_and_no_longer_than_its_limit() {
+        let gate = Arc::new(MoveGate::default());
+        let mut watch = gate.watch();
+        assert_eq!(gate.settle(std::time::Duration::from_millis(10)).await, 0);
+        let work = gate.open_work();
+        let other = gate.open_work();
+        gate.set_handing_over(true);
+        assert!(watch.has_changed().unwrap() && *watch.borrow_and_update());
+        let started = tokio::time::Instant::now();
+        assert_eq!(gate.settle(std::time::Duration::from_millis(50)).await, 2);
+        assert!(started.elapsed() >= std::time::Duration::from_millis(50));
+        drop(other);
+        let ends = tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            drop(work);
+        });
+        assert_eq!(gate.settle(std::time::Duration::from_secs(10)).await, 0);
+        ends.await.unwrap();
+        gate.set_handing_over(true);
+        assert!(!watch.has_changed().unwrap(), "no change, no wake-up");
     }
 }

@@ -552,6 +552,7 @@ impl RoleWatch {
                     }
                 }
                 self.proposals.set_serving(true, "");
+                self.proposals.gate.set_handing_over(false);
                 tracing::info!(group = self.group, term, "this node is now the primary");
                 Role::Primary
             }

@@ -326,6 +326,18 @@ impl Groups {
         self.hosting.role_of(id)
     }
 
+    /// How sessions follow a planned move of group `id`'s primary role
+    /// from this node, if it hosts the group.
+    pub fn move_gate_of(&self, id: GroupId) -> Option<Arc<crate::commit_log::MoveGate>> {
+        self.hosting.context.hosts.read().get(&id).map(|h| h.proposals.gate.clone())
+    }
+
+    /// [`Self::move_gate_of`] the first group (the cluster's catalog, and
+    /// the databases without a group of their own).
+    pub fn first_move_gate(&self) -> Option<Arc<crate::commit_log::MoveGate>> {
+        self.move_gate_of(DATA_GROUP)
+    }
+
     /// How fresh this node's replica of group `id` is, if it hosts the group.
     pub fn freshness_of(&self, id: GroupId) -> Option<Arc<crate::freshness::Freshness>> {
         if id == DATA_GROUP {

@@ -151,6 +151,7 @@ pub(crate) fn lower_this_threads_priority() {
 }
 
 pub use admin::Admin;
+pub use commit_log::{MoveGate, OpenWork};
 pub use error::{ReplicationError, Result};
 pub use group::{Group, GroupConfig, Role};
 pub use groups::{GroupReplica, Groups};

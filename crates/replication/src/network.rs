@@ -233,6 +233,13 @@ impl Hosted {
         quiet.hand_over(group, &self.raft);
         let serving = self.proposals.is_serving();
         if serving {
+            // Sessions hold their next transaction from now on, and the
+            // ones under way get a moment to end, committing here.
+            self.proposals.gate.set_handing_over(true);
+            let left = self.proposals.gate.settle(SETTLE).await;
+            if left > 0 {
+                tracing::info!(group, left, "handing the primary role over with transactions still open");
+            }
             self.proposals.set_serving(false, "the primary is handing its role to another node");
             let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
             while self.proposals.tickets.pending() > 0 && tokio::time::Instant::now() < deadline {
@@ -253,6 +260,7 @@ impl Hosted {
                     if tokio::time::Instant::now() >= deadline {
                         tracing::warn!(group, to, "the primary's role did not move; this node serves again");
                         proposals.set_serving(true, "");
+                        proposals.gate.set_handing_over(false);
                         return;
                     }
                 }
@@ -261,6 +269,10 @@ impl Hosted {
         moved
     }
 }
+
+/// How long a hand-over waits for the transactions under way on the
+/// primary to end before it refuses their commits.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The data groups a node hosts, by id (the first, [`DATA_GROUP`], always).
 pub(crate) type Hosts = Arc<parking_lot::RwLock<HashMap<GroupId, Arc<Hosted>>>>;

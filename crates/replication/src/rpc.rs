@@ -70,6 +70,25 @@ impl ClusterSecret {
         msg.extend_from_slice(nonce);
         hmac::verify(&self.0, &msg, proof).is_ok()
     }
+
+    /// Signs `message` for `purpose` (a node vouching for something to
+    /// another node, outside the RPC handshake: a session it hands over).
+    pub fn sign(&self, purpose: &[u8], message: &[u8]) -> Vec<u8> {
+        let mut ctx = hmac::Context::with_key(&self.0);
+        ctx.update(purpose);
+        ctx.update(&[0]);
+        ctx.update(message);
+        ctx.sign().as_ref().to_vec()
+    }
+
+    /// Whether `proof` is [`ClusterSecret::sign`]'s for `purpose` and
+    /// `message` (compared in constant time).
+    pub fn verify(&self, purpose: &[u8], message: &[u8], proof: &[u8]) -> bool {
+        let mut msg = purpose.to_vec();
+        msg.push(0);
+        msg.extend_from_slice(message);
+        hmac::verify(&self.0, &msg, proof).is_ok()
+    }
 }
 
 impl std::fmt::Debug for ClusterSecret {

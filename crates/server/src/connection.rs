@@ -23,12 +23,14 @@ use futures::{FutureExt, StreamExt};
 use pgwire::api::DefaultClient;
 use pgwire::api::{ClientInfo, ErrorHandler, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::messages::PgWireFrontendMessage;
+use pgwire::messages::response::TransactionStatus;
 use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec, negotiate_tls, process_error, process_message};
 use pgwire::tokio::tokio_rustls::server::TlsStream;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
 
+use crate::handoff::{self, MoveEvent, Mover, NamedStatements};
 use crate::lane::{Lane, Offer};
 
 /// Output is sent at the latest once this much has gathered (large results
@@ -67,6 +69,12 @@ impl<S: AsyncWrite + Unpin> Corked<S> {
 
     pub async fn drain(&mut self) -> io::Result<()> {
         futures::future::poll_fn(|cx| self.poll_drain(cx)).await
+    }
+
+    /// The inner stream (what is held must have been drained first).
+    pub fn into_inner(self) -> S {
+        debug_assert!(self.out.is_empty());
+        self.inner
     }
 }
 
@@ -111,6 +119,7 @@ pub async fn serve_connection(
     tcp: TcpStream,
     tls: Option<pgwire::tokio::TlsAcceptor>,
     handlers: crate::Handlers,
+    mover: Option<Mover>,
 ) -> io::Result<()> {
     let startup_deadline = tokio::time::Instant::now() + STARTUP_TIMEOUT;
     let negotiated = tokio::select! {
@@ -119,7 +128,7 @@ pub async fn serve_connection(
     };
     // A direct TLS handshake without TLS configured.
     let Some(socket) = negotiated else { return Ok(()) };
-    serve_negotiated(socket, handlers, startup_deadline).await
+    serve_negotiated(socket, handlers, startup_deadline, mover).await
 }
 
 /// Serves a connection whose TLS the gateway accepted itself, and whose
@@ -129,6 +138,7 @@ pub async fn serve_greeted(
     tls: Box<TlsStream<TcpStream>>,
     startup: Vec<u8>,
     handlers: crate::Handlers,
+    mover: Option<Mover>,
 ) -> io::Result<()> {
     let startup_deadline = tokio::time::Instant::now() + STARTUP_TIMEOUT;
     let peer = tls.get_ref().0.peer_addr()?;
@@ -137,14 +147,18 @@ pub async fn serve_greeted(
     parts.read_buf = bytes::BytesMut::from(&startup[..]);
     let mut socket = Framed::from_parts(parts);
     socket.set_state(PgWireConnectionState::AwaitingStartup);
-    serve_negotiated(socket, handlers, startup_deadline).await
+    serve_negotiated(socket, handlers, startup_deadline, mover).await
 }
 
-/// The message loop, from the startup message on.
+/// The message loop, from the startup message on. With a mover, the
+/// session follows its database's primary when this node stops serving as
+/// it (`handoff`): at the next ReadyForQuery outside a transaction block,
+/// the connection is handed over and relayed.
 async fn serve_negotiated(
     socket: Framed<MaybeTls, PgWireMessageServerCodec<crate::handler::Prepared>>,
     handlers: crate::Handlers,
     startup_deadline: tokio::time::Instant,
+    mut mover: Option<Mover>,
 ) -> io::Result<()> {
     let startup_timeout = tokio::time::sleep_until(startup_deadline);
     tokio::pin!(startup_timeout);
@@ -161,22 +175,42 @@ async fn serve_negotiated(
     let cancel_handler = handlers.cancel_handler();
     let error_handler = handlers.error_handler();
     let mut lane = Lane::new(handlers.conn.clone());
+    let mut statements = NamedStatements::default();
+    // Whether the last message answered ended with a ReadyForQuery (a
+    // Query or a Sync): a point where the session may be handed over.
+    let mut cycle_done = false;
     loop {
         let starting = matches!(
             socket.state(),
             PgWireConnectionState::AwaitingStartup | PgWireConnectionState::AuthenticationInProgress
         );
+        // This node no longer serves the session's database as primary:
+        // a transaction left open is given up at once (the engines take
+        // the new primary's commits only when no local one is open), and
+        // at the next ReadyForQuery outside a block the session moves.
+        if mover.as_ref().is_some_and(|m| m.stopped())
+            && handoff::give_up_block(&handlers.conn).await
+            && cycle_done
+            && matches!(socket.state(), PgWireConnectionState::ReadyForQuery)
+            && let Some(m) = mover.take()
+        {
+            return handoff::hand_off(socket, &handlers.conn, m, &statements).await;
+        }
+        // Between transactions while a planned move of the primary is
+        // under way: the next transaction waits for the new primary.
+        let idle = cycle_done && socket.transaction_status() == TransactionStatus::Idle;
+        let hold = idle && mover.as_mut().is_some_and(|m| m.holds());
         // pgwire's decoder panics on some malformed messages: end the
         // connection cleanly instead, after sending what earlier messages
         // were answered with.
         let next = std::panic::AssertUnwindSafe(socket.next()).catch_unwind();
-        let msg = if starting {
-            tokio::select! {
-                _ = &mut startup_timeout => None,
-                msg = next => msg.unwrap_or(None),
-            }
-        } else {
-            next.await.unwrap_or(None)
+        let msg = tokio::select! {
+            _ = &mut startup_timeout, if starting => None,
+            msg = next, if !hold => msg.unwrap_or(None),
+            event = handoff::next_event(&mut mover) => match event {
+                MoveEvent::Stopped | MoveEvent::Announced => continue,
+                MoveEvent::Expired => return handoff::end_session(socket, GIVEN_UP).await,
+            },
         };
         let Some(Ok(msg)) = msg else { break };
         // Terminate: the client is leaving (some clients wait for the close).
@@ -188,22 +222,54 @@ async fn serve_negotiated(
             _ => msg.is_extended_query(),
         };
         let is_cancel_request = matches!(msg, PgWireFrontendMessage::CancelRequest(_));
-        let result = match lane.offer(msg, &mut socket).await {
-            Ok(Offer::Taken) => Ok(()),
-            Ok(Offer::Declined(msg)) => {
-                process_message(
-                    msg,
-                    &mut socket,
-                    startup_handler.clone(),
-                    simple_query_handler.clone(),
-                    extended_query_handler.clone(),
-                    copy_handler.clone(),
-                    cancel_handler.clone(),
-                )
-                .await
+        let ends_cycle = starting || matches!(msg, PgWireFrontendMessage::Query(_) | PgWireFrontendMessage::Sync(_));
+        statements.observe(&msg);
+        if let Some(m) = mover.as_mut() {
+            m.working();
+        }
+        // The statement under way finishes even if the node stops serving
+        // as primary meanwhile (a COMMIT gets its real answer), within the
+        // move's grace.
+        let result = {
+            let answer = async {
+                match lane.offer(msg, &mut socket).await {
+                    Ok(Offer::Taken) => Ok(()),
+                    Ok(Offer::Declined(msg)) => {
+                        process_message(
+                            msg,
+                            &mut socket,
+                            startup_handler.clone(),
+                            simple_query_handler.clone(),
+                            extended_query_handler.clone(),
+                            copy_handler.clone(),
+                            cancel_handler.clone(),
+                        )
+                        .await
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            tokio::pin!(answer);
+            loop {
+                tokio::select! {
+                    result = &mut answer => break Some(result),
+                    event = handoff::next_event(&mut mover) => match event {
+                        MoveEvent::Stopped | MoveEvent::Announced => continue,
+                        MoveEvent::Expired => break None,
+                    },
+                }
             }
-            Err(e) => Err(e),
         };
+        let Some(result) = result else {
+            return handoff::end_session(socket, GIVEN_UP).await;
+        };
+        cycle_done = ends_cycle;
+        if let Some(m) = mover.as_mut()
+            && cycle_done
+            && socket.transaction_status() == TransactionStatus::Idle
+        {
+            m.idle();
+        }
         if let Err(mut e) = result {
             error_handler.on_error(&socket, &mut e);
             let fatal = e.is_fatal();
@@ -219,3 +285,6 @@ async fn serve_negotiated(
     // Whatever is still held (a FATAL error, say) reaches the client.
     socket.get_mut().drain().await
 }
+
+/// Why a session that could not reach a point to be handed over ends.
+const GIVEN_UP: &str = "terminating connection: this node is no longer the primary, and the session did not reach the end of its transaction in time to follow the new one; reconnect";

@@ -23,9 +23,10 @@
 //!
 //! The SQL engine exists only while this node is primary: it is opened
 //! (loading the catalog from the replicated system engine) when the node
-//! becomes primary, and when the node stops being primary every session
-//! on it ends (FATAL 57P01), before the engines apply another primary's
-//! commits. Clients reconnect — to any node — and reach the new primary.
+//! becomes primary. When the node stops being primary, every session on
+//! it gives up its open transaction (before the engines apply another
+//! primary's commits) and follows the role to the new primary at its next
+//! transaction boundary (`handoff`): the client keeps its connection.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,7 @@ use tessera_sql::SqlEngine;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use crate::handoff::{Locate, Moving};
 use crate::relayed::KeyWatch;
 use crate::routing::{DatabaseRouting, Reader, Route};
 use crate::{Listener, ServerConfig, accept, refuse};
@@ -134,7 +136,8 @@ async fn serve_first_group(
         let target = serving.read().target();
         match target {
             Target::Local(sql, stop) => {
-                if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(crate::stop_when(stop))) {
+                let moving = Moving { stop: crate::stop_when(stop), locate: locate_first(serving.clone()), gate: None };
+                if let Err(e) = shared.spawn_session(socket, peer, slot, sql, Some(moving)) {
                     tracing::warn!(%peer, "cannot serve a connection: {e}");
                 }
                 return;
@@ -177,26 +180,15 @@ async fn serve_greeted_secondary(
         Greeting::Plain(_, ask) | Greeting::Tls(_, _, ask) => ask.clone(),
         Greeting::Gone => return,
     };
+    let greeting = match cancel_moved(&shared, greeting).await {
+        Some(greeting) => greeting,
+        None => return,
+    };
     match ask {
         Ask::Secondary(_) => {}
-        Ask::Cancel(pid, key) if shared.manager.cancel(pid, &key).await => {
-            // One of this node's reading sessions: cancelled here. As in
-            // PostgreSQL, the connection then just closes (cleanly: the
-            // request consumed, TLS closed with its closing message).
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            match greeting {
-                Greeting::Plain(mut socket, _) => {
-                    // The request was peeked: 12 bytes and the key.
-                    let mut request = vec![0u8; 12 + key.to_bytes().len()];
-                    let _ = socket.read_exact(&mut request).await;
-                    let _ = socket.shutdown().await;
-                }
-                Greeting::Tls(mut stream, _, _) => {
-                    let _ = stream.shutdown().await;
-                }
-                Greeting::Gone => {}
-            }
-            return;
+        Ask::Cancel(_, key) if shared.manager.cancel(ask_pid(&ask), &key).await => {
+            // One of this node's reading sessions: cancelled here.
+            return close_cancel(greeting, &key).await;
         }
         Ask::Primary(_) | Ask::Cancel(..) => {
             let _slot = slot;
@@ -254,6 +246,7 @@ async fn serve_routed(
         Greeting::Plain(_, ask) | Greeting::Tls(_, _, ask) => ask.clone(),
         Greeting::Gone => return,
     };
+    let Some(greeting) = cancel_moved(&shared, greeting).await else { return };
     // A refusal for want of a primary is looked at again until
     // PRIMARY_WAIT has passed; other refusals are final.
     let deadline = tokio::time::Instant::now() + PRIMARY_WAIT;
@@ -275,7 +268,14 @@ async fn serve_routed(
         let route = if let Route::FirstGroup = route {
             let target = serving.read().target();
             match target {
-                Target::Local(sql, stop) => Route::Serve(sql, crate::stop_when(stop)),
+                Target::Local(sql, stop) => Route::Serve(
+                    sql,
+                    Moving {
+                        stop: crate::stop_when(stop),
+                        locate: locate_first(serving.clone()),
+                        gate: routing.first_gate(),
+                    },
+                ),
                 // A session for the primary is relayed below (and waits
                 // if the primary cannot be reached); anything else is the
                 // secondary's to answer.
@@ -289,7 +289,7 @@ async fn serve_routed(
             route
         };
         match route {
-            Route::Serve(sql, stop) => return serve_here(&shared, greeting, peer, slot, sql, Some(stop)),
+            Route::Serve(sql, moving) => return serve_here(&shared, greeting, peer, slot, sql, Some(moving)),
             Route::Relay(addr) => {
                 // A primary that just died is still named by its
                 // secondaries for a moment: its listener refuses, and the
@@ -327,15 +327,69 @@ fn serve_here(
     peer: std::net::SocketAddr,
     slot: crate::Slot,
     sql: Arc<SqlEngine>,
-    stop: Option<crate::Stop>,
+    moving: Option<Moving>,
 ) {
     let served = match greeting {
-        Greeting::Plain(socket, _) => shared.spawn_session(socket, peer, slot, sql, stop),
-        Greeting::Tls(stream, startup, _) => shared.spawn_greeted_session(stream, startup, peer, slot, sql, stop),
+        Greeting::Plain(socket, _) => shared.spawn_session(socket, peer, slot, sql, moving),
+        Greeting::Tls(stream, startup, _) => shared.spawn_greeted_session(stream, startup, peer, slot, sql, moving),
         Greeting::Gone => Ok(()),
     };
     if let Err(e) = served {
         tracing::warn!(%peer, "cannot serve a connection: {e}");
+    }
+}
+
+/// Where the first group's sessions go once this node stops serving as
+/// its primary: the new primary, as this node's replica names it.
+fn locate_first(serving: Arc<RwLock<Serving>>) -> Locate {
+    Arc::new(move || {
+        let target = serving.read().target();
+        Box::pin(async move {
+            match target {
+                Target::Forward(addr) => Some(addr),
+                _ => None,
+            }
+        })
+    })
+}
+
+/// Carries out a cancel request for a session handed over from this node
+/// to a new primary (`handoff`): sent there, with the session's key there.
+/// Gives the greeting back when it is not such a request.
+async fn cancel_moved(shared: &Listener, greeting: Greeting) -> Option<Greeting> {
+    let (pid, key) = match &greeting {
+        Greeting::Plain(_, Ask::Cancel(pid, key)) | Greeting::Tls(_, _, Ask::Cancel(pid, key)) => (*pid, key.clone()),
+        _ => return Some(greeting),
+    };
+    let Some((addr, new_key)) = shared.relayed.moved(pid, &key.to_bytes()) else { return Some(greeting) };
+    crate::relayed::send_cancel(&addr, &new_key).await;
+    close_cancel(greeting, &key).await;
+    None
+}
+
+fn ask_pid(ask: &Ask) -> i32 {
+    match ask {
+        Ask::Cancel(pid, _) => *pid,
+        _ => 0,
+    }
+}
+
+/// Closes a cancel request's connection once it is carried out: as in
+/// PostgreSQL, the connection just closes (cleanly: the request consumed,
+/// TLS closed with its closing message).
+async fn close_cancel(greeting: Greeting, key: &SecretKey) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    match greeting {
+        Greeting::Plain(mut socket, _) => {
+            // The request was peeked: 12 bytes and the key.
+            let mut request = vec![0u8; 12 + key.to_bytes().len()];
+            let _ = socket.read_exact(&mut request).await;
+            let _ = socket.shutdown().await;
+        }
+        Greeting::Tls(mut stream, _, _) => {
+            let _ = stream.shutdown().await;
+        }
+        Greeting::Gone => {}
     }
 }
 
@@ -558,7 +612,7 @@ fn startup_asks_secondary(params: &[u8]) -> bool {
 }
 
 /// Connects to the primary's PostgreSQL listener.
-async fn connect_primary(addr: &str) -> Result<TcpStream, String> {
+pub(crate) async fn connect_primary(addr: &str) -> Result<TcpStream, String> {
     let primary = match tokio::time::timeout(Duration::from_secs(2), TcpStream::connect(addr)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => return Err(format!("cannot reach the primary at {addr}: {e}")),
@@ -590,7 +644,7 @@ const RELAY_GRACE: Duration = Duration::from_secs(5);
 /// (within [`RELAY_GRACE`]): a client that goes silent after the primary
 /// closed its session does not hold the relay, nor its connection slot.
 /// `watch` looks for the session's cancel key in what the primary sends.
-async fn relay<C, P>(client: C, primary: P, watch: Option<KeyWatch>)
+pub(crate) async fn relay<C, P>(client: C, primary: P, watch: Option<KeyWatch>)
 where
     C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     P: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,

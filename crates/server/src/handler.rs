@@ -153,7 +153,10 @@ impl Conn {
             {
                 let mut settings = session.info.settings.lock();
                 for (k, v) in meta.iter() {
-                    if !matches!(k.as_str(), "user" | "database" | "options" | "replication") {
+                    if !matches!(
+                        k.as_str(),
+                        "user" | "database" | "options" | "replication" | crate::handoff::HANDOFF_PARAM
+                    ) {
                         settings.set_startup(k, v);
                     }
                 }
@@ -704,6 +707,9 @@ pub struct Startup {
     /// on those only. None without a certificate.
     pub sasl_tls: Option<SASLAuthStartupHandler<DefaultServerParameterProvider>>,
     pub scram: std::sync::atomic::AtomicBool,
+    /// The cluster's secret: a session another node hands over
+    /// (`handoff`) is admitted on its word, checked with it.
+    pub handoff: Option<tessera_replication::ClusterSecret>,
 }
 
 #[async_trait]
@@ -719,7 +725,23 @@ impl StartupHandler for Startup {
             Some(sasl) if client.is_secure() => sasl,
             _ => &self.sasl,
         };
-        if let PgWireFrontendMessage::Startup(ref startup) = message {
+        if let PgWireFrontendMessage::Startup(ref startup) = message
+            && let Some(token) = startup.parameters.get(crate::handoff::HANDOFF_PARAM)
+        {
+            // A session handed over by the node that served it: that node
+            // authenticated the client; its token says so.
+            let user = startup.parameters.get("user").map_or("", |u| u.as_str());
+            let db = startup.parameters.get("database").map_or(user, |d| d.as_str());
+            if !self.handoff.as_ref().is_some_and(|s| crate::handoff::token_is_good(s, user, db, token)) {
+                return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                    "FATAL".into(),
+                    "28000".into(),
+                    format!(
+                        "the handover of a session of role \"{user}\" was not vouched for by a node of this cluster"
+                    ),
+                ))));
+            }
+        } else if let PgWireFrontendMessage::Startup(ref startup) = message {
             let user = startup.parameters.get("user").cloned().unwrap_or_default();
             let has_password = self.conn.sql.catalog.role(&user).is_some_and(|r| r.password.is_some());
             let scram = match self.mode {

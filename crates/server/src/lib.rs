@@ -22,7 +22,10 @@
 //!
 //! On a cluster node the listener is the gateway (`gateway`, `routing`):
 //! it reads each connection's startup message and serves the session,
-//! relays it to the primary of its database's group, or refuses it.
+//! relays it to the primary of its database's group, or refuses it. A
+//! session served here follows its database's primary when the role
+//! moves (`handoff`): between transactions it is opened again on the new
+//! primary and the connection relayed there.
 //!
 //! Limits: a connection cap (excess connections get SQLSTATE 53300 and are
 //! closed) and pgwire's message size limit; a malformed message ends only
@@ -31,6 +34,7 @@
 mod connection;
 mod gateway;
 mod handler;
+mod handoff;
 mod lane;
 mod relayed;
 mod routing;
@@ -67,6 +71,10 @@ pub struct ServerConfig {
     /// The count of client connections (served or relayed), kept by the
     /// listener; shared so that the node can report it as a load figure.
     pub connections: Arc<AtomicUsize>,
+    /// The cluster's secret, by which nodes vouch for the sessions they
+    /// hand over to each other when a primary moves (`handoff`); `None`
+    /// on a single node.
+    pub cluster_secret: Option<tessera_replication::ClusterSecret>,
 }
 
 impl Default for ServerConfig {
@@ -77,6 +85,7 @@ impl Default for ServerConfig {
             tls: None,
             session_runtimes: None,
             connections: Arc::default(),
+            cluster_secret: None,
         }
     }
 }
@@ -195,20 +204,21 @@ impl Listener {
     }
 
     /// Runs a client session against `sql` on its own task (on a session
-    /// runtime when there are some). When `stop` turns true (this node
-    /// stopped serving as primary) the session ends.
+    /// runtime when there are some). With `moving`, the session follows
+    /// its database's primary when this node stops serving as it
+    /// (`handoff`).
     fn spawn_session(
         &self,
         socket: tokio::net::TcpStream,
         peer: SocketAddr,
         slot: Slot,
         sql: Arc<SqlEngine>,
-        stop: Option<Stop>,
+        moving: Option<handoff::Moving>,
     ) -> std::io::Result<()> {
         // Second handles on the socket let the idle-in-transaction watchdog
         // and the stop signal close it.
         let std_socket = socket.into_std()?;
-        let handles = SocketHandles { watch: std_socket.try_clone()?, closer: std_socket.try_clone()? };
+        let handles = SocketHandles { watch: std_socket.try_clone()? };
         let (runtime, seat) = match &self.config.session_runtimes {
             Some(runtimes) => {
                 let (handle, seat) = runtimes.seat();
@@ -216,7 +226,7 @@ impl Listener {
             }
             None => (tokio::runtime::Handle::current(), None),
         };
-        let session = self.session(peer, sql, stop, handles, self.tls.is_none());
+        let session = self.session(peer, sql, moving, handles, self.tls.is_none());
         let tls = self.tls.clone();
         runtime.spawn(async move {
             // Held to the end, even if the connection task panics (pgwire
@@ -230,7 +240,7 @@ impl Listener {
                     return;
                 }
             };
-            session.run(|handlers| connection::serve_connection(socket, tls, handlers)).await;
+            session.run(|handlers, mover| connection::serve_connection(socket, tls, handlers, mover)).await;
         });
         Ok(())
     }
@@ -244,18 +254,15 @@ impl Listener {
         peer: SocketAddr,
         slot: Slot,
         sql: Arc<SqlEngine>,
-        stop: Option<Stop>,
+        moving: Option<handoff::Moving>,
     ) -> std::io::Result<()> {
         use std::os::fd::AsFd;
         let tcp = tls.get_ref().0.as_fd();
-        let handles = SocketHandles {
-            watch: std::net::TcpStream::from(tcp.try_clone_to_owned()?),
-            closer: std::net::TcpStream::from(tcp.try_clone_to_owned()?),
-        };
-        let session = self.session(peer, sql, stop, handles, false);
+        let handles = SocketHandles { watch: std::net::TcpStream::from(tcp.try_clone_to_owned()?) };
+        let session = self.session(peer, sql, moving, handles, false);
         tokio::spawn(async move {
             let _held = slot;
-            session.run(|handlers| connection::serve_greeted(tls, startup, handlers)).await;
+            session.run(|handlers, mover| connection::serve_greeted(tls, startup, handlers, mover)).await;
         });
         Ok(())
     }
@@ -265,7 +272,7 @@ impl Listener {
         &self,
         peer: SocketAddr,
         sql: Arc<SqlEngine>,
-        stop: Option<Stop>,
+        moving: Option<handoff::Moving>,
         handles: SocketHandles,
         plaintext: bool,
     ) -> Session {
@@ -281,11 +288,13 @@ impl Listener {
                 sasl: scram_handler(&sql, &params, &manager, None),
                 sasl_tls: self.cert_pem.as_deref().map(|pem| scram_handler(&sql, &params, &manager, Some(pem))),
                 scram: Default::default(),
+                handoff: self.config.cluster_secret.clone(),
             }),
             conn: conn.clone(),
             manager,
         };
-        Session { peer, conn, handlers, stop, handles, plaintext }
+        let mover = moving.map(|m| handoff::Mover::new(m, self.config.cluster_secret.clone(), self.relayed.clone()));
+        Session { peer, conn, handlers, mover, handles, plaintext }
     }
 }
 
@@ -314,7 +323,6 @@ fn scram_handler(
 /// message loop.
 struct SocketHandles {
     watch: std::net::TcpStream,
-    closer: std::net::TcpStream,
 }
 
 /// A client session, with what runs beside its message loop.
@@ -322,7 +330,9 @@ struct Session {
     peer: SocketAddr,
     conn: Arc<Conn>,
     handlers: Handlers,
-    stop: Option<Stop>,
+    /// How the session follows its database's primary, when it is served
+    /// as that primary's.
+    mover: Option<handoff::Mover>,
     handles: SocketHandles,
     /// Whether the connection is plaintext (an error frame may then be
     /// written to the socket directly).
@@ -330,35 +340,21 @@ struct Session {
 }
 
 impl Session {
-    /// Runs the message loop `work` makes of the session's handlers to its end, with the idle watchdog
-    /// beside it, and ends it early when `stop` turns true (this node
-    /// stopped serving as primary): the client is told (FATAL 57P01) and
-    /// the connection closed. Then rolls back whatever the client left open.
-    async fn run<W>(self, work: impl FnOnce(Handlers) -> W)
+    /// Runs the message loop `work` makes of the session's handlers (and
+    /// its mover, which hands the session over when this node stops
+    /// serving as its primary) to its end, with the idle watchdog beside
+    /// it. Then rolls back whatever the client left open.
+    async fn run<W>(self, work: impl FnOnce(Handlers, Option<handoff::Mover>) -> W)
     where
         W: std::future::Future<Output = std::io::Result<()>>,
     {
-        let Session { peer, conn, handlers, stop, handles, plaintext } = self;
-        let work = work(handlers);
+        let Session { peer, conn, handlers, mover, handles, plaintext } = self;
+        let work = work(handlers, mover);
         let watchdog = tokio::spawn(idle_watchdog(conn.clone(), handles.watch, plaintext));
         // Runs even if the message loop panics: closes the watchdog's
         // handle on the socket, so the client sees the connection end.
         let _watchdog = AbortOnDrop(watchdog.abort_handle());
-        let result = match stop {
-            None => work.await,
-            Some(stop) => {
-                tokio::pin!(work);
-                tokio::select! {
-                    r = &mut work => r,
-                    _ = stop => {
-                        let _idle = finish_statement(&conn, work.as_mut()).await;
-                        terminate(handles.closer, plaintext, "57P01", "terminating connection: this node is no longer the primary; reconnect to reach the new one");
-                        Ok(())
-                    }
-                }
-            }
-        };
-        if let Err(e) = result {
+        if let Err(e) = work.await {
             tracing::debug!(%peer, "connection ended: {e}");
         }
         // Roll back whatever the client left open.
@@ -366,36 +362,6 @@ impl Session {
             s.reset();
         }
     }
-}
-
-/// How long a session that must end waits for its statement under way.
-const STATEMENT_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// Before a session is ended because this node stopped serving as primary:
-/// lets the statement under way finish and its answer reach the client
-/// (a COMMIT's outcome above all: committed, or a retryable error, never a
-/// connection cut while the client waits for it), then holds the session
-/// so that no other statement starts. Returns the held session (None after
-/// the grace, or when the client left).
-async fn finish_statement<'c, W>(
-    conn: &'c handler::Conn,
-    mut work: std::pin::Pin<&mut W>,
-) -> Option<tokio::sync::MutexGuard<'c, Option<tessera_sql::session::Session>>>
-where
-    W: std::future::Future<Output = std::io::Result<()>>,
-{
-    let deadline = tokio::time::Instant::now() + STATEMENT_GRACE;
-    // The message loop must go on running for the statement to finish.
-    let held = tokio::select! {
-        _ = &mut work => return None,
-        held = conn.session.lock() => held,
-        _ = tokio::time::sleep_until(deadline) => return None,
-    };
-    // The answer may still sit in the connection's output buffer: the loop
-    // writes it out before it waits for the next message (which then waits
-    // for the held session).
-    let _ = tokio::time::timeout(std::time::Duration::from_millis(50), &mut work).await;
-    Some(held)
 }
 
 /// Resolves when a session must end because this node stopped serving
@@ -439,17 +405,6 @@ impl Drop for Slot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
-}
-
-/// Tells the client why its session ends (when nothing else may be
-/// writing: best effort) and closes the connection.
-fn terminate(socket: std::net::TcpStream, plaintext: bool, code: &str, message: &str) {
-    use std::io::Write;
-    let mut socket = socket;
-    if plaintext {
-        let _ = socket.write_all(&error_frame(code, message));
-    }
-    let _ = socket.shutdown(std::net::Shutdown::Both);
 }
 
 /// Serves connections on `listener` until the task is dropped.

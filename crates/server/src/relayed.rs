@@ -10,15 +10,60 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-/// Where each relayed session runs, by its (process id, secret key).
+/// A cancel key: (process id, secret key).
+pub(crate) type CancelKey = (i32, Vec<u8>);
+
+/// Where each relayed session runs, by its cancel key; and where each
+/// session handed over to a new primary went (`handoff`), by the key its
+/// client still holds, with the key it has there.
 #[derive(Default)]
-pub(crate) struct Relayed(Mutex<HashMap<(i32, Vec<u8>), String>>);
+pub(crate) struct Relayed(Mutex<HashMap<CancelKey, String>>, Mutex<HashMap<CancelKey, (String, CancelKey)>>);
 
 impl Relayed {
     /// The PostgreSQL address of the primary a relayed session with this
     /// key runs on.
     pub(crate) fn target(&self, pid: i32, key: &[u8]) -> Option<String> {
         self.0.lock().get(&(pid, key.to_vec())).cloned()
+    }
+
+    /// Where a session handed over from this node runs, and its key there.
+    pub(crate) fn moved(&self, pid: i32, key: &[u8]) -> Option<(String, CancelKey)> {
+        self.1.lock().get(&(pid, key.to_vec())).cloned()
+    }
+}
+
+/// A session handed over to another node, known by its old key until the
+/// relay ends (dropped).
+pub(crate) struct MovedKey {
+    relayed: Arc<Relayed>,
+    old: CancelKey,
+}
+
+impl MovedKey {
+    pub(crate) fn new(relayed: Arc<Relayed>, old: CancelKey, addr: String, new: CancelKey) -> MovedKey {
+        relayed.1.lock().insert(old.clone(), (addr, new));
+        MovedKey { relayed, old }
+    }
+}
+
+impl Drop for MovedKey {
+    fn drop(&mut self) {
+        self.relayed.1.lock().remove(&self.old);
+    }
+}
+
+/// Sends a cancel request for the session with `key` to the PostgreSQL
+/// listener at `addr` (best effort, as cancel requests are).
+pub(crate) async fn send_cancel(addr: &str, key: &CancelKey) {
+    use tokio::io::AsyncWriteExt;
+    let mut request = ((12 + key.1.len()) as u32).to_be_bytes().to_vec();
+    request.extend_from_slice(&80_877_102u32.to_be_bytes());
+    request.extend_from_slice(&key.0.to_be_bytes());
+    request.extend_from_slice(&key.1);
+    let connect = tokio::net::TcpStream::connect(addr);
+    if let Ok(Ok(mut stream)) = tokio::time::timeout(std::time::Duration::from_secs(2), connect).await {
+        let _ = stream.write_all(&request).await;
+        let _ = stream.shutdown().await;
     }
 }
 

@@ -5,7 +5,8 @@
 //! - serves the session here when this node is that group's primary, with
 //!   the node's *follower* SQL engine (its catalog follows the cluster's
 //!   catalog as replicated here; its sessions write the homes this node
-//!   leads), ending it (57P01) when this node stops leading the group;
+//!   leads), handing it over to the new primary (`handoff`) when this
+//!   node stops leading the group;
 //! - relays it to the group's primary (as this node's replica of the group
 //!   names it, or as the partition manager last saw it where this node
 //!   holds no replica);
@@ -23,6 +24,7 @@ use tessera_sql::SqlEngine;
 
 use crate::Stop;
 use crate::gateway::OpenSql;
+use crate::handoff::{Locate, Moving};
 
 /// Opens a read-only SQL engine over this node's replica of group `g`.
 pub type OpenSqlIn = Arc<dyn Fn(u32) -> Result<Arc<SqlEngine>, String> + Send + Sync>;
@@ -41,8 +43,8 @@ pub struct DatabaseRouting {
 pub(crate) enum Route {
     /// To the first group's primary (not a database with a group of its own).
     FirstGroup,
-    /// Served here, until the stop resolves.
-    Serve(Arc<SqlEngine>, Stop),
+    /// Served here, moving with the database's primary.
+    Serve(Arc<SqlEngine>, Moving),
     /// Relayed to this PostgreSQL address.
     Relay(String),
     Refuse(String),
@@ -83,11 +85,18 @@ impl DatabaseRouting {
         db.map_or(0, |d| sql.sessions_on(&d.name))
     }
 
+    /// How the first group's sessions learn of a planned move of its primary.
+    pub(crate) fn first_gate(&self) -> Option<Arc<tessera_replication::MoveGate>> {
+        self.groups.first_move_gate()
+    }
+
     /// Where a session of database `db` runs.
     pub(crate) async fn route(self: &Arc<Self>, db: Option<String>) -> Route {
         let Some(db) = db else { return Route::FirstGroup };
         let this = self.clone();
-        let Ok((group, sql)) = tokio::task::spawn_blocking(move || (this.group_of(&db), this.follower())).await else {
+        let name = db.clone();
+        let Ok((group, sql)) = tokio::task::spawn_blocking(move || (this.group_of(&name), this.follower())).await
+        else {
             return Route::FirstGroup;
         };
         let Some(group) = group else { return Route::FirstGroup };
@@ -99,7 +108,8 @@ impl DatabaseRouting {
                     let stop: Stop = Box::pin(async move {
                         let _ = role.wait_for(|r| *r != Role::Primary).await;
                     });
-                    Route::Serve(sql, stop)
+                    let gate = self.groups.move_gate_of(group);
+                    Route::Serve(sql, Moving { stop, locate: locate_db(self.clone(), db), gate })
                 }
                 _ => Route::Refuse("this node cannot read the cluster's catalog yet".into()),
             },
@@ -137,6 +147,20 @@ impl DatabaseRouting {
             _ => Reader::Refuse("this node holds no replica of the database".into()),
         }
     }
+}
+
+/// Where a session of database `db` goes once this node stops serving as
+/// its primary: to the new primary, as routing finds it.
+fn locate_db(routing: Arc<DatabaseRouting>, db: String) -> Locate {
+    Arc::new(move || {
+        let (routing, db) = (routing.clone(), db.clone());
+        Box::pin(async move {
+            match routing.route(Some(db)).await {
+                Route::Relay(addr) => Some(addr),
+                _ => None,
+            }
+        })
+    })
 }
 
 /// Where a reading session goes.

@@ -116,6 +116,10 @@ struct Block {
     read_only: bool,
     failed: bool,
     savepoints: Vec<(String, Savepoint)>,
+    /// Why the block was given up from outside (its primary moved): the
+    /// error its next statement reports, once (taken then; 25P02 after).
+    /// Its transaction is gone, so a savepoint cannot revive it either.
+    abandoned: Option<Mutex<Option<SqlError>>>,
 }
 
 /// Maps PostgreSQL's level names onto the engine.

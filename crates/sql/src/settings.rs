@@ -163,6 +163,32 @@ impl Settings {
         }
     }
 
+    /// The settings a session changed from their defaults (at startup or
+    /// with SET), that a session opened elsewhere for it must be given:
+    /// neither the current transaction's own nor the ones that only report.
+    pub fn changed(&self) -> Vec<(&'static str, String)> {
+        const NOT_CARRIED: &[&str] = &[
+            "transaction_isolation",
+            "transaction_read_only",
+            "in_hot_standby",
+            "is_superuser",
+            "server_version",
+            "server_version_num",
+            "server_encoding",
+            "integer_datetimes",
+            "max_identifier_length",
+            "lc_collate",
+            "lc_ctype",
+            "max_connections",
+            "tessera.read_from",
+        ];
+        KNOWN
+            .iter()
+            .filter(|(n, _, _)| !NOT_CARRIED.contains(n))
+            .filter_map(|(n, d, _)| self.values.get(n).filter(|v| v != d).map(|v| (*n, v.clone())))
+            .collect()
+    }
+
     pub fn all(&self) -> Vec<(&'static str, String, &'static str)> {
         KNOWN.iter().map(|(n, _, d)| (*n, self.values.get(n).cloned().unwrap_or_default(), *d)).collect()
     }

@@ -205,6 +205,9 @@ pub fn start(
         .cluster_secret
         .filter(|s| !s.is_empty())
         .ok_or("a cluster node needs the cluster's secret: --cluster-secret or TESSERA_CLUSTER_SECRET")?;
+    // Nodes vouch with it for the sessions they hand over when a primary moves.
+    let mut server_config = server_config;
+    server_config.cluster_secret = Some(ClusterSecret::new(secret.as_bytes()));
     let mut signals = Signals::new([SIGINT, SIGTERM])?;
     let _lock = claim_data_dir(&data_dir, id)?;
     let crash = crate::crash_point::CrashPoints::new(args.crash_points, &data_dir);

@@ -183,6 +183,7 @@ fn main() -> ExitCode {
                 tls,
                 session_runtimes,
                 connections: Default::default(),
+                cluster_secret: None,
             };
             let result = if cluster.node_id.is_some() {
                 cluster::start(cluster, data_dir, &listen, port, server)

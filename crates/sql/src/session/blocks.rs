@@ -14,12 +14,35 @@ impl Session {
         let control =
             matches!(stmt, Statement::StartTransaction { .. } | Statement::Commit { .. } | Statement::Rollback { .. });
         match &self.block {
-            Some(b) if b.failed && !control => Err(SqlError::new(
-                code::IN_FAILED_TXN,
-                "current transaction is aborted, commands ignored until end of transaction block",
-            )),
+            Some(b) if b.failed && !control => {
+                if let Some(why) = b.abandoned.as_ref().and_then(|a| a.lock().take()) {
+                    return Err(why);
+                }
+                Err(SqlError::new(
+                    code::IN_FAILED_TXN,
+                    "current transaction is aborted, commands ignored until end of transaction block",
+                ))
+            }
             _ => Ok(()),
         }
+    }
+
+    /// Gives up the open transaction block from outside, because the node
+    /// stopped serving its database as primary: its transaction is rolled
+    /// back now, and the block stays open, aborted, until the client ends
+    /// it. Its next statement reports `why` (a COMMIT too: the client must
+    /// learn that nothing was committed, not read a ROLLBACK tag it may
+    /// not check). Returns whether there was such a block.
+    pub fn abandon_block(&mut self, why: SqlError) -> bool {
+        let Some(block) = self.block.as_mut().filter(|b| !b.implicit) else { return false };
+        if let Some(t) = self.txn.lock().take() {
+            t.abort();
+        }
+        if !block.failed || block.abandoned.is_none() {
+            block.abandoned = Some(Mutex::new(Some(why)));
+        }
+        block.failed = true;
+        true
     }
 
     /// A transaction cannot be made read-write on a secondary (25006), as
@@ -53,7 +76,14 @@ impl Session {
         if let Some(old) = self.txn.lock().take() {
             old.abort();
         }
-        self.block = Some(Block { implicit: false, isolation, read_only, failed: false, savepoints: Vec::new() });
+        self.block = Some(Block {
+            implicit: false,
+            isolation,
+            read_only,
+            failed: false,
+            savepoints: Vec::new(),
+            abandoned: None,
+        });
         self.ensure_txn()?;
         Ok(Output::Command("BEGIN".into()))
     }
@@ -67,6 +97,14 @@ impl Session {
         if block.failed {
             if let Some(t) = txn {
                 t.abort();
+            }
+            if let Some(why) = block.abandoned.as_ref().map(|a| a.lock().take()) {
+                // Said once: if the statement that failed already told the
+                // client, the COMMIT is answered as in any aborted block.
+                return match why {
+                    Some(why) => Err(why),
+                    None => Ok(Output::Command("ROLLBACK".into())),
+                };
             }
             return Ok(Output::Command("ROLLBACK".into()));
         }
@@ -138,6 +176,16 @@ impl Session {
                 "ROLLBACK TO SAVEPOINT can only be used in transaction blocks",
             ));
         };
+        if block.abandoned.is_some() {
+            return Err(SqlError::new(
+                code::IN_FAILED_TXN,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            )
+            .with_hint(
+                "The transaction was rolled back when its database's primary moved; run ROLLBACK and start again."
+                    .to_string(),
+            ));
+        }
         let name = name.to_lowercase();
         let Some(pos) = block.savepoints.iter().rposition(|(n, _)| *n == name) else {
             block.failed = true;

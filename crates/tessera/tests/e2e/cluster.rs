@@ -319,7 +319,7 @@ pub(crate) async fn db_primary(ports: &[u16], db: &str) -> usize {
 
 /// The primary's node id per `tessera status` (asked of `rpc`), once every
 /// node answers.
-fn primary_by_status(rpc: u16, live: usize) -> u64 {
+pub(crate) fn primary_by_status(rpc: u16, live: usize) -> u64 {
     let addr = format!("127.0.0.1:{rpc}");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

@@ -49,6 +49,9 @@ struct Open {
     last: Instant,
     /// When it began (a caller gone after that leaves it orphaned).
     begun: Instant,
+    /// Counted by the group's move gate while open: a planned move of the
+    /// partition's primary gives it a moment to commit first.
+    _work: Option<crate::commit_log::OpenWork>,
 }
 
 /// A page of a scan's rows; `last`: the scan ended with it.
@@ -233,6 +236,7 @@ impl PartServer {
                 t.set_wait_deadline(b.deadline_ms.map(|ms| Instant::now() + Duration::from_millis(ms)));
                 // Savepoint 0 is the transaction's start.
                 let start = t.savepoint();
+                let work = self.context.hosts.read().get(&group).map(|h| h.proposals.gate.open_work());
                 let open = Arc::new(parking_lot::Mutex::new(Open {
                     txn: Some(t),
                     group,
@@ -241,6 +245,7 @@ impl PartServer {
                     cursor: None,
                     last: Instant::now(),
                     begun: Instant::now(),
+                    _work: work,
                 }));
                 self.open.lock().insert(id, open.clone());
                 open

@@ -723,13 +723,14 @@ impl Txn {
                 return Err(e);
             }
         }
-        let mut written = written.into_iter();
-        while let Some((_, t)) = written.next() {
+        let parts = written.len();
+        let mut written = written.into_iter().enumerate();
+        while let Some((i, (_, t))) = written.next() {
             if let Err(e) = commit_part(t).await {
-                for (_, rest) in written {
+                for (_, (_, rest)) in written {
                     rest.abort();
                 }
-                return Err(e);
+                return Err(if i == 0 { e } else { partly_committed(e, i, parts) });
             }
         }
         Ok(())
@@ -755,6 +756,23 @@ impl Txn {
             t.abort();
         }
     }
+}
+
+/// The error of a commit over several partitions (a bulk load allowed to
+/// span them) that failed after `done` of its `parts` partitions had
+/// committed: said as it is, never as a plain failure the client would
+/// take for "nothing committed". (Atomic commits across partitions are
+/// the transactions-across-partitions work.)
+fn partly_committed(e: crate::error::SqlError, done: usize, parts: usize) -> crate::error::SqlError {
+    crate::error::SqlError::new(
+        crate::error::code::COMPLETION_UNKNOWN,
+        format!(
+            "committed in part: the rows written to {done} of the {parts} partitions were committed, those written to the other {} were not ({})",
+            parts - done,
+            e.message
+        ),
+    )
+    .with_hint("Check which rows are there before loading again; set tessera.copy_commit_rows to load in parts that commit one by one.")
 }
 
 /// Commits one part, awaiting its durability.

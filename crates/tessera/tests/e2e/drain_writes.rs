@@ -195,6 +195,20 @@ fn sessions_follow_a_drained_primary_and_an_open_transaction_gets_one_retryable_
         assert_eq!(idle.execute(&bump, &[&1i32]).await.expect("the idle session did not follow"), 1);
         let name = idle.query_one("SHOW application_name", &[]).await.unwrap();
         assert_eq!(name.get::<_, String>(0), "mover");
+        // A cancel request, sent to the node the client connected to with
+        // the key it got there, reaches the statement on the new primary.
+        let token = idle.cancel_token();
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            token.cancel_query(NoTls).await
+        });
+        let started = Instant::now();
+        let long =
+            "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b WHERE a % 7 = b % 7";
+        let e = idle.query_one(long, &[]).await.unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("57014"), "{e:?}");
+        assert!(started.elapsed() < Duration::from_secs(20), "the cancel took {:?}", started.elapsed());
+        canceller.await.unwrap().expect("sending the cancel request");
         // The open transaction: one 40001, then the session goes on.
         let err = open.batch_execute("UPDATE moved SET n = n + 100 WHERE id = 2").await.unwrap_err();
         assert_eq!(err.code().map(|c| c.code()), Some("40001"), "{err:?}");

@@ -16,12 +16,22 @@ and exits non-zero when a transaction failed with an error that is not
 retryable, when the table differs from the journal, or (with --check)
 when a target is missed.
 
+With --drain-at S (on a cluster: --rpc-addr, and TESSERA_CLUSTER_SECRET in
+the environment) the database's primary is drained S seconds into the run
+(`tessera node drain`), and it also prints
+  BENCH contention_drain_errors N … target=0
+  BENCH contention_drain_reconnects N … target=0
+the errors clients saw and the connections they had to open again from the
+drain to the end of the run (sessions follow a moved primary: the target
+is none of either).
+
   python3 bench/contention.py --port 5433 --clients 4 --groups 4 --seconds 60 [--keyed] [--pid PID]
 """
 
 import argparse
 import os
 import random
+import subprocess
 import sys
 import threading
 import time
@@ -85,6 +95,8 @@ class Journal:
         self.retried = {}
         self.failed = []
         self.unknown = 0
+        self.errors = 0
+        self.connects = 0
 
     def commit(self, g):
         with self.lock:
@@ -93,6 +105,7 @@ class Journal:
 
     def error(self, state, msg):
         with self.lock:
+            self.errors += 1
             if state in RETRYABLE:
                 self.retried[state] = self.retried.get(state, 0) + 1
             else:
@@ -106,6 +119,8 @@ def client(args, journal, stop, seed):
         if conn is None:
             try:
                 conn = connect(args)
+                with journal.lock:
+                    journal.connects += 1
             except psycopg.Error as e:
                 journal.error(getattr(e, "sqlstate", None) or "08006", str(e).strip())
                 time.sleep(0.05)
@@ -134,6 +149,21 @@ def client(args, journal, stop, seed):
         conn.close()
 
 
+def drain(args, journal):
+    """Drains the database's primary; returns the error and connection
+    counts at that moment."""
+    with journal.lock:
+        before = (journal.errors, journal.connects)
+    admin = psycopg.connect(host=args.host, port=args.port, user="tessera", dbname="tessera", autocommit=True)
+    node = admin.execute("SELECT primary_node FROM tessera.databases WHERE name = %s", (args.db,)).fetchone()[0]
+    admin.close()
+    out = subprocess.run(
+        [args.tessera, "node", "drain", str(node), "--rpc-addr", args.rpc_addr], capture_output=True, text=True
+    )
+    print(f"drained node {node}: {(out.stdout + out.stderr).strip()}")
+    return before
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--host", default="127.0.0.1")
@@ -146,6 +176,9 @@ def main():
     p.add_argument("--statement-timeout-ms", type=int, default=10000)
     p.add_argument("--pid", type=int, help="the server's process, for its memory")
     p.add_argument("--check", action="store_true", help="exit non-zero when a target is missed")
+    p.add_argument("--drain-at", type=float, help="drain the database's primary this many seconds in")
+    p.add_argument("--rpc-addr", default="127.0.0.1:7001", help="a node's cluster RPC address, for the drain")
+    p.add_argument("--tessera", default="tessera", help="the tessera binary, for the drain")
     args = p.parse_args()
 
     setup(args)
@@ -158,9 +191,12 @@ def main():
     for t in threads:
         t.start()
     last_total, last_change, max_stall = 0, started, 0.0
+    drained = None
     while time.monotonic() - started < args.seconds:
         time.sleep(0.05)
         now = time.monotonic()
+        if args.drain_at is not None and drained is None and now - started >= args.drain_at:
+            drained = drain(args, journal)
         with journal.lock:
             total = journal.total
         if total != last_total:
@@ -193,6 +229,10 @@ def main():
     if rss_start:
         growth = 100.0 * (rss_max - rss_start) / rss_start
         print(f"BENCH contention_rss_growth_pct {growth:.1f} {label} start={rss_start}kB max={rss_max}kB target=20")
+    if drained is not None:
+        errors, connects = journal.errors - drained[0], journal.connects - drained[1]
+        print(f"BENCH contention_drain_errors {errors} {label} target=0")
+        print(f"BENCH contention_drain_reconnects {connects} {label} target=0")
     print(f"retried by SQLSTATE: {dict(sorted(journal.retried.items()))}; unknown outcomes: {journal.unknown}")
     bad = False
     for f in journal.failed[:10]:

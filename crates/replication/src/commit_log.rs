@@ -301,6 +301,11 @@ impl MoveGate {
         self.sender().subscribe()
     }
 
+    /// Whether the role is being handed over from this node now.
+    pub fn is_handing_over(&self) -> bool {
+        *self.sender().borrow()
+    }
+
     /// Counts a session's transaction or statement under way until dropped.
     pub fn open_work(self: &Arc<Self>) -> OpenWork {
         self.open.fetch_add(1, Ordering::SeqCst);

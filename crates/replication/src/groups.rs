@@ -282,7 +282,10 @@ impl Groups {
         let seq = self.hosting.remote_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let txn = crate::remote_part::RemoteTxnId { node: self.me, incarnation: self.hosting.incarnation, seq };
         let peers = self.hosting.context.peers.clone();
-        Ok(Some(crate::remote_part::RemoteTxn::new(peers, info.rpc_addr, id, stream, txn, begin)))
+        let groups = self.clone();
+        let locate: crate::remote_part::Locate =
+            Arc::new(move || Ok(groups.partition_primary(id)?.map(|(_, info)| info.rpc_addr)));
+        Ok(Some(crate::remote_part::RemoteTxn::new((peers, locate), info.rpc_addr, id, stream, txn, begin)))
     }
 
     /// Makes a schema change on partition `stream` of data group `id` at

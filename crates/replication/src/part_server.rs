@@ -196,6 +196,17 @@ impl PartServer {
         }
     }
 
+    /// While this node hands group `group`'s primary role over, a new
+    /// transaction waits for the move (then begins at the new primary)
+    /// rather than begin here and be refused at its commit.
+    async fn await_hand_over(&self, group: GroupId) {
+        let Some(gate) = self.context.hosts.read().get(&group).map(|h| h.proposals.gate.clone()) else { return };
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(4);
+        while gate.is_handing_over() && self.context.holds_lease(group) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     /// Answers one call.
     pub async fn handle(self: &Arc<Self>, call: PartCall) -> PartAnswer {
         let PartCall { group, stream, txn: id, begin, refresh, savepoints, deadline_ms, op } = call;
@@ -208,7 +219,13 @@ impl PartServer {
             }
             return PartAnswer::Done;
         }
+        if begin.is_some() {
+            self.await_hand_over(group).await;
+        }
         if !self.context.holds_lease(group) {
+            if begin.is_some() {
+                return PartAnswer::Moved;
+            }
             if let Some(open) = self.open.lock().remove(&id)
                 && let Some(t) = open.lock().take_txn()
             {

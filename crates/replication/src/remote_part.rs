@@ -20,6 +20,7 @@
 //!   unknown (40003), as for a local commit in the same situation.
 
 use std::ops::Bound;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -311,6 +312,10 @@ pub enum PartAnswer {
     /// A conditional write: None written, Some(current version) rejected.
     Put(Option<Option<u64>>),
     Failed(WireError),
+    /// A transaction's first call reached a node that no longer leads the
+    /// partition (its role was just handed over): nothing was done there,
+    /// so the caller begins again at the new primary.
+    Moved,
 }
 
 /// Rows as they travel: one buffer, each row its length (4 bytes, little
@@ -593,13 +598,32 @@ pub struct RemoteTxn {
     next_savepoint: u32,
     /// The caller's current statement's deadline, sent with every call.
     deadline: Option<std::time::Instant>,
+    /// Where the partition's primary is now (None: this node), for a
+    /// first call that found the role moved.
+    locate: Locate,
 }
+
+/// Finds the RPC address of a partition's primary (None: this node leads
+/// it; an error while it has none).
+pub type Locate = Arc<dyn Fn() -> std::result::Result<Option<String>, String> + Send + Sync>;
+
+/// How long a transaction's first call follows a partition's primary
+/// that is moving before it gives up.
+const FOLLOW_MOVE: Duration = Duration::from_secs(3);
 
 type EResult<T> = std::result::Result<T, EngineError>;
 
 impl RemoteTxn {
-    pub(crate) fn new(peers: Peers, addr: String, group: GroupId, stream: u32, id: RemoteTxnId, begin: Begin) -> Self {
+    pub(crate) fn new(
+        (peers, locate): (Peers, Locate),
+        addr: String,
+        group: GroupId,
+        stream: u32,
+        id: RemoteTxnId,
+        begin: Begin,
+    ) -> Self {
         RemoteTxn {
+            locate,
             peers,
             addr,
             group,
@@ -633,6 +657,42 @@ impl RemoteTxn {
     /// sent or answered leaves the remote transaction to be aborted there
     /// (it expires); the caller's transaction cannot go on.
     async fn call(&mut self, op: PartOp) -> EResult<PartAnswer> {
+        let Some(begin) = self.begin else { return self.call_once(op).await };
+        let answer = self.call_once(op.clone()).await;
+        if !matches!(answer, Ok(PartAnswer::Moved)) {
+            return answer;
+        }
+        // The first call found the partition's primary moved: nothing was
+        // done there; begin again where the role went.
+        let deadline = tokio::time::Instant::now() + FOLLOW_MOVE;
+        loop {
+            match (self.locate)() {
+                Ok(Some(addr)) if addr != self.addr => {
+                    self.addr = addr;
+                    self.begin = Some(begin);
+                    match self.call_once(op.clone()).await {
+                        Ok(PartAnswer::Moved) => {}
+                        answer => return answer,
+                    }
+                }
+                Ok(None) => {
+                    return Err(EngineError::CommitFailed(LogError::NotReplicated(
+                        "the partition's primary moved to this node while the transaction began there; nothing was done"
+                            .into(),
+                    )));
+                }
+                _ => {}
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(EngineError::CommitFailed(LogError::NotReplicated(
+                    "the partition's primary was moving and its new one was not found in time; nothing was done".into(),
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn call_once(&mut self, op: PartOp) -> EResult<PartAnswer> {
         let committing = matches!(op, PartOp::Commit);
         let call = PartCall {
             group: self.group,

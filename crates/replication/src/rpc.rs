@@ -42,7 +42,7 @@ use crate::error::{ReplicationError, Result};
 /// The version of the messages nodes send each other: the requests and
 /// replies above this layer, the log entries and the snapshots. Raise it
 /// with any change to their encoding.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Largest frame a peer may send (a batch of log entries).
 pub const MAX_FRAME: usize = 256 << 20;

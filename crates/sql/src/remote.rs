@@ -56,7 +56,9 @@ pub enum PartSchema {
 pub trait PartitionRoutes: Send + Sync {
     /// A transaction on partition `stream` at its primary, begun with its
     /// first call; None when this node leads the partition (use the local
-    /// engine). Fails (57P03) while the partition has no primary.
+    /// engine). While this node hands the partition's primary role over,
+    /// waits for the move; fails (57P03) when the partition has no primary
+    /// for a while.
     fn begin(&self, stream: u32, how: RemoteBegin) -> EResult<Option<Box<dyn RemotePart>>>;
 
     /// Applies `change` to partition `stream` on its primary; false when
@@ -65,6 +67,13 @@ pub trait PartitionRoutes: Send + Sync {
 
     /// Whether another node leads partition `stream` now.
     fn leader_elsewhere(&self, stream: u32) -> bool;
+
+    /// A token counting a transaction on partition `stream` led here (its
+    /// local engine) until dropped, so that a planned move of the
+    /// partition's primary lets it commit first (None: nothing counts).
+    fn local_work(&self, _stream: u32) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
 }
 
 /// A transaction on a partition led by another node. Calls block until

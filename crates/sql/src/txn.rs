@@ -94,6 +94,9 @@ pub struct Txn {
     multi_partition_writes: bool,
     /// The partitions this transaction writes, held against a split.
     holds: Vec<(u32, GateHold)>,
+    /// Local parts of partitions with groups of their own, counted by
+    /// their groups' move gates (see `PartitionRoutes::local_work`).
+    work: Vec<Box<dyn std::any::Any + Send>>,
     /// The stream of the local part whose write last answered
     /// `WouldBlock`: the holder it names is a transaction of that part's
     /// engine, and is waited for there ([`Txn::row_wait`]).
@@ -140,6 +143,7 @@ impl Txn {
             may_wait: true,
             multi_partition_writes: false,
             holds: Vec::new(),
+            work: Vec::new(),
             blocked_on: None,
         })
     }
@@ -264,6 +268,9 @@ impl Txn {
                 let (t, mark) = match remote {
                     Some(r) => (PartTxn::Remote(r), Mark::Remote(0)),
                     None => {
+                        if let Some(work) = p.routes.as_ref().and_then(|r| r.local_work(stream)) {
+                            self.work.push(work);
+                        }
                         let mut t = p.engine.begin(self.isolation)?;
                         if let Some(d) = self.durability {
                             t.set_durability(d);
@@ -708,6 +715,7 @@ impl Txn {
     pub async fn commit(mut self) -> SqlResult<()> {
         // The gate holds drop with `self.holds`, after the last commit.
         let _holds = std::mem::take(&mut self.holds);
+        let _work = std::mem::take(&mut self.work);
         if self.parts.len() == 1 {
             // The usual case (a keyless database): no partition bookkeeping.
             let (_, t) = self.parts.pop().expect("the home part");

@@ -8,7 +8,7 @@
 //! thread meanwhile, as any blocking engine call does).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use tessera_engine::row_filter::FieldTest;
@@ -23,6 +23,10 @@ use tessera_sql::remote::{EResult, PartSchema, PartitionRoutes, RemoteBegin, Rem
 pub struct Routes(pub Groups);
 
 /// Runs `work` on the replication layer's runtime and waits for it.
+/// How long a transaction waits to begin on a partition whose primary is
+/// moving, or has none for the moment.
+const FOLLOW_MOVE: Duration = Duration::from_secs(4);
+
 fn wait<T: Send + 'static>(groups: &Groups, work: impl Future<Output = T> + Send + 'static) -> EResult<T> {
     let (tx, rx) = std::sync::mpsc::channel();
     groups.runtime().spawn(async move {
@@ -63,11 +67,45 @@ impl PartitionRoutes for Routes {
             durability: durability_code(how.durability),
             deadline_ms: how.deadline.map(|d| d.saturating_duration_since(Instant::now()).as_millis() as u64),
         };
-        match self.0.begin_remote(group, stream, begin) {
+        // While this node hands the partition's role over, the transaction
+        // waits to begin where the role goes (rather than be refused at
+        // its commit); a partition between primaries is waited for too.
+        let handing_over =
+            move |g: &Groups| g.move_gate_of(group).is_some_and(|g| g.is_handing_over()) && g.holds_lease(group);
+        let settled = match handing_over(&self.0) {
+            // The usual case, without a trip to the replication runtime.
+            false => self.0.begin_remote(group, stream, begin),
+            true => Err(String::new()),
+        };
+        let groups = self.0.clone();
+        let settled = if settled.is_ok() {
+            settled
+        } else {
+            wait(&self.0, async move {
+                let deadline = tokio::time::Instant::now() + FOLLOW_MOVE;
+                loop {
+                    if !handing_over(&groups) {
+                        match groups.begin_remote(group, stream, begin) {
+                            Err(_) if tokio::time::Instant::now() < deadline => {}
+                            begun => return begun,
+                        }
+                    } else if tokio::time::Instant::now() >= deadline {
+                        return groups.begin_remote(group, stream, begin);
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })?
+        };
+        match settled {
             Ok(None) => Ok(None),
             Ok(Some(txn)) => Ok(Some(Box::new(Remote { txn: Some(txn), groups: self.0.clone() }))),
             Err(why) => Err(EngineError::Unavailable(why)),
         }
+    }
+
+    fn local_work(&self, stream: u32) -> Option<Box<dyn std::any::Any + Send>> {
+        let group = self.0.group_of_stream(stream)?;
+        Some(Box::new(self.0.move_gate_of(group)?.open_work()))
     }
 
     fn schema(&self, stream: u32, change: &PartSchema) -> EResult<bool> {

@@ -67,7 +67,20 @@
 //! committed before its term. Its engines' clocks then start above every
 //! timestamp in its log, so version chains stay ordered across primaries.
 //! And a replica applies an entry only when no local transaction is active
-//! in that engine: a demoted primary first unwinds its sessions.
+//! in that engine: a demoted primary first unwinds its sessions' open
+//! transactions (the sessions themselves follow the role: the server's
+//! `handoff`).
+//!
+//! A *planned* move of a primary role (`Hosted::hand_over`: a drain, a
+//! balancing move) is announced before it happens, through the group's
+//! `commit_log::MoveGate`: sessions hold their next transaction, a new
+//! remote transaction on one of its partitions waits (and its first call,
+//! should it reach the old primary after the move, is answered `Moved` and
+//! begins again at the new one), and the transactions under way — the
+//! sessions', local partition work and remote ones, each counted by an
+//! `OpenWork` — get up to 2 s to commit. Only then are new commits
+//! refused and Raft's leadership transferred, so that short transactions
+//! cross a drain without an error.
 //!
 //! - `directory`: the partition manager is a Raft group of its own (3
 //!   nodes, 5 once there are 5 or more), whose state machine is the

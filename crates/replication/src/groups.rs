@@ -246,6 +246,13 @@ impl Groups {
         self.hosting.context.holds_lease(id)
     }
 
+    /// Whether this node commits for group `id` now: it leads with a lease
+    /// and serves (a hand-over stops serving just before the role moves).
+    pub fn commits_for(&self, id: GroupId) -> bool {
+        let serving = self.hosting.context.hosts.read().get(&id).is_some_and(|h| h.proposals.is_serving());
+        serving && self.holds_lease(id)
+    }
+
     /// Where data group `id`'s primary is, for work on one of its
     /// partitions: None here, when this node leads it with a lease.
     /// Refused while the group has no primary this node knows.

@@ -277,6 +277,15 @@ impl PartServer {
                 }
             },
         };
+        if matches!(op, PartOp::Ready) {
+            let serving = self.context.hosts.read().get(&group).is_some_and(|h| h.proposals.is_serving());
+            let held = open.lock().txn.is_some();
+            return match (serving, held) {
+                (true, true) => PartAnswer::Done,
+                (false, _) => not_committed("the partition's primary is handing its role to another node".into()),
+                (_, false) => not_committed("the transaction already ended on the partition's primary".into()),
+            };
+        }
         if matches!(op, PartOp::Commit) {
             self.open.lock().remove(&id);
             let taken = open.lock().take_txn();
@@ -407,7 +416,7 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
             savepoints.retain(|k, _| *k <= n);
             Ok(PartAnswer::Done)
         }
-        PartOp::Commit | PartOp::Abort | PartOp::Scan { .. } | PartOp::ScanMore => {
+        PartOp::Commit | PartOp::Abort | PartOp::Ready | PartOp::Scan { .. } | PartOp::ScanMore => {
             Err(EngineError::Internal("commits, aborts and scans are answered above".into()))
         }
     })();

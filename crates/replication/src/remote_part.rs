@@ -284,6 +284,11 @@ pub enum PartOp {
     /// The next rows of the last scan.
     ScanMore,
     RollbackTo(u32),
+    /// Whether the primary can commit the transaction now: it holds its
+    /// lease, serves (a hand-over has not reached its last step), and
+    /// still holds the transaction. Asked of every partition a commit over several writes
+    /// before any of them commits.
+    Ready,
     Commit,
     Abort,
 }
@@ -884,6 +889,18 @@ impl RemoteTxn {
     }
 
     /// Commits on the partition's primary, once its quorum has the commit.
+    /// Whether the partition's primary can commit the transaction now (see
+    /// `PartOp::Ready`).
+    pub async fn ready(&mut self) -> EResult<()> {
+        if !self.open {
+            return Ok(());
+        }
+        match self.call(PartOp::Ready).await? {
+            PartAnswer::Done => Ok(()),
+            other => Self::unexpected(other),
+        }
+    }
+
     pub async fn commit(mut self) -> EResult<()> {
         if !self.open {
             return Ok(());

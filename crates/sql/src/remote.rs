@@ -74,6 +74,13 @@ pub trait PartitionRoutes: Send + Sync {
     fn local_work(&self, _stream: u32) -> Option<Box<dyn std::any::Any + Send>> {
         None
     }
+
+    /// Whether this node can commit on partition `stream` (led here) now:
+    /// it holds the partition's lease and serves (is not at the last step
+    /// of handing its role over).
+    fn ready_here(&self, _stream: u32) -> bool {
+        true
+    }
 }
 
 /// A transaction on a partition led by another node. Calls block until
@@ -117,6 +124,9 @@ pub trait RemotePart: Send {
     /// with each: a write waiting on the primary for a row's holder stops
     /// there.
     fn set_wait_deadline(&mut self, deadline: Option<Instant>);
+    /// Whether the partition's primary can commit the transaction now
+    /// (asked of every partition before a commit over several of them).
+    fn ready(&mut self) -> EResult<()>;
     /// Commits on the partition's primary, once its quorum has the commit.
     fn commit(self: Box<Self>) -> futures::future::BoxFuture<'static, EResult<()>>;
     /// Aborts there (without waiting).

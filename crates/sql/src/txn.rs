@@ -97,6 +97,8 @@ pub struct Txn {
     /// Local parts of partitions with groups of their own, counted by
     /// their groups' move gates (see `PartitionRoutes::local_work`).
     work: Vec<Box<dyn std::any::Any + Send>>,
+    /// Where the partitions' primaries are (a cluster's keyed database).
+    routes: Option<std::sync::Arc<dyn crate::remote::PartitionRoutes>>,
     /// The stream of the local part whose write last answered
     /// `WouldBlock`: the holder it names is a transaction of that part's
     /// engine, and is waited for there ([`Txn::row_wait`]).
@@ -144,6 +146,7 @@ impl Txn {
             multi_partition_writes: false,
             holds: Vec::new(),
             work: Vec::new(),
+            routes: None,
             blocked_on: None,
         })
     }
@@ -262,7 +265,12 @@ impl Txn {
                 let how =
                     RemoteBegin { isolation: self.isolation, durability: self.durability, deadline: self.deadline };
                 let remote = match &p.routes {
-                    Some(routes) => routes.begin(stream, how)?,
+                    Some(routes) => {
+                        if self.routes.is_none() {
+                            self.routes = Some(routes.clone());
+                        }
+                        routes.begin(stream, how)?
+                    }
                     None => None,
                 };
                 let (t, mark) = match remote {
@@ -732,6 +740,17 @@ impl Txn {
             }
         }
         let parts = written.len();
+        let mut written = written;
+        if parts > 1 && !self.routes.as_ref().is_none_or(|routes| all_ready(routes.as_ref(), &mut written)) {
+            for (_, t) in written {
+                t.abort();
+            }
+            return Err(crate::error::SqlError::new(
+                crate::error::code::SERIALIZATION,
+                "a partition this transaction wrote is changing primaries: nothing was committed",
+            )
+            .with_hint("Run it again: the move takes about a second."));
+        }
         let mut written = written.into_iter().enumerate();
         while let Some((i, (_, t))) = written.next() {
             if let Err(e) = commit_part(t).await {
@@ -764,6 +783,20 @@ impl Txn {
             t.abort();
         }
     }
+}
+
+/// Whether every partition a commit over several writes is about to
+/// commit on can commit now (its primary holds its lease and serves),
+/// asked before any commits: a move of one of
+/// their primaries then refuses the whole commit rather than keep some
+/// partitions' writes. (A primary lost between this and its commit still
+/// can: atomic commits across partitions are the transactions-across-
+/// partitions work.)
+fn all_ready(routes: &dyn crate::remote::PartitionRoutes, parts: &mut [(u32, PartTxn)]) -> bool {
+    parts.iter_mut().all(|(stream, t)| match t {
+        PartTxn::Local(_) => routes.ready_here(*stream),
+        PartTxn::Remote(r) => r.ready().is_ok(),
+    })
 }
 
 /// The error of a commit over several partitions (a bulk load allowed to

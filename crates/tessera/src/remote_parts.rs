@@ -103,6 +103,11 @@ impl PartitionRoutes for Routes {
         }
     }
 
+    fn ready_here(&self, stream: u32) -> bool {
+        let Some(group) = self.0.group_of_stream(stream) else { return true };
+        self.0.commits_for(group)
+    }
+
     fn local_work(&self, stream: u32) -> Option<Box<dyn std::any::Any + Send>> {
         let group = self.0.group_of_stream(stream)?;
         Some(Box::new(self.0.move_gate_of(group)?.open_work()))
@@ -284,6 +289,15 @@ impl RemotePart for Remote {
 
     fn set_wait_deadline(&mut self, deadline: Option<Instant>) {
         self.txn().set_wait_deadline(deadline);
+    }
+
+    fn ready(&mut self) -> EResult<()> {
+        self.call(move |mut t| {
+            Box::pin(async move {
+                let r = t.ready().await;
+                (t, r)
+            })
+        })
     }
 
     fn commit(mut self: Box<Self>) -> BoxFuture<'static, EResult<()>> {

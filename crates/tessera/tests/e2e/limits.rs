@@ -289,7 +289,11 @@ async fn count_t(c: &tokio_postgres::Client) -> i64 {
 }
 
 /// Sends `data` to `copy` (COPY … FROM STDIN); the server's answer.
-async fn copy_rows(c: &tokio_postgres::Client, copy: &str, data: &str) -> Result<u64, tokio_postgres::Error> {
+pub(crate) async fn copy_rows(
+    c: &tokio_postgres::Client,
+    copy: &str,
+    data: &str,
+) -> Result<u64, tokio_postgres::Error> {
     use futures::SinkExt;
     let sink = c.copy_in(copy).await?;
     let mut sink = std::pin::pin!(sink);

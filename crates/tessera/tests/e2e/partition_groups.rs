@@ -179,6 +179,15 @@ fn each_partition_fails_over_by_itself_and_sessions_reach_partitions_led_elsewhe
         let dup = run(port, "shop", &format!("INSERT INTO notes VALUES ({cid}, 1, 'again')")).await;
         assert!(matches!(&dup, Outcome::Unknown(e) if e.contains("23505")), "the new key holds: {dup:?}");
 
+        // One COPY over every partition, those led elsewhere too: all its
+        // rows are there (each partition asked whether it can commit first).
+        let rows: String = customers().iter().map(|c| format!("{c}\t2\tcopied {c}\n")).collect();
+        let c = try_connect(port, "shop").await.unwrap();
+        crate::limits::copy_rows(&c, "COPY notes (cid, n, body) FROM STDIN", &rows).await.unwrap();
+        let got =
+            query(all[2], "shop", "SELECT count(*) FROM notes WHERE n = 2 AND body LIKE 'copied %'").await.unwrap();
+        assert_eq!(got, vec![vec![customers().len().to_string()]]);
+
         // kill -9 a node leading a partition but not the database's
         // sessions: that partition elects another primary, the others
         // keep theirs, and the sessions on the home's primary go on.

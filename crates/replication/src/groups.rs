@@ -206,7 +206,11 @@ impl Groups {
             }
         }
         let mine = leading.get(&self.me).copied().unwrap_or(0);
-        let Some((&to, &fewest)) = leading.iter().filter(|(n, _)| **n != self.me).min_by_key(|(n, c)| (**c, **n))
+        // A drained node takes no primary (it leads none: it would look
+        // like the least busy).
+        let draining = self.roster.draining_nodes(self.me);
+        let Some((&to, &fewest)) =
+            (leading.iter()).filter(|(n, _)| **n != self.me && !draining.contains(n)).min_by_key(|(n, c)| (**c, **n))
         else {
             return Ok(self.me);
         };

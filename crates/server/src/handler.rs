@@ -275,7 +275,12 @@ impl SimpleQueryHandler for Conn {
         }
         let stmts = match parse_sql(query) {
             Ok(s) => s,
-            Err(e) => return Ok(vec![Response::Error(Box::new(error_info(e)))]),
+            Err(e) => {
+                // A syntax error aborts the block, as any error does.
+                session.fail_block();
+                set_status(client, session.status());
+                return Ok(vec![Response::Error(Box::new(error_info(e)))]);
+            }
         };
         if stmts.is_empty() {
             return Ok(vec![Response::EmptyQuery]);
@@ -536,7 +541,10 @@ impl QueryParser for Parser {
     {
         let mut guard = self.conn.session(client).await?;
         let session = guard.as_mut().expect("session");
-        let mut stmts = parse_sql(sql).map_err(to_pg_error)?;
+        let mut stmts = parse_sql(sql).map_err(|e| {
+            session.fail_block();
+            to_pg_error(e)
+        })?;
         if stmts.len() > 1 {
             return Err(to_pg_error(SqlError::syntax("cannot insert multiple commands into a prepared statement")));
         }

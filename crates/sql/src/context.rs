@@ -155,10 +155,12 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         .with_config(config)
         .with_default_features()
         .with_analyzer_rule(Arc::new(crate::exact_casts::KeepMergingCasts))
+        .with_analyzer_rule(Arc::new(crate::strict::CheckedConstants))
         .with_physical_optimizer_rule(Arc::new(crate::overflow::CheckedArithmetic))
         .build();
     let ctx = SessionContext::new_with_state(state);
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::functions::register(&ctx, &resolver);
+    crate::strict::register(&ctx);
     ctx
 }

@@ -399,12 +399,17 @@ impl datafusion::logical_expr::ScalarUDFImpl for ToText {
             .is_some_and(|t| t.starts_with("character("));
         let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
         let array = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
-        let out: StringArray = (0..array.len())
-            .map(|i| {
-                crate::text::format_cell(&array, i)
-                    .map(|v| if padded { v.trim_end_matches(' ').to_string() } else { v })
-            })
-            .collect();
+        // A boolean's text is `true`/`false` (PostgreSQL's cast to text),
+        // where its output form is `t`/`f`.
+        let out: StringArray = match array.as_any().downcast_ref::<datafusion::arrow::array::BooleanArray>() {
+            Some(b) => b.iter().map(|v| v.map(|v| if v { "true" } else { "false" })).collect(),
+            None => (0..array.len())
+                .map(|i| {
+                    crate::text::format_cell(&array, i)
+                        .map(|v| if padded { v.trim_end_matches(' ').to_string() } else { v })
+                })
+                .collect(),
+        };
         let out: ArrayRef = Arc::new(out);
         Ok(if scalar {
             ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)

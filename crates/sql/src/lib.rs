@@ -90,6 +90,7 @@ pub mod session;
 pub mod settings;
 pub mod split;
 pub mod sql_engine;
+pub mod strict;
 pub mod tessera_views;
 pub mod text;
 pub mod txn;

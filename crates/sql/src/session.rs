@@ -327,7 +327,9 @@ impl Session {
         self.block.is_none()
     }
 
-    pub(crate) fn fail_block(&mut self) {
+    /// An error (of any kind: a statement that did not even parse too)
+    /// aborts an explicit transaction block, as in PostgreSQL.
+    pub fn fail_block(&mut self) {
         if let Some(b) = &mut self.block {
             b.failed = true;
         }
@@ -538,6 +540,7 @@ impl Session {
 
     /// Plans a query statement with DataFusion and binds parameters.
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
+        crate::strict::rewrite_statement(&mut stmt)?;
         crate::functions::rewrite_casts(&mut stmt);
         crate::naming::name_function_columns(&mut stmt);
         let state = self.ctx.state();
@@ -733,6 +736,7 @@ impl Session {
                 let mut q = q.clone();
                 let names = crate::naming::alias_projection(&mut q);
                 let mut stmt = Statement::Query(q);
+                crate::strict::rewrite_statement(&mut stmt)?;
                 crate::functions::rewrite_casts(&mut stmt);
                 crate::naming::name_function_columns(&mut stmt);
                 let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;

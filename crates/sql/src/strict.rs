@@ -1,0 +1,440 @@
+//! PostgreSQL's errors where DataFusion would return a value.
+//!
+//! A wrong value is worse than an error, so where DataFusion computes
+//! something PostgreSQL refuses, Tessera refuses too, with PostgreSQL's
+//! SQLSTATE and message:
+//! - **Constant integer arithmetic** (`'9223372036854775800'::int8 * 2`,
+//!   and a parameter's arithmetic once its value is bound): DataFusion's
+//!   simplifier folds constants with wrapping kernels (the checked ones,
+//!   `overflow::CheckedArithmetic`, only reach the physical plan). The
+//!   analyzer rule [`CheckedConstants`] runs before the simplifier and puts
+//!   such arithmetic in `tessera_checked_int`, which folds with checked
+//!   kernels: 22003, "bigint out of range".
+//! - **Logarithms and square roots** of zero or negative numbers are
+//!   -Infinity or NaN in DataFusion; `ln`, `log`, `log10` and `sqrt` are
+//!   replaced by guards around DataFusion's own that raise 2201E / 2201F.
+//! - **Float input out of range** (`'10e400'::float8` is Infinity in
+//!   DataFusion, `'1e-400'::float8` zero): a string literal cast to a float
+//!   goes through `tessera_text_to_float8`/`…float4`, PostgreSQL's input
+//!   rules (22003; `Infinity`, `-Infinity`, `NaN` accepted).
+//!
+//! And one rewrite of meaning: `SIMILAR TO` with a literal pattern becomes
+//! the regular expression PostgreSQL makes of it (`%` any string, `_` any
+//! character, the whole string matched; DataFusion reads the pattern as a
+//! regular expression as it stands). A pattern that is not a literal is
+//! refused (0A000) rather than read wrongly.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, Float32Array, Float64Array, StringArray};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{
+    BinaryExpr, ColumnarValue, Expr, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
+};
+use datafusion::optimizer::AnalyzerRule;
+
+use crate::error::{SqlError, code};
+
+fn refuse(code: &'static str, message: impl Into<String>) -> DataFusionError {
+    DataFusionError::External(Box::new(SqlError::new(code, message.into())))
+}
+
+/// Registers the functions of this module (overriding DataFusion's `ln`,
+/// `log`, `log10` and `sqrt`).
+pub fn register(ctx: &SessionContext) {
+    use datafusion::functions::math;
+    for (inner, guard) in
+        [(math::ln(), Guard::Log), (math::log(), Guard::Log), (math::log10(), Guard::Log), (math::sqrt(), Guard::Sqrt)]
+    {
+        ctx.register_udf(ScalarUDF::new_from_impl(Guarded { inner, guard }));
+    }
+    for name in ["tessera_text_to_float8", "tessera_text_to_float4"] {
+        ctx.register_udf(ScalarUDF::new_from_impl(FloatInput {
+            name,
+            signature: Signature::exact(vec![DataType::Utf8], Volatility::Immutable),
+        }));
+    }
+    ctx.register_udf(ScalarUDF::new_from_impl(CheckedInt { signature: Signature::any(3, Volatility::Immutable) }));
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Guard {
+    Log,
+    Sqrt,
+}
+
+/// One of DataFusion's math functions, refusing the arguments PostgreSQL
+/// refuses.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Guarded {
+    inner: Arc<ScalarUDF>,
+    guard: Guard,
+}
+
+impl ScalarUDFImpl for Guarded {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn signature(&self) -> &Signature {
+        self.inner.signature()
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        self.inner.return_type(args)
+    }
+
+    fn coerce_types(&self, args: &[DataType]) -> Result<Vec<DataType>> {
+        self.inner.coerce_types(args)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        for arg in &args.args {
+            let values = arg.to_array(1)?;
+            if !values.data_type().is_numeric() {
+                continue;
+            }
+            let values = datafusion::arrow::compute::cast(&values, &DataType::Float64)?;
+            let values = values.as_any().downcast_ref::<Float64Array>().expect("a float array");
+            for v in values.iter().flatten() {
+                match self.guard {
+                    Guard::Log if v == 0.0 => return Err(refuse("2201E", "cannot take logarithm of zero")),
+                    Guard::Log if v < 0.0 => return Err(refuse("2201E", "cannot take logarithm of a negative number")),
+                    Guard::Sqrt if v < 0.0 => {
+                        return Err(refuse("2201F", "cannot take square root of a negative number"));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.inner.invoke_with_args(args)
+    }
+}
+
+/// Text to `float8` or `float4` as PostgreSQL reads it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct FloatInput {
+    name: &'static str,
+    signature: Signature,
+}
+
+impl FloatInput {
+    fn single(&self) -> bool {
+        self.name.ends_with('4')
+    }
+}
+
+/// Reads `text` as PostgreSQL's float input does: decimal or exponent
+/// notation, `Infinity`/`-Infinity`/`NaN` in any case, surrounding blanks
+/// allowed; a finite value too large, or too small to be told from zero,
+/// is out of range.
+pub fn parse_float(text: &str, single: bool) -> std::result::Result<f64, SqlError> {
+    let type_name = if single { "real" } else { "double precision" };
+    let t = text.trim();
+    let invalid =
+        || SqlError::new(code::INVALID_TEXT, format!("invalid input syntax for type {type_name}: \"{text}\""));
+    let special = match t.to_ascii_lowercase().as_str() {
+        "infinity" | "+infinity" | "inf" | "+inf" => Some(f64::INFINITY),
+        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        "nan" => Some(f64::NAN),
+        _ => None,
+    };
+    if let Some(v) = special {
+        return Ok(v);
+    }
+    if !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')) {
+        return Err(invalid());
+    }
+    let v: f64 = t.parse().map_err(|_| invalid())?;
+    let mantissa = t.split(['e', 'E']).next().unwrap_or("");
+    let nonzero = mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
+    let limit = if single { f32::MAX as f64 } else { f64::MAX };
+    let smallest = if single { f32::MIN_POSITIVE as f64 * f32::EPSILON as f64 } else { 0.0 };
+    if v.abs() > limit || (nonzero && v.abs() <= smallest) {
+        return Err(SqlError::new(code::OUT_OF_RANGE, format!("\"{text}\" is out of range for type {type_name}")));
+    }
+    Ok(v)
+}
+
+impl ScalarUDFImpl for FloatInput {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(if self.single() { DataType::Float32 } else { DataType::Float64 })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let texts = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
+        let texts = texts.as_any().downcast_ref::<StringArray>().expect("text, as the signature says");
+        let mut values = Vec::with_capacity(texts.len());
+        for t in texts.iter() {
+            values.push(match t {
+                Some(t) => Some(parse_float(t, self.single()).map_err(|e| DataFusionError::External(Box::new(e)))?),
+                None => None,
+            });
+        }
+        let out: ArrayRef = if self.single() {
+            Arc::new(values.into_iter().map(|v| v.map(|v| v as f32)).collect::<Float32Array>())
+        } else {
+            Arc::new(values.into_iter().collect::<Float64Array>())
+        };
+        Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
+    }
+}
+
+/// `tessera_checked_int(op, a, b)`: integer `a op b` that raises 22003
+/// where the result does not fit (see [`CheckedConstants`]).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CheckedInt {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for CheckedInt {
+    fn name(&self) -> &str {
+        "tessera_checked_int"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        Ok(args[1].clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        use datafusion::arrow::compute::kernels::numeric;
+        let ColumnarValue::Scalar(ScalarValue::Utf8(Some(op))) = &args.args[0] else {
+            return Err(DataFusionError::Internal("tessera_checked_int takes its operator as text".into()));
+        };
+        let n = args.number_rows.max(1);
+        let (a, b) = (args.args[1].to_array(n)?, args.args[2].to_array(n)?);
+        let b = datafusion::arrow::compute::cast(&b, a.data_type())?;
+        let result = match op.as_str() {
+            "+" => numeric::add(&a, &b),
+            "-" => numeric::sub(&a, &b),
+            _ => numeric::mul(&a, &b),
+        };
+        let out = result.map_err(|_| {
+            let name = match a.data_type() {
+                DataType::Int16 => "smallint",
+                DataType::Int32 => "integer",
+                _ => "bigint",
+            };
+            refuse(code::OUT_OF_RANGE, format!("{name} out of range"))
+        })?;
+        let all_scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        Ok(if all_scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
+    }
+}
+
+/// The analyzer rule (see the module's text).
+#[derive(Debug)]
+pub struct CheckedConstants;
+
+impl AnalyzerRule for CheckedConstants {
+    fn name(&self) -> &str {
+        "tessera_checked_constants"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| {
+            let names = NamePreserver::new(&node);
+            node.map_expressions(|e| {
+                let saved = names.save(&e);
+                let new = e.transform_up(check_constant)?;
+                Ok(if new.transformed { Transformed::yes(saved.restore(new.data)) } else { new })
+            })
+        })
+        .data()
+    }
+}
+
+/// Puts `a op b` of two integer constants in `tessera_checked_int`.
+fn check_constant(e: Expr) -> Result<Transformed<Expr>> {
+    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else { return Ok(Transformed::no(e)) };
+    let symbol = match op {
+        Operator::Plus => "+",
+        Operator::Minus => "-",
+        Operator::Multiply => "*",
+        _ => return Ok(Transformed::no(e)),
+    };
+    if !(constant_int(left) && constant_int(right)) {
+        return Ok(Transformed::no(e));
+    }
+    let udf = Arc::new(ScalarUDF::new_from_impl(CheckedInt { signature: Signature::any(3, Volatility::Immutable) }));
+    let args = vec![Expr::Literal(ScalarValue::Utf8(Some(symbol.into())), None), (**left).clone(), (**right).clone()];
+    Ok(Transformed::yes(Expr::ScalarFunction(datafusion::logical_expr::expr::ScalarFunction::new_udf(udf, args))))
+}
+
+/// Whether `e` is made of constants only and is of an integer type.
+fn constant_int(e: &Expr) -> bool {
+    let integer = |t: &DataType| matches!(t, DataType::Int16 | DataType::Int32 | DataType::Int64);
+    match e {
+        Expr::Literal(v, _) => integer(&v.data_type()),
+        Expr::Cast(c) => integer(c.field.data_type()) && constant(&c.expr),
+        Expr::TryCast(_) => false,
+        Expr::ScalarFunction(f) if f.func.name() == "tessera_checked_int" => true,
+        _ => false,
+    }
+}
+
+fn constant(e: &Expr) -> bool {
+    match e {
+        Expr::Literal(..) | Expr::Placeholder(_) => true,
+        Expr::Cast(c) => constant(&c.expr),
+        _ => false,
+    }
+}
+
+/// Rewrites `x SIMILAR TO 'pattern'` into the regular-expression match
+/// PostgreSQL makes of it; returns an error for a pattern that is not a
+/// literal.
+pub fn rewrite_similar_to(e: &mut datafusion::sql::sqlparser::ast::Expr) -> std::result::Result<(), SqlError> {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr as Ast, Value};
+    let Ast::SimilarTo { negated, expr, pattern, escape_char } = e else { return Ok(()) };
+    let escape = match escape_char.as_ref().map(|v| &v.value) {
+        None => Some('\\'),
+        Some(Value::SingleQuotedString(s)) if s.is_empty() => None,
+        Some(Value::SingleQuotedString(s)) if s.chars().count() == 1 => s.chars().next(),
+        Some(_) => return Err(SqlError::new("22019", "invalid escape string")),
+    };
+    let text = match pattern.as_ref() {
+        Ast::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) => s.clone(),
+            _ => return Err(not_literal()),
+        },
+        _ => return Err(not_literal()),
+    };
+    let regex = similar_to_regex(&text, escape)?;
+    let op = if *negated { BinaryOperator::PGRegexNotMatch } else { BinaryOperator::PGRegexMatch };
+    let right = Ast::Value(Value::SingleQuotedString(regex).into());
+    *e = Ast::BinaryOp { left: expr.clone(), op, right: Box::new(right) };
+    Ok(())
+}
+
+/// `c` matched literally in a regular expression.
+fn escaped(c: char) -> String {
+    if "\\.+*?()|[]{}^$#&-~".contains(c) { format!("\\{c}") } else { c.to_string() }
+}
+
+/// Tessera's rewrites of a statement's expressions before planning: SIMILAR
+/// TO into a regular expression, a string literal cast to a float into
+/// PostgreSQL's float input.
+pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) -> std::result::Result<(), SqlError> {
+    use datafusion::sql::sqlparser::ast::{Expr as Ast, Value, visit_expressions_mut};
+    let flow = visit_expressions_mut(stmt, |e| {
+        if let Err(err) = rewrite_similar_to(e) {
+            return std::ops::ControlFlow::Break(err);
+        }
+        if let Ast::Cast { expr, data_type, .. } = e
+            && let Ast::Value(v) = expr.as_ref()
+            && let Value::SingleQuotedString(text) = &v.value
+        {
+            let f = match data_type.to_string().to_lowercase().trim_start_matches("pg_catalog.") {
+                "double precision" | "float8" | "float" | "double" => Some("tessera_text_to_float8"),
+                "real" | "float4" => Some("tessera_text_to_float4"),
+                _ => None,
+            };
+            if let Some(f) = f {
+                let quoted = text.replace('\'', "''");
+                if let Ok(new) = crate::dml::parse_expr(&format!("{f}('{quoted}')")) {
+                    *e = new;
+                }
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    match flow {
+        std::ops::ControlFlow::Break(err) => Err(err),
+        std::ops::ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+fn not_literal() -> SqlError {
+    SqlError::new(code::FEATURE_NOT_SUPPORTED, "SIMILAR TO with a pattern that is not a literal is not supported yet")
+}
+
+/// PostgreSQL's translation of a SIMILAR TO pattern into a regular
+/// expression matching the whole string.
+pub fn similar_to_regex(pattern: &str, escape: Option<char>) -> std::result::Result<String, SqlError> {
+    let mut out = String::from("^(?:");
+    let mut chars = pattern.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        if Some(c) == escape {
+            let Some(next) = chars.next() else {
+                return Err(SqlError::new("2201B", "invalid regular expression: trailing escape character"));
+            };
+            out.push_str(&escaped(next));
+            continue;
+        }
+        if in_class {
+            if c == ']' {
+                in_class = false;
+            }
+            out.push(c);
+            continue;
+        }
+        match c {
+            '%' => out.push_str(".*"),
+            '_' => out.push('.'),
+            '[' => {
+                in_class = true;
+                out.push(c);
+            }
+            // Literal in SIMILAR TO, special in a regular expression.
+            '.' | '^' | '$' | '\\' => out.push_str(&escaped(c)),
+            _ => out.push(c),
+        }
+    }
+    out.push_str(")$");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn similar_to_patterns_become_anchored_regular_expressions() {
+        assert_eq!(similar_to_regex("_bcd%", Some('\\')).unwrap(), "^(?:.bcd.*)$");
+        assert_eq!(similar_to_regex("a.b|c", Some('\\')).unwrap(), "^(?:a\\.b|c)$");
+        assert_eq!(similar_to_regex("100\\%", Some('\\')).unwrap(), "^(?:100%)$");
+        assert_eq!(similar_to_regex("[a_%]x", None).unwrap(), "^(?:[a_%]x)$");
+        assert!(similar_to_regex("a\\", Some('\\')).is_err());
+    }
+
+    #[test]
+    fn float_input_is_refused_out_of_range_as_in_postgres() {
+        assert_eq!(parse_float(" 1.5e3 ", false).unwrap(), 1500.0);
+        assert!(parse_float("-Infinity", false).unwrap().is_infinite());
+        assert!(parse_float("nan", false).unwrap().is_nan());
+        assert_eq!(parse_float("10e400", false).unwrap_err().code, code::OUT_OF_RANGE);
+        assert_eq!(parse_float("1e-400", false).unwrap_err().code, code::OUT_OF_RANGE);
+        assert_eq!(parse_float("0e-400", false).unwrap(), 0.0);
+        assert_eq!(parse_float("1e39", true).unwrap_err().code, code::OUT_OF_RANGE);
+        assert_eq!(parse_float("abc", false).unwrap_err().code, code::INVALID_TEXT);
+    }
+}

@@ -501,18 +501,29 @@ async fn default_values(session: &Session, def: &TableDef, ci: usize, n: usize, 
         let array: ArrayRef = Arc::new(datafusion::arrow::array::Int64Array::from(values));
         return cast_to(&array, col.ty, &col.name);
     }
-    // Other defaults are evaluated once per statement (now() is the
-    // transaction's time in PostgreSQL anyway).
-    let stmt = parse_sql(&format!("SELECT CAST({expr} AS {})", cast_type(col.ty)))?.pop().expect("statement");
+    // Other defaults are evaluated for every row, as PostgreSQL does: a
+    // volatile one (gen_random_uuid(), random(), clock_timestamp()) gives
+    // each row its own value; a constant one is folded once by the planner
+    // (and now() is the transaction's time anyway).
+    let sql = match n {
+        1 => format!("SELECT CAST({expr} AS {})", cast_type(col.ty)),
+        _ => format!("SELECT CAST({expr} AS {}) FROM generate_series(1, {n})", cast_type(col.ty)),
+    };
+    let stmt = parse_sql(&sql)?.pop().expect("statement");
     let plan = session.plan_query(stmt, &[]).await?;
     let batches = session.run_plan(plan).await?.1;
-    let value = batches
-        .iter()
-        .find(|b| b.num_rows() > 0)
-        .map(|b| ScalarValue::try_from_array(b.column(0), 0))
-        .transpose()?
-        .unwrap_or(ScalarValue::Null);
-    let array = value.to_array_of_size(n)?;
+    let columns: Vec<ArrayRef> = batches.iter().map(|b| b.column(0).clone()).collect();
+    let array = match columns.len() {
+        0 => ScalarValue::Null.to_array_of_size(n)?,
+        1 => columns[0].clone(),
+        _ => {
+            let parts: Vec<&dyn datafusion::arrow::array::Array> = columns.iter().map(|c| c.as_ref()).collect();
+            datafusion::arrow::compute::concat(&parts)?
+        }
+    };
+    if array.len() != n {
+        return Err(SqlError::internal(format!("a default gave {} values for {n} rows", array.len())));
+    }
     cast_to(&array, col.ty, &col.name)
 }
 

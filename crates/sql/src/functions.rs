@@ -52,12 +52,12 @@ fn map_text(
     }
 }
 
-fn sql_err(e: SqlError) -> DataFusionError {
+pub(crate) fn sql_err(e: SqlError) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
 /// The sequence a nextval/currval/setval argument names.
-fn find_sequence(
+pub(crate) fn find_sequence(
     catalog: &crate::catalog::Catalog,
     db: &str,
     arg: &str,
@@ -537,19 +537,6 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
     ));
     let (c, d) = (r.catalog.clone(), db.clone());
     ctx.register_udf(create_udf(
-        "nextval",
-        vec![DataType::Utf8],
-        DataType::Int64,
-        Volatility::Volatile,
-        Arc::new(move |args| {
-            map_text(&args[0], DataType::Int64, |n| {
-                let (_, seq) = find_sequence(&c, &d, n)?;
-                Ok(Some(ScalarValue::Int64(Some(c.nextval(&seq).map_err(sql_err)?))))
-            })
-        }),
-    ));
-    let (c, d) = (r.catalog.clone(), db.clone());
-    ctx.register_udf(create_udf(
         "currval",
         vec![DataType::Utf8],
         DataType::Int64,
@@ -588,22 +575,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             })
         }),
     ));
-    ctx.register_udf(create_udf(
-        "gen_random_uuid",
-        vec![],
-        DataType::Utf8,
-        Volatility::Volatile,
-        Arc::new(|_| {
-            let mut b = [0u8; 16];
-            for chunk in b.chunks_mut(8) {
-                chunk.copy_from_slice(&rand_u64().to_le_bytes());
-            }
-            b[6] = (b[6] & 0x0f) | 0x40;
-            b[8] = (b[8] & 0x3f) | 0x80;
-            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-            text(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
-        }),
-    ));
+    crate::volatile::register(ctx, r);
     ctx.register_udf(create_udf(
         "quote_literal",
         vec![DataType::Utf8],
@@ -801,7 +773,7 @@ fn system_relation_oid(name: &str) -> Option<i64> {
     })
 }
 
-fn rand_u64() -> u64 {
+pub(crate) fn rand_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());

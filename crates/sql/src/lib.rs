@@ -95,6 +95,7 @@ pub mod tessera_views;
 pub mod text;
 pub mod txn;
 pub mod types;
+pub mod volatile;
 
 pub use error::{Result, SqlError};
 pub use session::{Output, Session, SqlEngine, TxnStatus};

@@ -94,7 +94,7 @@ impl ScalarUDFImpl for NextVal {
             out
         };
         let out: ArrayRef = Arc::new(Int64Array::from(values));
-        Ok(one_or_many(&args, out)?)
+        one_or_many(&args, out)
     }
 }
 

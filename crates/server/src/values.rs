@@ -97,7 +97,10 @@ fn write_cells(
         } else {
             text.clear();
             write_cell(text, col, r);
-            buf.put_slice(text.as_bytes());
+            match types.get(ci) {
+                Some(ty @ SqlType::Char(_)) => buf.put_slice(tessera_sql::text::pad_char(text, *ty).as_bytes()),
+                _ => buf.put_slice(text.as_bytes()),
+            }
         }
         let len = (buf.len() - start - 4) as i32;
         buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
@@ -127,6 +130,7 @@ fn write_binary(buf: &mut BytesMut, col: &ArrayRef, r: usize, ty: Option<SqlType
                     buf.put_u8(1);
                     buf.put_slice(s.as_bytes());
                 }
+                Some(ty @ SqlType::Char(_)) => buf.put_slice(tessera_sql::text::pad_char(s, ty).as_bytes()),
                 _ => buf.put_slice(s.as_bytes()),
             }
         }

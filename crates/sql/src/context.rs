@@ -156,6 +156,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         .with_default_features()
         .with_analyzer_rule(Arc::new(crate::exact_casts::KeepMergingCasts))
         .with_analyzer_rule(Arc::new(crate::strict::CheckedConstants))
+        .with_analyzer_rule(Arc::new(crate::strict::PaddedChars))
         .with_physical_optimizer_rule(Arc::new(crate::overflow::CheckedArithmetic))
         .build();
     let ctx = SessionContext::new_with_state(state);

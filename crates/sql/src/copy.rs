@@ -146,6 +146,8 @@ pub async fn start(
             data.push(b'\n');
         }
         let mut cell = String::new();
+        let types: Vec<crate::types::SqlType> =
+            schema.fields().iter().map(|f| crate::types::SqlType::of_field(f)).collect();
         for b in &batches {
             for r in 0..b.num_rows() {
                 for (ci, col) in b.columns().iter().enumerate() {
@@ -156,7 +158,7 @@ pub async fn start(
                         None => data.extend_from_slice(format.null.as_bytes()),
                         Some(v) => {
                             cell.clear();
-                            cell.push_str(&v);
+                            cell.push_str(&crate::text::pad_char(&v, types[ci]));
                             data.extend_from_slice(quote_field(&cell, &format).as_bytes());
                         }
                     }

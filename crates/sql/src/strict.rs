@@ -18,7 +18,13 @@
 //!   goes through `tessera_text_to_float8`/`…float4`, PostgreSQL's input
 //!   rules (22003; `Infinity`, `-Infinity`, `NaN` accepted).
 //!
-//! And one rewrite of meaning: `SIMILAR TO` with a literal pattern becomes
+//! And rewrites of meaning:
+//! - **char(n)** values are stored without their padding (`text::
+//!   enforce_text_type`) and padded on output; a string constant compared
+//!   with a char(n) column loses its trailing blanks too ([`PaddedChars`]),
+//!   as PostgreSQL's bpchar comparisons ignore them. An explicit cast to
+//!   `char(n)` or `varchar(n)` cuts the value to n characters.
+//! - `SIMILAR TO` with a literal pattern becomes
 //! the regular expression PostgreSQL makes of it (`%` any string, `_` any
 //! character, the whole string matched; DataFusion reads the pattern as a
 //! regular expression as it stands). A pattern that is not a literal is
@@ -30,7 +36,7 @@ use datafusion::arrow::array::{Array, ArrayRef, Float32Array, Float64Array, Stri
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::common::{DataFusionError, ExprSchema, Result, ScalarValue};
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
@@ -308,6 +314,84 @@ fn constant(e: &Expr) -> bool {
     }
 }
 
+/// The analyzer rule for char(n) comparisons (see the module's text).
+#[derive(Debug)]
+pub struct PaddedChars;
+
+impl AnalyzerRule for PaddedChars {
+    fn name(&self) -> &str {
+        "tessera_padded_chars"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| {
+            let LogicalPlan::Filter(filter) = &node else { return Ok(Transformed::no(node)) };
+            let schema = filter.input.schema().clone();
+            let predicate = filter.predicate.clone().transform_up(|e| unpad_constants(e, &schema))?;
+            if !predicate.transformed {
+                return Ok(Transformed::no(node));
+            }
+            let LogicalPlan::Filter(filter) = node else { unreachable!() };
+            let new = datafusion::logical_expr::Filter::try_new(predicate.data, filter.input)?;
+            Ok(Transformed::yes(LogicalPlan::Filter(new)))
+        })
+        .data()
+    }
+}
+
+/// In a comparison or IN list of a char(n) column, string constants
+/// without their trailing blanks.
+fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Transformed<Expr>> {
+    let is_char = |e: &Expr| match e {
+        Expr::Column(c) => schema
+            .field_from_column(c)
+            .is_ok_and(|f| f.metadata().get(crate::types::PG_TYPE_KEY).is_some_and(|t| t.starts_with("character("))),
+        _ => false,
+    };
+    match e {
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if matches!(
+                op,
+                Operator::Eq | Operator::NotEq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+            ) && (is_char(&left) || is_char(&right)) =>
+        {
+            let (l, r) = (unpad(*left), unpad(*right));
+            let changed = l.transformed || r.transformed;
+            let e = Expr::BinaryExpr(BinaryExpr { left: Box::new(l.data), op, right: Box::new(r.data) });
+            Ok(if changed { Transformed::yes(e) } else { Transformed::no(e) })
+        }
+        Expr::InList(mut list) if is_char(&list.expr) => {
+            let mut changed = false;
+            list.list = (list.list.into_iter())
+                .map(|e| {
+                    let t = unpad(e);
+                    changed |= t.transformed;
+                    t.data
+                })
+                .collect();
+            let e = Expr::InList(list);
+            Ok(if changed { Transformed::yes(e) } else { Transformed::no(e) })
+        }
+        e => Ok(Transformed::no(e)),
+    }
+}
+
+/// A string constant without its trailing blanks.
+fn unpad(e: Expr) -> Transformed<Expr> {
+    match e {
+        Expr::Literal(ScalarValue::Utf8(Some(s)), meta) if s.ends_with(' ') => {
+            Transformed::yes(Expr::Literal(ScalarValue::Utf8(Some(s.trim_end_matches(' ').to_string())), meta))
+        }
+        Expr::Cast(mut c) if matches!(c.expr.as_ref(), Expr::Literal(..)) => {
+            let inner = unpad(*c.expr);
+            let changed = inner.transformed;
+            c.expr = Box::new(inner.data);
+            if changed { Transformed::yes(Expr::Cast(c)) } else { Transformed::no(Expr::Cast(c)) }
+        }
+        e => Transformed::no(e),
+    }
+}
+
 /// Rewrites `x SIMILAR TO 'pattern'` into the regular-expression match
 /// PostgreSQL makes of it; returns an error for a pattern that is not a
 /// literal.
@@ -348,6 +432,16 @@ pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) 
         if let Err(err) = rewrite_similar_to(e) {
             return std::ops::ControlFlow::Break(err);
         }
+        // An explicit cast to char(n) or varchar(n) cuts the value to n
+        // characters (an assignment refuses a longer one instead).
+        if let Ast::Cast { expr, data_type, .. } = e
+            && let Some(n) = length_limit(&data_type.to_string())
+        {
+            let text = format!("substr(CAST({expr} AS text), 1, {n})");
+            if let Ok(cut) = crate::dml::parse_expr(&text) {
+                **expr = cut;
+            }
+        }
         if let Ast::Cast { expr, data_type, .. } = e
             && let Ast::Value(v) = expr.as_ref()
             && let Value::SingleQuotedString(text) = &v.value
@@ -370,6 +464,17 @@ pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) 
         std::ops::ControlFlow::Break(err) => Err(err),
         std::ops::ControlFlow::Continue(()) => Ok(()),
     }
+}
+
+/// The length a character type limits its values to (`char` alone is
+/// `char(1)`; `bpchar`, `text` and `varchar` without a length have none).
+fn length_limit(data_type: &str) -> Option<u32> {
+    let t = data_type.to_lowercase();
+    if t == "char" || t == "character" {
+        return Some(1);
+    }
+    let rest = ["character varying(", "varchar(", "character(", "char("].iter().find_map(|p| t.strip_prefix(p))?;
+    rest.strip_suffix(')')?.trim().parse().ok()
 }
 
 fn not_literal() -> SqlError {

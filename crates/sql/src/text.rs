@@ -199,6 +199,17 @@ pub fn write_interval(out: &mut String, months: i32, days: i32, micros: i64) {
 /// varchar(n) and char(n) (which is also blank-padded), uuid syntax (stored
 /// in canonical lower case), json and jsonb syntax. Returns the fixed array
 /// when anything changed.
+/// A char(n) value as it is shown: padded with blanks to n characters.
+pub fn pad_char(v: &str, ty: SqlType) -> std::borrow::Cow<'_, str> {
+    match ty {
+        SqlType::Char(n) => {
+            let len = v.chars().count();
+            if len < n as usize { format!("{v}{}", " ".repeat(n as usize - len)).into() } else { v.into() }
+        }
+        _ => v.into(),
+    }
+}
+
 pub fn enforce_text_type(ty: SqlType, array: &ArrayRef) -> Result<Option<ArrayRef>> {
     let limit = match ty {
         SqlType::Varchar(Some(n)) | SqlType::Char(n) => Some(n as usize),
@@ -238,9 +249,15 @@ pub fn enforce_text_type(ty: SqlType, array: &ArrayRef) -> Result<Option<ArrayRe
                         ));
                     }
                     let cut: String = v.chars().take(n).collect();
-                    Some(cut)
-                } else if matches!(ty, SqlType::Char(_)) && len < n {
-                    Some(format!("{v}{}", " ".repeat(n - len)))
+                    match ty {
+                        SqlType::Char(_) => Some(cut.trim_end_matches(' ').to_string()),
+                        _ => Some(cut),
+                    }
+                } else if matches!(ty, SqlType::Char(_)) && v.ends_with(' ') {
+                    // A char(n) value is kept without its padding, which is
+                    // insignificant (comparisons, length, ||, LIKE, as in
+                    // PostgreSQL's bpchar) and put back on output.
+                    Some(v.trim_end_matches(' ').to_string())
                 } else {
                     None
                 }

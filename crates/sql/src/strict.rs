@@ -24,11 +24,11 @@
 //!   with a char(n) column loses its trailing blanks too ([`PaddedChars`]),
 //!   as PostgreSQL's bpchar comparisons ignore them. An explicit cast to
 //!   `char(n)` or `varchar(n)` cuts the value to n characters.
-//! - `SIMILAR TO` with a literal pattern becomes
-//! the regular expression PostgreSQL makes of it (`%` any string, `_` any
-//! character, the whole string matched; DataFusion reads the pattern as a
-//! regular expression as it stands). A pattern that is not a literal is
-//! refused (0A000) rather than read wrongly.
+//! - `SIMILAR TO` with a literal pattern becomes the regular expression
+//!   PostgreSQL makes of it (`%` any string, `_` any character, the whole
+//!   string matched; DataFusion reads the pattern as a regular expression
+//!   as it stands). A pattern that is not a literal is refused (0A000)
+//!   rather than read wrongly.
 
 use std::sync::Arc;
 

@@ -80,6 +80,16 @@ pub(crate) fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
+/// `expr` converted to column type `ty` for a write: a CAST, except into a
+/// numeric column without a declared scale, where a value that would lose
+/// digits is refused (`strict::refuse_rounded_numeric`) instead.
+pub(crate) fn cast_for(expr: &str, ty: SqlType) -> String {
+    if ty == SqlType::NUMERIC_DEFAULT {
+        return format!("tessera_numeric_default({expr})");
+    }
+    format!("CAST({expr} AS {})", cast_type(ty))
+}
+
 /// The SQL type to CAST a VALUES cell to for a column (DataFusion's own
 /// spelling; uuid, json and char(n) travel as text and are checked here).
 pub(crate) fn cast_type(ty: SqlType) -> String {
@@ -169,7 +179,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
                         } else {
                             cell.to_string()
                         };
-                        *cell = parse_expr(&format!("CAST({inner} AS {})", cast_type(ty)))?;
+                        *cell = parse_expr(&cast_for(&inner, ty))?;
                     }
                     m.push(rm);
                 }
@@ -397,8 +407,7 @@ async fn upsert(
         let ci = def.column_index(&names[0]).ok_or_else(|| undefined_column(def, &names[0]))?;
         assigns.push((ci, a.value.to_string()));
     }
-    let set_list: Vec<String> =
-        assigns.iter().map(|(ci, e)| format!("CAST({e} AS {})", cast_type(def.columns[*ci].ty))).collect();
+    let set_list: Vec<String> = assigns.iter().map(|(ci, e)| cast_for(e, def.columns[*ci].ty)).collect();
     let mut sql = format!(
         "SELECT {t}.*{sep}{sets} FROM {dml}.{t} AS {t}, __scratch.excluded AS excluded WHERE {conds}",
         t = quote_ident(&def.name),
@@ -468,7 +477,7 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str) -> Result<Arr
         return Ok(array.clone());
     }
     let opts = CastOptions { safe: false, format_options: FormatOptions::default() };
-    cast_with_options(array, &target, &opts).map_err(|e| {
+    let cast = cast_with_options(array, &target, &opts).map_err(|e| {
         let msg = e.to_string();
         if msg.contains("verflow") || msg.contains("out of range") || msg.contains("too large") {
             SqlError::new(code::OUT_OF_RANGE, format!("value out of range for column \"{column}\" of type {ty}"))
@@ -479,7 +488,11 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str) -> Result<Arr
             )
             .with_hint("You will need to rewrite or cast the expression.")
         }
-    })
+    })?;
+    if ty == SqlType::NUMERIC_DEFAULT {
+        crate::strict::refuse_rounded_numeric(array, &cast, &format!("column \"{column}\""))?;
+    }
+    Ok(cast)
 }
 
 /// Values for the DEFAULT of column `ci` in `n` rows (only rows flagged in
@@ -506,8 +519,8 @@ async fn default_values(session: &Session, def: &TableDef, ci: usize, n: usize, 
     // each row its own value; a constant one is folded once by the planner
     // (and now() is the transaction's time anyway).
     let sql = match n {
-        1 => format!("SELECT CAST({expr} AS {})", cast_type(col.ty)),
-        _ => format!("SELECT CAST({expr} AS {}) FROM generate_series(1, {n})", cast_type(col.ty)),
+        1 => format!("SELECT {}", cast_for(expr, col.ty)),
+        _ => format!("SELECT {} FROM generate_series(1, {n})", cast_for(expr, col.ty)),
     };
     let stmt = parse_sql(&sql)?.pop().expect("statement");
     let plan = session.plan_query(stmt, &[]).await?;
@@ -710,7 +723,7 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
     let sets: Vec<String> = assigns
         .iter()
         .enumerate()
-        .map(|(i, (ci, e))| format!("CAST({e} AS {}) AS \"__set_{i}\"", cast_type(def.columns[*ci].ty)))
+        .map(|(i, (ci, e))| format!("{} AS \"__set_{i}\"", cast_for(e, def.columns[*ci].ty)))
         .collect();
     let select = format!(
         "SELECT {a}.*{sep}{sets} FROM {dml}.{t} AS {a}{from}{where_}",

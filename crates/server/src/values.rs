@@ -148,6 +148,12 @@ fn write_binary(buf: &mut BytesMut, col: &ArrayRef, r: usize, ty: Option<SqlType
             buf.put_i32(v.days);
             buf.put_i32(v.months);
         }
+        DataType::Duration(_) => {
+            let (days, micros) = tessera_sql::text::duration_parts(col, r);
+            buf.put_i64(micros);
+            buf.put_i32(days);
+            buf.put_i32(0);
+        }
         DataType::Decimal128(_, scale) => {
             let v = col.as_primitive::<Decimal128Type>().value(r);
             write_numeric(buf, v, *scale);

@@ -151,12 +151,17 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     options.sql_parser.parse_float_as_decimal = true;
     options.sql_parser.enable_ident_normalization = true;
     options.execution.time_zone = Some("+00:00".into());
+    // Constants compared with columns are read as PostgreSQL reads them
+    // before DataFusion's type coercion reads them its own way.
+    let mut analyzer: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> =
+        vec![Arc::new(crate::strict::ComparedConstants)];
+    analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
+    analyzer.push(Arc::new(crate::exact_casts::KeepMergingCasts));
+    analyzer.push(Arc::new(crate::strict::CheckedConstants));
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
-        .with_analyzer_rule(Arc::new(crate::exact_casts::KeepMergingCasts))
-        .with_analyzer_rule(Arc::new(crate::strict::CheckedConstants))
-        .with_analyzer_rule(Arc::new(crate::strict::PaddedChars))
+        .with_analyzer_rules(analyzer)
         .with_physical_optimizer_rule(Arc::new(crate::overflow::CheckedArithmetic))
         .build();
     let ctx = SessionContext::new_with_state(state);

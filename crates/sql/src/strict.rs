@@ -21,8 +21,13 @@
 //! And rewrites of meaning:
 //! - **char(n)** values are stored without their padding (`text::
 //!   enforce_text_type`) and padded on output; a string constant compared
-//!   with a char(n) column loses its trailing blanks too ([`PaddedChars`]),
-//!   as PostgreSQL's bpchar comparisons ignore them. An explicit cast to
+//!   with a char(n) column loses its trailing blanks too
+//!   ([`ComparedConstants`]), as PostgreSQL's bpchar comparisons ignore
+//!   them.
+//! - **Timestamps** are read in PostgreSQL's ISO forms (no seconds, an
+//!   offset of hours alone, `T` or a blank; a `timestamp` ignores an
+//!   offset): literals cast to a timestamp type, and constants compared
+//!   with a timestamp column (`canonical_timestamp`). An explicit cast to
 //!   `char(n)` or `varchar(n)` cuts the value to n characters.
 //! - `SIMILAR TO` with a literal pattern becomes the regular expression
 //!   PostgreSQL makes of it (`%` any string, `_` any character, the whole
@@ -422,13 +427,14 @@ pub fn refuse_rounded_numeric(
     Ok(())
 }
 
-/// The analyzer rule for char(n) comparisons (see the module's text).
+/// The analyzer rule for constants compared with char(n) and timestamp
+/// columns (see the module's text).
 #[derive(Debug)]
-pub struct PaddedChars;
+pub struct ComparedConstants;
 
-impl AnalyzerRule for PaddedChars {
+impl AnalyzerRule for ComparedConstants {
     fn name(&self) -> &str {
-        "tessera_padded_chars"
+        "tessera_compared_constants"
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
@@ -447,32 +453,48 @@ impl AnalyzerRule for PaddedChars {
     }
 }
 
-/// In a comparison or IN list of a char(n) column, string constants
-/// without their trailing blanks.
+/// What a string constant compared with a column becomes.
+#[derive(Clone, Copy)]
+enum Compared {
+    /// A char(n) column: the constant loses its trailing blanks.
+    Char,
+    /// A timestamp column (with a time zone or not): the constant is read
+    /// in PostgreSQL's forms (see [`canonical_timestamp`]).
+    Timestamp(bool),
+}
+
+/// In a comparison or IN list of a char(n) or timestamp column, its
+/// string constants as PostgreSQL would read them (see [`Compared`]).
 fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Transformed<Expr>> {
-    let is_char = |e: &Expr| match e {
-        Expr::Column(c) => schema
-            .field_from_column(c)
-            .is_ok_and(|f| f.metadata().get(crate::types::PG_TYPE_KEY).is_some_and(|t| t.starts_with("character("))),
-        _ => false,
+    let kind = |e: &Expr| match e {
+        Expr::Column(c) => schema.field_from_column(c).ok().and_then(|f| match f.data_type() {
+            DataType::Timestamp(_, tz) => Some(Compared::Timestamp(tz.is_some())),
+            _ if f.metadata().get(crate::types::PG_TYPE_KEY).is_some_and(|t| t.starts_with("character(")) => {
+                Some(Compared::Char)
+            }
+            _ => None,
+        }),
+        _ => None,
     };
     match e {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if matches!(
                 op,
                 Operator::Eq | Operator::NotEq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
-            ) && (is_char(&left) || is_char(&right)) =>
+            ) && (kind(&left).is_some() || kind(&right).is_some()) =>
         {
-            let (l, r) = (unpad(*left), unpad(*right));
+            let k = kind(&left).or(kind(&right)).expect("checked");
+            let (l, r) = (unpad(*left, k), unpad(*right, k));
             let changed = l.transformed || r.transformed;
             let e = Expr::BinaryExpr(BinaryExpr { left: Box::new(l.data), op, right: Box::new(r.data) });
             Ok(if changed { Transformed::yes(e) } else { Transformed::no(e) })
         }
-        Expr::InList(mut list) if is_char(&list.expr) => {
+        Expr::InList(mut list) if kind(&list.expr).is_some() => {
+            let k = kind(&list.expr).expect("checked");
             let mut changed = false;
             list.list = (list.list.into_iter())
                 .map(|e| {
-                    let t = unpad(e);
+                    let t = unpad(e, k);
                     changed |= t.transformed;
                     t.data
                 })
@@ -484,14 +506,22 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Tra
     }
 }
 
-/// A string constant without its trailing blanks.
-fn unpad(e: Expr) -> Transformed<Expr> {
+/// A string constant as a comparison with a `k` column reads it.
+fn unpad(e: Expr, k: Compared) -> Transformed<Expr> {
     match e {
-        Expr::Literal(ScalarValue::Utf8(Some(s)), meta) if s.ends_with(' ') => {
-            Transformed::yes(Expr::Literal(ScalarValue::Utf8(Some(s.trim_end_matches(' ').to_string())), meta))
+        Expr::Literal(ScalarValue::Utf8(Some(s)), meta) => {
+            let fixed = match k {
+                Compared::Char if s.ends_with(' ') => Some(s.trim_end_matches(' ').to_string()),
+                Compared::Timestamp(zoned) => canonical_timestamp(&s, zoned).filter(|c| *c != s),
+                _ => None,
+            };
+            match fixed {
+                Some(f) => Transformed::yes(Expr::Literal(ScalarValue::Utf8(Some(f)), meta)),
+                None => Transformed::no(Expr::Literal(ScalarValue::Utf8(Some(s)), meta)),
+            }
         }
         Expr::Cast(mut c) if matches!(c.expr.as_ref(), Expr::Literal(..)) => {
-            let inner = unpad(*c.expr);
+            let inner = unpad(*c.expr, k);
             let changed = inner.transformed;
             c.expr = Box::new(inner.data);
             if changed { Transformed::yes(Expr::Cast(c)) } else { Transformed::no(Expr::Cast(c)) }
@@ -550,6 +580,23 @@ pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) 
             if let Ok(cut) = crate::dml::parse_expr(&text) {
                 **expr = cut;
             }
+        }
+        // Timestamps as PostgreSQL reads them: without seconds, with an
+        // offset of hours alone; a `timestamp` ignores an offset.
+        if let Ast::Cast { expr, data_type, .. } = e
+            && let Ast::Value(v) = expr.as_mut()
+            && let Value::SingleQuotedString(text) = &mut v.value
+            && let Some(zoned) = timestamp_type(&data_type.to_string())
+            && let Some(canonical) = canonical_timestamp(text, zoned)
+        {
+            *text = canonical;
+        }
+        if let Ast::TypedString(ts) = e
+            && let Some(zoned) = timestamp_type(&ts.data_type.to_string())
+            && let Value::SingleQuotedString(text) = &mut ts.value.value
+            && let Some(canonical) = canonical_timestamp(text, zoned)
+        {
+            *text = canonical;
         }
         if let Ast::Cast { expr, data_type, .. } = e
             && let Ast::Value(v) = expr.as_ref()
@@ -658,6 +705,71 @@ fn refuse_misread_joins(stmt: &datafusion::sql::sqlparser::ast::Statement) -> st
     Ok(())
 }
 
+/// Whether a type name is a timestamp type, and whether with a time zone.
+fn timestamp_type(name: &str) -> Option<bool> {
+    match name.to_lowercase().as_str() {
+        "timestamp" | "timestamp without time zone" => Some(false),
+        "timestamptz" | "timestamp with time zone" => Some(true),
+        _ => None,
+    }
+}
+
+/// A timestamp's text in the form DataFusion reads (`YYYY-MM-DD
+/// HH:MM:SS[.f][+HH:MM]`), from PostgreSQL's ISO forms: `T` or a blank
+/// between date and time, the time without seconds (or absent), an offset
+/// of `Z`, `±HH`, `±HHMM` or `±HH:MM`. A `timestamp` (`zoned` false) drops
+/// the offset, as PostgreSQL ignores it. None when the text is not of
+/// that shape (left for DataFusion to read or refuse).
+pub fn canonical_timestamp(text: &str, zoned: bool) -> Option<String> {
+    let t = text.trim();
+    let date = t.get(..10)?;
+    chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
+    let rest = t[10..].trim_start_matches(['T', 't', ' ']);
+    let split = rest.find(['+', '-', 'Z', 'z']).unwrap_or(rest.len());
+    let (time, zone) = rest.split_at(split);
+    let time = time.trim();
+    let mut fields = time.split(':');
+    let hour: u32 = match fields.next() {
+        Some("") | None => 0,
+        Some(h) => h.parse().ok()?,
+    };
+    let minute: u32 = fields.next().map_or(Some(0), |m| m.parse().ok())?;
+    let second = fields.next().unwrap_or("00");
+    if fields.next().is_some() || hour > 24 || minute > 59 {
+        return None;
+    }
+    let (whole, frac) = second.split_once('.').unwrap_or((second, ""));
+    let whole: u32 = whole.parse().ok()?;
+    if whole > 60 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut out = format!("{date} {hour:02}:{minute:02}:{whole:02}");
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    let zone = zone.trim();
+    if zone.is_empty() || !zoned {
+        return Some(out);
+    }
+    let offset = match zone {
+        "Z" | "z" => "+00:00".to_string(),
+        _ => {
+            let (sign, digits) = zone.split_at(1);
+            let digits = digits.replace(':', "");
+            let (h, m) = match digits.len() {
+                1 | 2 => (digits.as_str(), "00"),
+                4 => digits.split_at(2),
+                _ => return None,
+            };
+            let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+            format!("{sign}{h:02}:{m:02}")
+        }
+    };
+    out.push_str(&offset);
+    Some(out)
+}
+
 /// The length a character type limits its values to (`char` alone is
 /// `char(1)`; `bpchar`, `text` and `varchar` without a length have none).
 fn length_limit(data_type: &str) -> Option<u32> {
@@ -721,6 +833,20 @@ mod tests {
         assert_eq!(similar_to_regex("100\\%", Some('\\')).unwrap(), "^(?:100%)$");
         assert_eq!(similar_to_regex("[a_%]x", None).unwrap(), "^(?:[a_%]x)$");
         assert!(similar_to_regex("a\\", Some('\\')).is_err());
+    }
+
+    #[test]
+    fn timestamps_are_read_in_postgres_iso_forms() {
+        let c = |t: &str, z: bool| canonical_timestamp(t, z);
+        assert_eq!(c("2024-01-01 12:00", false).as_deref(), Some("2024-01-01 12:00:00"));
+        assert_eq!(c("2024-01-01T12:00:05.25", false).as_deref(), Some("2024-01-01 12:00:05.25"));
+        assert_eq!(c("2024-01-01 10:00+02", true).as_deref(), Some("2024-01-01 10:00:00+02:00"));
+        assert_eq!(c("2024-01-01 10:00+02", false).as_deref(), Some("2024-01-01 10:00:00"));
+        assert_eq!(c("2024-01-01 10:00:00-0530", true).as_deref(), Some("2024-01-01 10:00:00-05:30"));
+        assert_eq!(c("2024-01-01T10:00Z", true).as_deref(), Some("2024-01-01 10:00:00+00:00"));
+        assert_eq!(c("2024-01-01", true).as_deref(), Some("2024-01-01 00:00:00"));
+        assert_eq!(c("yesterday", true), None);
+        assert_eq!(c("2024-13-01 10:00", false), None);
     }
 
     #[test]

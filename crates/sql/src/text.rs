@@ -70,6 +70,12 @@ pub fn write_cell(out: &mut String, array: &ArrayRef, row: usize) {
             let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
             write_interval(out, v.months, v.days, v.nanoseconds / 1000)
         }
+        // A difference of timestamps: an interval of days and time, as
+        // PostgreSQL makes it (`59 days 14:00:00`, not `PT5148000S`).
+        DataType::Duration(_) => {
+            let (days, micros) = duration_parts(array, row);
+            write_interval(out, 0, days, micros)
+        }
         _ => {
             let opts = FormatOptions::default().with_null("NULL");
             match ArrayFormatter::try_new(array.as_ref(), &opts) {
@@ -168,6 +174,23 @@ pub fn write_timestamp(out: &mut String, micros: i64, tz: bool) {
     }
 }
 
+/// A duration value as an interval's days and microseconds (each day 24
+/// hours, signs alike, as PostgreSQL's timestamp subtraction gives).
+pub fn duration_parts(array: &ArrayRef, row: usize) -> (i32, i64) {
+    use datafusion::arrow::datatypes::{
+        DurationMicrosecondType, DurationMillisecondType, DurationNanosecondType, DurationSecondType,
+    };
+    let micros = match array.data_type() {
+        DataType::Duration(TimeUnit::Second) => array.as_primitive::<DurationSecondType>().value(row) * 1_000_000,
+        DataType::Duration(TimeUnit::Millisecond) => array.as_primitive::<DurationMillisecondType>().value(row) * 1000,
+        DataType::Duration(TimeUnit::Microsecond) => array.as_primitive::<DurationMicrosecondType>().value(row),
+        DataType::Duration(TimeUnit::Nanosecond) => array.as_primitive::<DurationNanosecondType>().value(row) / 1000,
+        _ => 0,
+    };
+    const DAY: i64 = 86_400_000_000;
+    ((micros / DAY) as i32, micros % DAY)
+}
+
 /// PostgreSQL's default IntervalStyle ("postgres").
 pub fn write_interval(out: &mut String, months: i32, days: i32, micros: i64) {
     let mut parts: Vec<String> = Vec::new();
@@ -196,7 +219,7 @@ pub fn write_interval(out: &mut String, months: i32, days: i32, micros: i64) {
 }
 
 /// Checks and normalizes values of text-backed types: length limits of
-/// varchar(n) and char(n) (which is also blank-padded), uuid syntax (stored
+/// varchar(n) and char(n) (kept without its padding, see `pad_char`), uuid syntax (stored
 /// in canonical lower case), json and jsonb syntax. Returns the fixed array
 /// when anything changed.
 /// A char(n) value as it is shown: padded with blanks to n characters.

@@ -60,6 +60,16 @@
 //! the system views psql and drivers query (and Tessera's own, such as
 //! `tessera.databases`), `functions` the PostgreSQL
 //! functions DataFusion lacks. Errors carry SQLSTATEs (`error`).
+//!
+//! Where DataFusion's answer differs from PostgreSQL's, Tessera gives
+//! PostgreSQL's or refuses: `exact_casts` keeps casts that merge values in
+//! comparisons; `overflow` and `strict` raise PostgreSQL's errors where
+//! DataFusion would return a value (integer overflow, constants included;
+//! logarithms of zero; float input out of range; a numeric column without
+//! a scale that would round), read constants as PostgreSQL does (char(n)
+//! without padding, timestamps in ISO forms, SIMILAR TO), and refuse what
+//! DataFusion reads otherwise (FULL JOIN … USING); `volatile` gives every
+//! row its own value of `nextval()` and `gen_random_uuid()`.
 
 pub mod alter;
 pub mod catalog;

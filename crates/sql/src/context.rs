@@ -168,5 +168,6 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::functions::register(&ctx, &resolver);
     crate::strict::register(&ctx);
+    crate::to_char::register(&ctx);
     ctx
 }

@@ -103,6 +103,7 @@ pub mod sql_engine;
 pub mod strict;
 pub mod tessera_views;
 pub mod text;
+pub mod to_char;
 pub mod txn;
 pub mod types;
 pub mod volatile;

@@ -567,6 +567,7 @@ fn escaped(c: char) -> String {
 pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) -> std::result::Result<(), SqlError> {
     use datafusion::sql::sqlparser::ast::{Expr as Ast, Value, visit_expressions_mut};
     refuse_misread_joins(stmt)?;
+    keep_subquery_order(stmt);
     let flow = visit_expressions_mut(stmt, |e| {
         if let Err(err) = rewrite_similar_to(e) {
             return std::ops::ControlFlow::Break(err);
@@ -768,6 +769,55 @@ pub fn canonical_timestamp(text: &str, zoned: bool) -> Option<String> {
     };
     out.push_str(&offset);
     Some(out)
+}
+
+/// A subquery in FROM (or a WITH query) whose rows are ordered keeps its
+/// order for the query around it, as PostgreSQL's does (`SELECT * FROM
+/// (SELECT … ORDER BY k DESC) s LIMIT 1` is the greatest k): DataFusion
+/// drops an ORDER BY without a LIMIT from a subquery, so it gets the
+/// largest LIMIT, which keeps the sort.
+fn keep_subquery_order(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
+    use datafusion::sql::sqlparser::ast::{
+        LimitClause, Query, SetExpr, TableFactor, TableWithJoins, VisitMut, VisitorMut,
+    };
+    fn keep(q: &mut Query) {
+        if q.order_by.is_some()
+            && q.limit_clause.is_none()
+            && q.fetch.is_none()
+            && let Ok(all) = crate::dml::parse_expr(&i64::MAX.to_string())
+        {
+            q.limit_clause = Some(LimitClause::LimitOffset { limit: Some(all), offset: None, limit_by: Vec::new() });
+        }
+    }
+    fn factor(f: &mut TableFactor) {
+        match f {
+            TableFactor::Derived { subquery, .. } => keep(subquery),
+            TableFactor::NestedJoin { table_with_joins, .. } => tables(table_with_joins),
+            _ => {}
+        }
+    }
+    fn tables(t: &mut TableWithJoins) {
+        factor(&mut t.relation);
+        for j in &mut t.joins {
+            factor(&mut j.relation);
+        }
+    }
+    struct Keep;
+    impl VisitorMut for Keep {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut Query) -> std::ops::ControlFlow<()> {
+            if let Some(with) = &mut q.with {
+                for cte in &mut with.cte_tables {
+                    keep(&mut cte.query);
+                }
+            }
+            if let SetExpr::Select(s) = q.body.as_mut() {
+                s.from.iter_mut().for_each(tables);
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let _ = stmt.visit(&mut Keep);
 }
 
 /// The length a character type limits its values to (`char` alone is

@@ -169,5 +169,6 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::functions::register(&ctx, &resolver);
     crate::strict::register(&ctx);
     crate::to_char::register(&ctx);
+    crate::zones::register(&ctx);
     ctx
 }

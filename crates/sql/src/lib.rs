@@ -107,6 +107,7 @@ pub mod to_char;
 pub mod txn;
 pub mod types;
 pub mod volatile;
+pub mod zones;
 
 pub use error::{Result, SqlError};
 pub use session::{Output, Session, SqlEngine, TxnStatus};

@@ -474,7 +474,12 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Tra
             }
             _ => None,
         }),
-        _ => None,
+        Expr::Literal(..) => None,
+        // Any other expression of a timestamp type (`z AT TIME ZONE 'UTC'`).
+        other => match datafusion::logical_expr::ExprSchemable::get_type(other, schema) {
+            Ok(DataType::Timestamp(_, tz)) => Some(Compared::Timestamp(tz.is_some())),
+            _ => None,
+        },
     };
     match e {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
@@ -572,6 +577,7 @@ pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) 
         if let Err(err) = rewrite_similar_to(e) {
             return std::ops::ControlFlow::Break(err);
         }
+        crate::zones::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
         // characters (an assignment refuses a longer one instead).
         if let Ast::Cast { expr, data_type, .. } = e

@@ -68,8 +68,10 @@
 //! logarithms of zero; float input out of range; a numeric column without
 //! a scale that would round), read constants as PostgreSQL does (char(n)
 //! without padding, timestamps in ISO forms, SIMILAR TO), and refuse what
-//! DataFusion reads otherwise (FULL JOIN … USING); `volatile` gives every
-//! row its own value of `nextval()` and `gen_random_uuid()`.
+//! DataFusion reads otherwise (FULL JOIN … USING), and keep a subquery's
+//! ORDER BY; `volatile` gives every row its own value of `nextval()` and
+//! `gen_random_uuid()`; `to_char` reads PostgreSQL's templates; `zones`
+//! computes AT TIME ZONE with IANA zones.
 
 pub mod alter;
 pub mod catalog;

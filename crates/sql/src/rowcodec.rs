@@ -145,7 +145,12 @@ pub fn decode_column(ty: SqlType, field: usize, rows: &[&[u8]]) -> Result<ArrayR
             let builder = Decimal128Builder::with_capacity(n).with_precision_and_scale(precision, scale)?;
             build!(builder, |b| (u128::from_be_bytes(arr(b)?) ^ (1u128 << 127)) as i128)
         }
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
+        // char(n) is kept without its padding; values written padded (by
+        // earlier versions) read the same.
+        SqlType::Char(_) => build!(StringBuilder::with_capacity(n, n * 16), |b| std::str::from_utf8(b)
+            .map_err(|_| SqlError::internal("stored text is not UTF-8"))?
+            .trim_end_matches(' ')),
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
             build!(StringBuilder::with_capacity(n, n * 16), |b| std::str::from_utf8(b)
                 .map_err(|_| SqlError::internal("stored text is not UTF-8"))?)
         }

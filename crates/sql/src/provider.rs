@@ -47,6 +47,9 @@ pub struct EngineTable {
     /// Also expose the hidden row id (for UPDATE and DELETE on keyless tables).
     with_rowid: bool,
     schema: SchemaRef,
+    /// The primary key, so that the planner knows the other columns
+    /// depend on it (`GROUP BY id` may select `name`, as in PostgreSQL).
+    constraints: datafusion::common::Constraints,
 }
 
 impl std::fmt::Debug for EngineTable {
@@ -62,7 +65,14 @@ impl EngineTable {
             fields.push(Field::new(ROWID, DataType::Int64, false));
         }
         let schema = Arc::new(Schema::new(fields));
-        EngineTable { def, table, txn, notes, with_rowid, schema }
+        let key: Option<Vec<usize>> = def.primary_key.iter().map(|k| def.column_index(k)).collect();
+        let constraints = match key {
+            Some(key) if !key.is_empty() => {
+                datafusion::common::Constraints::new_unverified(vec![datafusion::common::Constraint::PrimaryKey(key)])
+            }
+            _ => datafusion::common::Constraints::default(),
+        };
+        EngineTable { def, table, txn, notes, with_rowid, schema, constraints }
     }
 
     /// Reads the rows the access path selects, in the transaction. Rows
@@ -156,6 +166,10 @@ impl TableProvider for EngineTable {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    fn constraints(&self) -> Option<&datafusion::common::Constraints> {
+        Some(&self.constraints)
     }
 
     async fn scan(

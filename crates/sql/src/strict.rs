@@ -629,22 +629,24 @@ pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) 
     }
 }
 
-/// What DataFusion reads otherwise than PostgreSQL in outer joins, refused
-/// (0A000) until Tessera gives PostgreSQL's answer: `FULL JOIN … USING`
-/// (DataFusion's merged key column is the left side's, NULL for rows only
-/// on the right, where PostgreSQL's is the COALESCE of both), and
-/// `count(t.*)` beside an outer join (DataFusion counts the NULL-extended
-/// rows, PostgreSQL does not).
+/// What DataFusion reads otherwise than PostgreSQL, refused (0A000) until
+/// Tessera gives PostgreSQL's answer: `FULL JOIN … USING` (DataFusion's
+/// merged key column is the left side's, NULL for rows only on the right,
+/// where PostgreSQL's is the COALESCE of both), `count(t.*)` beside an
+/// outer join (DataFusion counts the NULL-extended rows, PostgreSQL does
+/// not), and `EXCEPT ALL`/`INTERSECT ALL` (DataFusion's duplicate counts
+/// differ).
 fn refuse_misread_joins(stmt: &datafusion::sql::sqlparser::ast::Statement) -> std::result::Result<(), SqlError> {
     use datafusion::sql::sqlparser::ast::{
         Expr as Ast, FunctionArg, FunctionArgExpr, FunctionArguments, JoinConstraint, JoinOperator, Query, SetExpr,
-        TableFactor, TableWithJoins, Visit, Visitor,
+        SetOperator, SetQuantifier, TableFactor, TableWithJoins, Visit, Visitor,
     };
     #[derive(Default)]
     struct Found {
         outer: bool,
         full_using: bool,
         count_row: bool,
+        except_all: Option<&'static str>,
     }
     fn tables(t: &TableWithJoins, found: &mut Found) {
         if let TableFactor::NestedJoin { table_with_joins, .. } = &t.relation {
@@ -670,7 +672,14 @@ fn refuse_misread_joins(stmt: &datafusion::sql::sqlparser::ast::Statement) -> st
     fn body(set: &SetExpr, found: &mut Found) {
         match set {
             SetExpr::Select(s) => s.from.iter().for_each(|t| tables(t, found)),
-            SetExpr::SetOperation { left, right, .. } => {
+            SetExpr::SetOperation { left, right, op, set_quantifier } => {
+                if matches!(set_quantifier, SetQuantifier::All | SetQuantifier::AllByName) {
+                    match op {
+                        SetOperator::Except | SetOperator::Minus => found.except_all = Some("EXCEPT ALL"),
+                        SetOperator::Intersect => found.except_all = Some("INTERSECT ALL"),
+                        _ => {}
+                    }
+                }
                 body(left, found);
                 body(right, found);
             }
@@ -701,6 +710,10 @@ fn refuse_misread_joins(stmt: &datafusion::sql::sqlparser::ast::Statement) -> st
             .with_hint(
                 "Write FULL JOIN … ON and COALESCE the key columns (a.k and b.k) where the merged key is wanted.",
             ));
+    }
+    if let Some(what) = found.except_all {
+        return Err(SqlError::new(code::FEATURE_NOT_SUPPORTED, format!("{what} is not supported yet"))
+            .with_hint("DataFusion keeps another count of duplicates than PostgreSQL; write it without ALL where duplicates do not matter."));
     }
     if found.outer && found.count_row {
         return Err(SqlError::new(

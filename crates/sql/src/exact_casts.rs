@@ -38,21 +38,30 @@ impl AnalyzerRule for KeepMergingCasts {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let LogicalPlan::Filter(filter) = &node else {
-                return Ok(Transformed::no(node));
-            };
-            let schema = filter.input.schema().clone();
-            let predicate = filter.predicate.clone().transform_up(|e| keep_casts(e, &schema))?;
-            if !predicate.transformed {
-                return Ok(Transformed::no(node));
-            }
-            let LogicalPlan::Filter(filter) = node else { unreachable!() };
-            let new = datafusion::logical_expr::Filter::try_new(predicate.data, filter.input)?;
-            Ok(Transformed::yes(LogicalPlan::Filter(new)))
-        })
-        .data()
+        rewrite_filters(plan, keep_casts)
     }
+}
+
+/// Rewrites every filter's predicate in `plan` (subqueries included),
+/// bottom up, with `rewrite`, which sees the filter's input schema.
+pub(crate) fn rewrite_filters(
+    plan: LogicalPlan,
+    rewrite: impl Fn(Expr, &DFSchema) -> Result<Transformed<Expr>>,
+) -> Result<LogicalPlan> {
+    plan.transform_up_with_subqueries(|node| {
+        let LogicalPlan::Filter(filter) = &node else {
+            return Ok(Transformed::no(node));
+        };
+        let schema = filter.input.schema().clone();
+        let predicate = filter.predicate.clone().transform_up(|e| rewrite(e, &schema))?;
+        if !predicate.transformed {
+            return Ok(Transformed::no(node));
+        }
+        let LogicalPlan::Filter(filter) = node else { unreachable!() };
+        let new = datafusion::logical_expr::Filter::try_new(predicate.data, filter.input)?;
+        Ok(Transformed::yes(LogicalPlan::Filter(new)))
+    })
+    .data()
 }
 
 /// Wraps the merging casts compared with something in `e`.

@@ -438,18 +438,7 @@ impl AnalyzerRule for ComparedConstants {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let LogicalPlan::Filter(filter) = &node else { return Ok(Transformed::no(node)) };
-            let schema = filter.input.schema().clone();
-            let predicate = filter.predicate.clone().transform_up(|e| unpad_constants(e, &schema))?;
-            if !predicate.transformed {
-                return Ok(Transformed::no(node));
-            }
-            let LogicalPlan::Filter(filter) = node else { unreachable!() };
-            let new = datafusion::logical_expr::Filter::try_new(predicate.data, filter.input)?;
-            Ok(Transformed::yes(LogicalPlan::Filter(new)))
-        })
-        .data()
+        crate::exact_casts::rewrite_filters(plan, unpad_constants)
     }
 }
 

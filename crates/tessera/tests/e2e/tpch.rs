@@ -1,0 +1,1 @@
+//! TPC-H's queries on a small generated data set, each returning exactly PostgreSQL 15's rows.

@@ -154,10 +154,12 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     // Constants compared with columns are read as PostgreSQL reads them
     // before DataFusion's type coercion reads them its own way.
     let mut analyzer: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> =
-        vec![Arc::new(crate::strict::ComparedConstants)];
+        vec![Arc::new(crate::int_literals::IntegerLiterals), Arc::new(crate::strict::ComparedConstants)];
     analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
     analyzer.push(Arc::new(crate::exact_casts::KeepMergingCasts));
     analyzer.push(Arc::new(crate::strict::CheckedConstants));
+    analyzer.push(Arc::new(crate::int_casts::IntegerCasts));
+    analyzer.push(Arc::new(crate::float_arith::FloatArithmetic));
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
@@ -168,6 +170,10 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::functions::register(&ctx, &resolver);
     crate::strict::register(&ctx);
+    crate::int_casts::register(&ctx);
+    crate::float_arith::register(&ctx);
+    crate::pg_typeof::register(&ctx);
+    crate::bpchar::register(&ctx);
     crate::to_char::register(&ctx);
     crate::zones::register(&ctx);
     ctx

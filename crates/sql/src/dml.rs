@@ -476,6 +476,11 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str) -> Result<Arr
     if array.data_type() == &target {
         return Ok(array.clone());
     }
+    if crate::int_casts::rounds(array.data_type(), &target) {
+        return crate::int_casts::round_to_integer(array, &target).map_err(|_| {
+            SqlError::new(code::OUT_OF_RANGE, format!("value out of range for column \"{column}\" of type {ty}"))
+        });
+    }
     let opts = CastOptions { safe: false, format_options: FormatOptions::default() };
     let cast = cast_with_options(array, &target, &opts).map_err(|e| {
         let msg = e.to_string();

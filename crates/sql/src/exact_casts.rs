@@ -20,8 +20,9 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, Result};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, LogicalPlan, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     Volatility,
@@ -60,6 +61,37 @@ pub(crate) fn rewrite_filters(
         let LogicalPlan::Filter(filter) = node else { unreachable!() };
         let new = datafusion::logical_expr::Filter::try_new(predicate.data, filter.input)?;
         Ok(Transformed::yes(LogicalPlan::Filter(new)))
+    })
+    .data()
+}
+
+/// Rewrites every expression of every node in `plan` (subqueries
+/// included), bottom up, with `rewrite`, which sees the schema the node's
+/// expressions are read against (its inputs' together). Expressions keep
+/// their names, so the nodes above still find them.
+pub(crate) fn rewrite_expressions(
+    plan: LogicalPlan,
+    rewrite: impl Fn(Expr, &DFSchema) -> Result<Transformed<Expr>>,
+) -> Result<LogicalPlan> {
+    plan.transform_up_with_subqueries(|node| {
+        let mut has_expressions = false;
+        node.apply_expressions(|_| {
+            has_expressions = true;
+            Ok(TreeNodeRecursion::Stop)
+        })?;
+        if !has_expressions {
+            return Ok(Transformed::no(node));
+        }
+        let mut schema = DFSchema::empty();
+        for input in node.inputs() {
+            schema.merge(input.schema());
+        }
+        let names = NamePreserver::new(&node);
+        node.map_expressions(|e| {
+            let saved = names.save(&e);
+            let new = e.transform_up(|e| rewrite(e, &schema))?;
+            Ok(if new.transformed { Transformed::yes(saved.restore(new.data)) } else { new })
+        })
     })
     .data()
 }

@@ -74,6 +74,7 @@
 //! computes AT TIME ZONE with IANA zones.
 
 pub mod alter;
+pub mod bpchar;
 pub mod catalog;
 pub mod cluster_view;
 pub mod context;
@@ -87,13 +88,17 @@ pub mod exact_casts;
 pub mod explain;
 pub mod fast;
 pub mod field_tests;
+pub mod float_arith;
 pub mod functions;
+pub mod int_casts;
+pub mod int_literals;
 pub mod jobs;
 pub mod keyed;
 pub mod naming;
 pub mod overflow;
 pub mod partition;
 pub mod pg_catalog;
+pub mod pg_typeof;
 pub mod provider;
 pub mod remote;
 pub mod row_waits;

@@ -228,10 +228,10 @@ pub fn pg_name(e: &Expr) -> String {
     match e {
         Expr::Identifier(_) | Expr::CompoundIdentifier(_) => column_name(e).unwrap_or_default(),
         Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),
-        Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
-            Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Function(_) | Expr::Cast { .. } => pg_name(expr),
-            _ => type_name(&data_type.to_string()),
-        },
+        // A cast is named by what it casts if that has a name of its own
+        // (a column or a function, under any casts), else by its type:
+        // `x::float8::int4` is `int4`, `a::text::int4` is `a`.
+        Expr::Cast { expr, data_type, .. } => strong_name(expr).unwrap_or_else(|| type_name(&data_type.to_string())),
         Expr::Nested(inner) => pg_name(inner),
         Expr::Case { .. } => "case".into(),
         Expr::Exists { .. } => "exists".into(),
@@ -249,6 +249,15 @@ pub fn pg_name(e: &Expr) -> String {
             _ => "?column?".into(),
         },
         _ => "?column?".into(),
+    }
+}
+
+/// The name of a column or function under `e`'s casts and parentheses.
+fn strong_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Function(_) => Some(pg_name(e)),
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => strong_name(expr),
+        _ => None,
     }
 }
 

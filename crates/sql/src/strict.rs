@@ -568,12 +568,16 @@ pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) 
         }
         crate::zones::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
-        // characters (an assignment refuses a longer one instead).
+        // characters (an assignment refuses a longer one instead); char(n)
+        // is `bpchar`'s value.
         if let Ast::Cast { expr, data_type, .. } = e
             && let Some(n) = length_limit(&data_type.to_string())
         {
-            let text = format!("substr(CAST({expr} AS text), 1, {n})");
-            if let Ok(cut) = crate::dml::parse_expr(&text) {
+            if is_bpchar(&data_type.to_string()) {
+                if let Ok(cast) = crate::dml::parse_expr(&format!("tessera_bpchar(CAST({expr} AS text), {n})")) {
+                    *e = cast;
+                }
+            } else if let Ok(cut) = crate::dml::parse_expr(&format!("substr(CAST({expr} AS text), 1, {n})")) {
                 **expr = cut;
             }
         }
@@ -837,6 +841,12 @@ fn length_limit(data_type: &str) -> Option<u32> {
     }
     let rest = ["character varying(", "varchar(", "character(", "char("].iter().find_map(|p| t.strip_prefix(p))?;
     rest.strip_suffix(')')?.trim().parse().ok()
+}
+
+/// Whether a character type is `char(n)` (blank-padded), not `varchar`.
+fn is_bpchar(data_type: &str) -> bool {
+    let t = data_type.to_lowercase();
+    !t.contains("varying") && !t.starts_with("varchar") && (t.starts_with("char") || t.starts_with("character"))
 }
 
 fn not_literal() -> SqlError {

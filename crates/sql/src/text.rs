@@ -218,10 +218,6 @@ pub fn write_interval(out: &mut String, months: i32, days: i32, micros: i64) {
     out.push_str(&parts.join(" "));
 }
 
-/// Checks and normalizes values of text-backed types: length limits of
-/// varchar(n) and char(n) (kept without its padding, see `pad_char`), uuid syntax (stored
-/// in canonical lower case), json and jsonb syntax. Returns the fixed array
-/// when anything changed.
 /// A char(n) value as it is shown: padded with blanks to n characters.
 pub fn pad_char(v: &str, ty: SqlType) -> std::borrow::Cow<'_, str> {
     match ty {
@@ -233,6 +229,10 @@ pub fn pad_char(v: &str, ty: SqlType) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Checks and normalizes values of text-backed types: length limits of
+/// varchar(n) and char(n) (kept without its padding, see `pad_char`), uuid syntax (stored
+/// in canonical lower case), json and jsonb syntax. Returns the fixed array
+/// when anything changed.
 pub fn enforce_text_type(ty: SqlType, array: &ArrayRef) -> Result<Option<ArrayRef>> {
     let limit = match ty {
         SqlType::Varchar(Some(n)) | SqlType::Char(n) => Some(n as usize),

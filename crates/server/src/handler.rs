@@ -4,6 +4,7 @@
 
 use std::fmt::Debug;
 use std::sync::Arc;
+use tessera_sql::tz::Zone;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
@@ -215,11 +216,12 @@ fn rows_response(
     schema: &SchemaRef,
     batches: &[datafusion::arrow::array::RecordBatch],
     format: &Format,
+    zone: Zone,
 ) -> PgWireResult<QueryResponse> {
     let d = conn.descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(schema, format);
     let mut rows = Vec::with_capacity(batches.iter().map(|b| b.num_rows()).sum());
     for b in batches {
-        encode_batch(b, &d.binary, &d.types, &mut rows).map_err(to_pg_error)?;
+        encode_batch(b, &d.binary, &d.types, zone, &mut rows).map_err(to_pg_error)?;
     }
     Ok(QueryResponse::new(d.fields.clone(), stream::iter(rows.into_iter().map(Ok))))
 }
@@ -230,10 +232,11 @@ fn output_response(
     before: TxnStatus,
     after: TxnStatus,
     format: &Format,
+    zone: Zone,
 ) -> PgWireResult<Response> {
     Ok(match out {
         Output::Rows { schema, batches, tag } => {
-            let mut q = rows_response(conn, &schema, &batches, format)?;
+            let mut q = rows_response(conn, &schema, &batches, format, zone)?;
             // "INSERT 0 2" -> command "INSERT 0"; pgwire appends the row count.
             let cmd = match tag.rsplit_once(' ') {
                 Some((head, n)) if n.parse::<usize>().is_ok() => head.to_string(),
@@ -269,7 +272,7 @@ impl SimpleQueryHandler for Conn {
         if let Some(result) = session.execute_simple_fast(query).await {
             let after = session.status();
             return match result {
-                Ok(o) => Ok(vec![output_response(self, o, before, after, &Format::UnifiedText)?]),
+                Ok(o) => Ok(vec![output_response(self, o, before, after, &Format::UnifiedText, session.zone())?]),
                 Err(e) => error_response(client, session, Vec::new(), e),
             };
         }
@@ -330,7 +333,7 @@ impl SimpleQueryHandler for Conn {
                     out.push(Response::CopyIn(CopyResponse::new(0, columns, stream::empty())));
                     break;
                 }
-                Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText)?),
+                Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText, session.zone())?),
                 Err(e) if !implicit => return error_response(client, session, out, e),
                 Err(e) => {
                     out.push(Response::Error(Box::new(error_info(e))));
@@ -484,6 +487,7 @@ pub(crate) fn decode_params(
     prepared: &Prepared,
     raw: &[Option<bytes::Bytes>],
     format: &Format,
+    zone: Zone,
 ) -> PgWireResult<Vec<ScalarValue>> {
     if raw.len() < prepared.param_oids.len() {
         let message = format!(
@@ -497,7 +501,7 @@ pub(crate) fn decode_params(
     for (i, raw) in raw.iter().enumerate() {
         let ty = prepared.param_oids.get(i).cloned().unwrap_or(Type::TEXT);
         let want = prepared.param_types.get(i).cloned().flatten();
-        let v = decode_param(i, raw.as_deref(), format.is_binary(i), &ty, want.as_ref()).map_err(to_pg_error)?;
+        let v = decode_param(i, raw.as_deref(), format.is_binary(i), &ty, want.as_ref(), zone).map_err(to_pg_error)?;
         params.push(v);
     }
     Ok(params)
@@ -623,7 +627,7 @@ impl ExtendedQueryHandler for Extended {
         if let Err(e) = session.check_block_accepts(stmt) {
             return Err(to_pg_error(e));
         }
-        let params = match decode_params(prepared, &portal.parameters, &portal.parameter_format) {
+        let params = match decode_params(prepared, &portal.parameters, &portal.parameter_format, session.zone()) {
             Ok(params) => params,
             Err(e) => {
                 // Like any error, a parameter that does not decode fails the
@@ -643,7 +647,7 @@ impl ExtendedQueryHandler for Extended {
                 *self.conn.copy.lock().await = Some(copy);
                 Ok(Response::CopyIn(CopyResponse::new(0, columns, stream::empty())))
             }
-            Ok(o) => output_response(&self.conn, o, before, after, &portal.result_column_format),
+            Ok(o) => output_response(&self.conn, o, before, after, &portal.result_column_format, session.zone()),
             Err(e) => Err(to_pg_error(e)),
         }
     }

@@ -198,7 +198,8 @@ impl Lane {
         if let Err(e) = session.check_block_accepts(stmt) {
             return Err(to_pg_error(e));
         }
-        let params = match decode_params(prepared, &p.bind.parameters, &p.parameter_format) {
+        let zone = session.zone();
+        let params = match decode_params(prepared, &p.bind.parameters, &p.parameter_format, zone) {
             Ok(params) => params,
             Err(e) => {
                 session.abort_statement();
@@ -214,7 +215,7 @@ impl Lane {
                 let d = self.conn.description(&schema, &p.result_format);
                 let out = socket.write_buffer_mut();
                 for b in &batches {
-                    write_data_rows(b, &d.binary, &d.types, out).map_err(to_pg_error)?;
+                    write_data_rows(b, &d.binary, &d.types, zone, out).map_err(to_pg_error)?;
                 }
                 put(socket, PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)));
             }

@@ -15,7 +15,8 @@ use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::messages::data::DataRow;
 use tessera_sql::SqlType;
 use tessera_sql::error::{SqlError, code};
-use tessera_sql::text::write_cell;
+use tessera_sql::text::write_cell_in;
+use tessera_sql::tz::Zone;
 
 /// Microseconds between 1970-01-01 and PostgreSQL's epoch 2000-01-01.
 const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
@@ -43,12 +44,13 @@ pub fn encode_batch(
     batch: &RecordBatch,
     binary: &[bool],
     types: &[SqlType],
+    zone: Zone,
     out: &mut Vec<DataRow>,
 ) -> Result<(), SqlError> {
     let mut text = String::new();
     for r in 0..batch.num_rows() {
         let mut buf = BytesMut::with_capacity(64);
-        write_cells(batch, r, binary, types, &mut text, &mut buf)?;
+        write_cells(batch, r, binary, types, zone, &mut text, &mut buf)?;
         out.push(DataRow::new(buf, batch.num_columns() as i16));
     }
     Ok(())
@@ -61,6 +63,7 @@ pub fn write_data_rows(
     batch: &RecordBatch,
     binary: &[bool],
     types: &[SqlType],
+    zone: Zone,
     out: &mut BytesMut,
 ) -> Result<(), SqlError> {
     let mut text = String::new();
@@ -69,7 +72,7 @@ pub fn write_data_rows(
         let start = out.len();
         out.put_i32(0);
         out.put_i16(batch.num_columns() as i16);
-        write_cells(batch, r, binary, types, &mut text, out)?;
+        write_cells(batch, r, binary, types, zone, &mut text, out)?;
         let len = (out.len() - start) as i32;
         out[start..start + 4].copy_from_slice(&len.to_be_bytes());
     }
@@ -82,6 +85,7 @@ fn write_cells(
     r: usize,
     binary: &[bool],
     types: &[SqlType],
+    zone: Zone,
     text: &mut String,
     buf: &mut BytesMut,
 ) -> Result<(), SqlError> {
@@ -96,7 +100,7 @@ fn write_cells(
             write_binary(buf, col, r, types.get(ci).copied())?;
         } else {
             text.clear();
-            write_cell(text, col, r);
+            write_cell_in(text, col, r, zone);
             match types.get(ci) {
                 Some(ty @ SqlType::Char(_)) => buf.put_slice(tessera_sql::text::pad_char(text, *ty).as_bytes()),
                 _ => buf.put_slice(text.as_bytes()),
@@ -221,6 +225,7 @@ pub fn decode_param(
     binary: bool,
     ty: &Type,
     want: Option<&DataType>,
+    zone: Zone,
 ) -> Result<ScalarValue, SqlError> {
     let Some(raw) = raw else {
         return Ok(match want {
@@ -288,6 +293,10 @@ pub fn decode_param(
             Some(DataType::Binary) => ScalarValue::Binary(Some(tessera_sql::text::parse_bytea(s)?)),
             // pgjdbc sends dates as "2024-02-29 +00"; PostgreSQL ignores the zone.
             Some(DataType::Date32) => ScalarValue::Utf8(Some(s.split_whitespace().next().unwrap_or(s).to_string())),
+            // Without an offset, a wall time of the session's zone.
+            Some(DataType::Timestamp(_, Some(_))) if !zone.is_utc() => ScalarValue::Utf8(Some(
+                tessera_sql::tz::canonical_timestamptz(s, zone).unwrap_or_else(|| s.to_string()),
+            )),
             _ => ScalarValue::Utf8(Some(s.to_string())),
         }
     };

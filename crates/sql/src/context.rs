@@ -140,6 +140,8 @@ impl SchemaProvider for TesseraSchema {
 /// A DataFusion context for one session.
 pub fn new_context(resolver: Resolver) -> SessionContext {
     let db = resolver.db.clone();
+    let info = resolver.info.clone();
+    let zone: crate::tz::ZoneSource = Arc::new(move || info.settings.lock().hot().zone);
     let mut config = SessionConfig::new()
         .with_target_partitions(1)
         .with_information_schema(false)
@@ -153,13 +155,16 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     options.execution.time_zone = Some("+00:00".into());
     // Constants compared with columns are read as PostgreSQL reads them
     // before DataFusion's type coercion reads them its own way.
-    let mut analyzer: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> =
-        vec![Arc::new(crate::int_literals::IntegerLiterals), Arc::new(crate::strict::ComparedConstants)];
+    let mut analyzer: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> = vec![
+        Arc::new(crate::int_literals::IntegerLiterals),
+        Arc::new(crate::strict::ComparedConstants { zone: zone.clone() }),
+    ];
     analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
     analyzer.push(Arc::new(crate::exact_casts::KeepMergingCasts));
     analyzer.push(Arc::new(crate::strict::CheckedConstants));
     analyzer.push(Arc::new(crate::int_casts::IntegerCasts));
     analyzer.push(Arc::new(crate::float_arith::FloatArithmetic));
+    analyzer.push(Arc::new(crate::local_time::SessionTimeZone { zone: zone.clone() }));
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
@@ -174,6 +179,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::float_arith::register(&ctx);
     crate::pg_typeof::register(&ctx);
     crate::bpchar::register(&ctx);
+    crate::local_time::register(&ctx);
     crate::to_char::register(&ctx);
     crate::zones::register(&ctx);
     ctx

@@ -146,6 +146,7 @@ pub async fn start(
             data.push(b'\n');
         }
         let mut cell = String::new();
+        let zone = session.zone();
         let types: Vec<crate::types::SqlType> =
             schema.fields().iter().map(|f| crate::types::SqlType::of_field(f)).collect();
         for b in &batches {
@@ -154,7 +155,7 @@ pub async fn start(
                     if ci > 0 {
                         data.extend_from_slice(format.delimiter.to_string().as_bytes());
                     }
-                    match crate::text::format_cell(col, r) {
+                    match crate::text::format_cell_in(col, r, zone) {
                         None => data.extend_from_slice(format.null.as_bytes()),
                         Some(v) => {
                             cell.clear();
@@ -512,7 +513,7 @@ impl Load<'_> {
                 continue;
             };
             let values: Vec<Option<&str>> = chunk.iter().map(|(_, fs)| fs[pos].as_deref()).collect();
-            arrays.push(convert(col.ty, &col.name, &values).map_err(|(row, e)| {
+            arrays.push(convert(col.ty, &col.name, &values, session.zone()).map_err(|(row, e)| {
                 let (line, _) = &chunk[row];
                 let v = values[row].unwrap_or("");
                 SqlError::new(
@@ -560,7 +561,12 @@ impl Load<'_> {
 }
 
 /// Converts text fields to a column; on failure returns the failing row.
-fn convert(ty: SqlType, column: &str, values: &[Option<&str>]) -> std::result::Result<ArrayRef, (usize, SqlError)> {
+fn convert(
+    ty: SqlType,
+    column: &str,
+    values: &[Option<&str>],
+    zone: crate::tz::Zone,
+) -> std::result::Result<ArrayRef, (usize, SqlError)> {
     match ty {
         SqlType::Bool => {
             let mut out = Vec::with_capacity(values.len());
@@ -592,13 +598,13 @@ fn convert(ty: SqlType, column: &str, values: &[Option<&str>]) -> std::result::R
         }
         _ => {
             let strings: ArrayRef = std::sync::Arc::new(StringArray::from(values.to_vec()));
-            match crate::dml::cast_to(&strings, ty, column) {
+            match crate::dml::cast_to(&strings, ty, column, zone) {
                 Ok(a) => Ok(a),
                 Err(_) => {
                     // Find the offending value to name its line.
                     for (i, v) in values.iter().enumerate() {
                         let one: ArrayRef = std::sync::Arc::new(StringArray::from(vec![*v]));
-                        if crate::dml::cast_to(&one, ty, column).is_err() {
+                        if crate::dml::cast_to(&one, ty, column, zone).is_err() {
                             let s = v.unwrap_or("");
                             return Err((
                                 i,

@@ -224,7 +224,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
     for (ci, col) in def.columns.iter().enumerate() {
         let pos = targets.iter().position(|t| *t == ci);
         let given = match (&batch, pos) {
-            (Some(b), Some(p)) if p < b.num_columns() => Some(cast_to(b.column(p), col.ty, &col.name)?),
+            (Some(b), Some(p)) if p < b.num_columns() => Some(cast_to(b.column(p), col.ty, &col.name, session.zone())?),
             _ => None,
         };
         if col.identity == Some(Identity::Always) && given.is_some() {
@@ -426,7 +426,7 @@ async fn upsert(
     let n = def.columns.len() + usize::from(def.rowid_field.is_some());
     let mut out = None;
     for b in batches.iter().filter(|b| b.num_rows() > 0) {
-        let (new_rows, keys, _) = build_updated(def, b, n, &assigns)?;
+        let (new_rows, keys, _) = build_updated(session.zone(), def, b, n, &assigns)?;
         let new_rows = check_rows(session, def, new_rows).await?;
         let encoded = encode_rows(def, &new_rows, rowids_of(def, b)?.as_deref())?;
         session.check_row_group(def, &encoded)?;
@@ -471,10 +471,22 @@ pub(crate) fn assignment_columns(t: &AssignmentTarget) -> Result<Vec<String>> {
 
 /// Casts a source column to the column's type, failing (not nulling) on
 /// values that do not convert.
-pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str) -> Result<ArrayRef> {
+pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::tz::Zone) -> Result<ArrayRef> {
     let target = ty.arrow_type();
     if array.data_type() == &target {
         return Ok(array.clone());
+    }
+    // Text without an offset is a wall time of the session's zone.
+    if ty == SqlType::TimestampTz
+        && !zone.is_utc()
+        && array.data_type() == &datafusion::arrow::datatypes::DataType::Utf8
+    {
+        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
+        let instants: datafusion::arrow::array::StringArray = texts
+            .iter()
+            .map(|t| t.map(|t| crate::tz::canonical_timestamptz(t, zone).unwrap_or_else(|| t.to_string())))
+            .collect();
+        return cast_to(&(Arc::new(instants) as ArrayRef), ty, column, crate::tz::Zone::Utc);
     }
     if crate::int_casts::rounds(array.data_type(), &target) {
         return crate::int_casts::round_to_integer(array, &target).map_err(|_| {
@@ -517,7 +529,7 @@ async fn default_values(session: &Session, def: &TableDef, ci: usize, n: usize, 
         let values: Vec<Option<i64>> =
             needed.iter().take(n).map(|need| if *need { drawn.next() } else { None }).collect();
         let array: ArrayRef = Arc::new(datafusion::arrow::array::Int64Array::from(values));
-        return cast_to(&array, col.ty, &col.name);
+        return cast_to(&array, col.ty, &col.name, session.zone());
     }
     // Other defaults are evaluated for every row, as PostgreSQL does: a
     // volatile one (gen_random_uuid(), random(), clock_timestamp()) gives
@@ -542,7 +554,7 @@ async fn default_values(session: &Session, def: &TableDef, ci: usize, n: usize, 
     if array.len() != n {
         return Err(SqlError::internal(format!("a default gave {} values for {n} rows", array.len())));
     }
-    cast_to(&array, col.ty, &col.name)
+    cast_to(&array, col.ty, &col.name, session.zone())
 }
 
 pub(crate) async fn default_values_pub(
@@ -646,6 +658,7 @@ fn rowids_of(def: &TableDef, batch: &RecordBatch) -> Result<Option<Vec<i64>>> {
 /// From a batch of `old columns, [row id], new values`, builds the new rows
 /// and the engine keys of the old ones.
 fn build_updated(
+    zone: crate::tz::Zone,
     def: &TableDef,
     batch: &RecordBatch,
     n_old: usize,
@@ -655,7 +668,7 @@ fn build_updated(
     let old = RecordBatch::try_new(def.arrow_schema(), cols.clone())?;
     for (k, (ci, _)) in assigns.iter().enumerate() {
         let col = &def.columns[*ci];
-        cols[*ci] = cast_to(batch.column(n_old + k), col.ty, &col.name)?;
+        cols[*ci] = cast_to(batch.column(n_old + k), col.ty, &col.name, zone)?;
     }
     let new = RecordBatch::try_new(def.arrow_schema(), cols)?;
     let rowids = rowids_of(def, batch)?;
@@ -751,7 +764,7 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
         let batches = session.run_plan(plan).await?.1;
         let mut stale: HashSet<Vec<u8>> = HashSet::new();
         for b in batches.iter().filter(|b| b.num_rows() > 0) {
-            let (new_rows, keys, old) = build_updated(&def, b, n_old, &assigns)?;
+            let (new_rows, keys, old) = build_updated(session.zone(), &def, b, n_old, &assigns)?;
             let new_rows = check_rows(session, &def, new_rows).await?;
             let rowids = rowids_of(&def, b)?;
             let encoded = encode_rows(&def, &new_rows, rowids.as_deref())?;

@@ -94,6 +94,7 @@ pub mod int_casts;
 pub mod int_literals;
 pub mod jobs;
 pub mod keyed;
+pub mod local_time;
 pub mod naming;
 pub mod overflow;
 pub mod partition;
@@ -113,6 +114,7 @@ pub mod text;
 pub mod to_char;
 pub mod txn;
 pub mod types;
+pub mod tz;
 pub mod volatile;
 pub mod zones;
 

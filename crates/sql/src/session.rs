@@ -267,6 +267,11 @@ impl Session {
         &self.info.db
     }
 
+    /// The session's `TimeZone`.
+    pub fn zone(&self) -> crate::tz::Zone {
+        self.info.settings.lock().hot().zone
+    }
+
     pub fn status(&self) -> TxnStatus {
         match &self.block {
             None => TxnStatus::Idle,
@@ -540,7 +545,7 @@ impl Session {
 
     /// Plans a query statement with DataFusion and binds parameters.
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
-        crate::strict::rewrite_statement(&mut stmt)?;
+        crate::strict::rewrite_statement(&mut stmt, self.zone())?;
         crate::functions::rewrite_casts(&mut stmt);
         crate::naming::name_function_columns(&mut stmt);
         let state = self.ctx.state();
@@ -736,7 +741,7 @@ impl Session {
                 let mut q = q.clone();
                 let names = crate::naming::alias_projection(&mut q);
                 let mut stmt = Statement::Query(q);
-                crate::strict::rewrite_statement(&mut stmt)?;
+                crate::strict::rewrite_statement(&mut stmt, self.zone())?;
                 crate::functions::rewrite_casts(&mut stmt);
                 crate::naming::name_function_columns(&mut stmt);
                 let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;

@@ -95,6 +95,8 @@ pub struct Hot {
     pub default_read_only: bool,
     /// `tessera.copy_commit_rows` (0: off).
     pub copy_commit_rows: u64,
+    /// `TimeZone`.
+    pub zone: crate::tz::Zone,
 }
 
 impl Default for Settings {
@@ -152,6 +154,7 @@ impl Settings {
             default_isolation: crate::session::isolation_from_name(value("default_transaction_isolation")),
             default_read_only: value("default_transaction_read_only") == "on",
             copy_commit_rows: value("tessera.copy_commit_rows").parse().unwrap_or(0),
+            zone: crate::tz::Zone::of_setting(value("TimeZone")),
         };
     }
 
@@ -269,15 +272,11 @@ fn validate(key: &str, value: &str) -> Result<String> {
                 Err(SqlError::unsupported(format!("DateStyle \"{value}\" (Tessera uses ISO)")))
             }
         }
-        "TimeZone" => {
-            let v = value.trim();
-            match v.to_uppercase().as_str() {
-                "UTC" | "ETC/UTC" | "GMT" | "Z" | "ZULU" | "UCT" | "ETC/GMT" | "+00:00" | "0" | "+0" | "00:00" => {
-                    Ok("UTC".into())
-                }
-                _ => Err(SqlError::unsupported(format!("time zone \"{v}\" (Tessera sessions use UTC)"))),
-            }
-        }
+        "TimeZone" => match value.trim().to_uppercase().as_str() {
+            // The server's own zone.
+            "LOCAL" | "DEFAULT" => Ok("UTC".into()),
+            _ => crate::tz::Zone::parse(value).map(|(_, name)| name),
+        },
         "synchronous_commit" => match value.to_lowercase().as_str() {
             "on" | "true" | "local" | "remote_write" | "remote_apply" | "1" => Ok("on".into()),
             "off" | "false" | "0" => Ok("off".into()),

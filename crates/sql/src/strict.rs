@@ -429,8 +429,17 @@ pub fn refuse_rounded_numeric(
 
 /// The analyzer rule for constants compared with char(n) and timestamp
 /// columns (see the module's text).
-#[derive(Debug)]
-pub struct ComparedConstants;
+pub struct ComparedConstants {
+    /// The session's time zone, in which a timestamptz constant without an
+    /// offset is read.
+    pub zone: crate::tz::ZoneSource,
+}
+
+impl std::fmt::Debug for ComparedConstants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ComparedConstants")
+    }
+}
 
 impl AnalyzerRule for ComparedConstants {
     fn name(&self) -> &str {
@@ -438,8 +447,14 @@ impl AnalyzerRule for ComparedConstants {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        crate::exact_casts::rewrite_filters(plan, unpad_constants)
+        let zone = (self.zone)();
+        crate::exact_casts::rewrite_filters(plan, |e, schema| unpad_constants(e, schema, zone))
     }
+}
+
+/// A timestamp's text as DataFusion should read it (see `tz`).
+fn canonical(text: &str, zoned: bool, zone: crate::tz::Zone) -> Option<String> {
+    if zoned { crate::tz::canonical_timestamptz(text, zone) } else { crate::tz::canonical_timestamp(text, false) }
 }
 
 /// What a string constant compared with a column becomes.
@@ -454,7 +469,7 @@ enum Compared {
 
 /// In a comparison or IN list of a char(n) or timestamp column, its
 /// string constants as PostgreSQL would read them (see [`Compared`]).
-fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Transformed<Expr>> {
+fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema, zone: crate::tz::Zone) -> Result<Transformed<Expr>> {
     let kind = |e: &Expr| match e {
         Expr::Column(c) => schema.field_from_column(c).ok().and_then(|f| match f.data_type() {
             DataType::Timestamp(_, tz) => Some(Compared::Timestamp(tz.is_some())),
@@ -478,7 +493,7 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Tra
             ) && (kind(&left).is_some() || kind(&right).is_some()) =>
         {
             let k = kind(&left).or(kind(&right)).expect("checked");
-            let (l, r) = (unpad(*left, k), unpad(*right, k));
+            let (l, r) = (unpad(*left, k, zone), unpad(*right, k, zone));
             let changed = l.transformed || r.transformed;
             let e = Expr::BinaryExpr(BinaryExpr { left: Box::new(l.data), op, right: Box::new(r.data) });
             Ok(if changed { Transformed::yes(e) } else { Transformed::no(e) })
@@ -488,7 +503,7 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Tra
             let mut changed = false;
             list.list = (list.list.into_iter())
                 .map(|e| {
-                    let t = unpad(e, k);
+                    let t = unpad(e, k, zone);
                     changed |= t.transformed;
                     t.data
                 })
@@ -501,12 +516,12 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema) -> Result<Tra
 }
 
 /// A string constant as a comparison with a `k` column reads it.
-fn unpad(e: Expr, k: Compared) -> Transformed<Expr> {
+fn unpad(e: Expr, k: Compared, zone: crate::tz::Zone) -> Transformed<Expr> {
     match e {
         Expr::Literal(ScalarValue::Utf8(Some(s)), meta) => {
             let fixed = match k {
                 Compared::Char if s.ends_with(' ') => Some(s.trim_end_matches(' ').to_string()),
-                Compared::Timestamp(zoned) => canonical_timestamp(&s, zoned).filter(|c| *c != s),
+                Compared::Timestamp(zoned) => canonical(&s, zoned, zone).filter(|c| *c != s),
                 _ => None,
             };
             match fixed {
@@ -515,7 +530,7 @@ fn unpad(e: Expr, k: Compared) -> Transformed<Expr> {
             }
         }
         Expr::Cast(mut c) if matches!(c.expr.as_ref(), Expr::Literal(..)) => {
-            let inner = unpad(*c.expr, k);
+            let inner = unpad(*c.expr, k, zone);
             let changed = inner.transformed;
             c.expr = Box::new(inner.data);
             if changed { Transformed::yes(Expr::Cast(c)) } else { Transformed::no(Expr::Cast(c)) }
@@ -558,7 +573,10 @@ fn escaped(c: char) -> String {
 /// Tessera's rewrites of a statement's expressions before planning: SIMILAR
 /// TO into a regular expression, a string literal cast to a float into
 /// PostgreSQL's float input.
-pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) -> std::result::Result<(), SqlError> {
+pub fn rewrite_statement(
+    stmt: &mut datafusion::sql::sqlparser::ast::Statement,
+    zone: crate::tz::Zone,
+) -> std::result::Result<(), SqlError> {
     use datafusion::sql::sqlparser::ast::{Expr as Ast, Value, visit_expressions_mut};
     refuse_misread_joins(stmt)?;
     keep_subquery_order(stmt);
@@ -587,14 +605,14 @@ pub fn rewrite_statement(stmt: &mut datafusion::sql::sqlparser::ast::Statement) 
             && let Ast::Value(v) = expr.as_mut()
             && let Value::SingleQuotedString(text) = &mut v.value
             && let Some(zoned) = timestamp_type(&data_type.to_string())
-            && let Some(canonical) = canonical_timestamp(text, zoned)
+            && let Some(canonical) = canonical(text, zoned, zone)
         {
             *text = canonical;
         }
         if let Ast::TypedString(ts) = e
             && let Some(zoned) = timestamp_type(&ts.data_type.to_string())
             && let Value::SingleQuotedString(text) = &mut ts.value.value
-            && let Some(canonical) = canonical_timestamp(text, zoned)
+            && let Some(canonical) = canonical(text, zoned, zone)
         {
             *text = canonical;
         }
@@ -727,62 +745,6 @@ fn timestamp_type(name: &str) -> Option<bool> {
     }
 }
 
-/// A timestamp's text in the form DataFusion reads (`YYYY-MM-DD
-/// HH:MM:SS[.f][+HH:MM]`), from PostgreSQL's ISO forms: `T` or a blank
-/// between date and time, the time without seconds (or absent), an offset
-/// of `Z`, `±HH`, `±HHMM` or `±HH:MM`. A `timestamp` (`zoned` false) drops
-/// the offset, as PostgreSQL ignores it. None when the text is not of
-/// that shape (left for DataFusion to read or refuse).
-pub fn canonical_timestamp(text: &str, zoned: bool) -> Option<String> {
-    let t = text.trim();
-    let date = t.get(..10)?;
-    chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
-    let rest = t[10..].trim_start_matches(['T', 't', ' ']);
-    let split = rest.find(['+', '-', 'Z', 'z']).unwrap_or(rest.len());
-    let (time, zone) = rest.split_at(split);
-    let time = time.trim();
-    let mut fields = time.split(':');
-    let hour: u32 = match fields.next() {
-        Some("") | None => 0,
-        Some(h) => h.parse().ok()?,
-    };
-    let minute: u32 = fields.next().map_or(Some(0), |m| m.parse().ok())?;
-    let second = fields.next().unwrap_or("00");
-    if fields.next().is_some() || hour > 24 || minute > 59 {
-        return None;
-    }
-    let (whole, frac) = second.split_once('.').unwrap_or((second, ""));
-    let whole: u32 = whole.parse().ok()?;
-    if whole > 60 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut out = format!("{date} {hour:02}:{minute:02}:{whole:02}");
-    if !frac.is_empty() {
-        out.push('.');
-        out.push_str(frac);
-    }
-    let zone = zone.trim();
-    if zone.is_empty() || !zoned {
-        return Some(out);
-    }
-    let offset = match zone {
-        "Z" | "z" => "+00:00".to_string(),
-        _ => {
-            let (sign, digits) = zone.split_at(1);
-            let digits = digits.replace(':', "");
-            let (h, m) = match digits.len() {
-                1 | 2 => (digits.as_str(), "00"),
-                4 => digits.split_at(2),
-                _ => return None,
-            };
-            let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
-            format!("{sign}{h:02}:{m:02}")
-        }
-    };
-    out.push_str(&offset);
-    Some(out)
-}
-
 /// A subquery in FROM (or a WITH query) whose rows are ordered keeps its
 /// order for the query around it, as PostgreSQL's does (`SELECT * FROM
 /// (SELECT … ORDER BY k DESC) s LIMIT 1` is the greatest k): DataFusion
@@ -905,7 +867,7 @@ mod tests {
 
     #[test]
     fn timestamps_are_read_in_postgres_iso_forms() {
-        let c = |t: &str, z: bool| canonical_timestamp(t, z);
+        let c = |t: &str, z: bool| crate::tz::canonical_timestamp(t, z);
         assert_eq!(c("2024-01-01 12:00", false).as_deref(), Some("2024-01-01 12:00:00"));
         assert_eq!(c("2024-01-01T12:00:05.25", false).as_deref(), Some("2024-01-01 12:00:05.25"));
         assert_eq!(c("2024-01-01 10:00+02", true).as_deref(), Some("2024-01-01 10:00:00+02:00"));

@@ -2,6 +2,7 @@
 //! wire's text format and COPY TO) and the checks text-like types need on
 //! input (varchar length, char padding, uuid and json syntax).
 
+use crate::tz::Zone;
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -20,17 +21,28 @@ use crate::types::SqlType;
 
 /// Formats one value as PostgreSQL's text output would; None for NULL.
 pub fn format_cell(array: &ArrayRef, row: usize) -> Option<String> {
+    format_cell_in(array, row, Zone::Utc)
+}
+
+/// [`format_cell`] for a session in time zone `zone`.
+pub fn format_cell_in(array: &ArrayRef, row: usize, zone: Zone) -> Option<String> {
     // A NullArray reports no nulls through `is_null`.
     if array.is_null(row) || array.data_type() == &DataType::Null {
         return None;
     }
     let mut s = String::new();
-    write_cell(&mut s, array, row);
+    write_cell_in(&mut s, array, row, zone);
     Some(s)
 }
 
-/// Appends the text form of a non-null value.
+/// Appends the text form of a non-null value (a timestamptz in UTC).
 pub fn write_cell(out: &mut String, array: &ArrayRef, row: usize) {
+    write_cell_in(out, array, row, Zone::Utc)
+}
+
+/// Appends the text form of a non-null value, a timestamptz shown in
+/// `zone` (the session's `TimeZone`).
+pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, zone: Zone) {
     match array.data_type() {
         DataType::Boolean => out.push(if array.as_boolean().value(row) { 't' } else { 'f' }),
         DataType::Int8 => write!(out, "{}", array.as_primitive::<Int8Type>().value(row)).unwrap(),
@@ -64,7 +76,7 @@ pub fn write_cell(out: &mut String, array: &ArrayRef, row: usize) {
                 TimeUnit::Microsecond => array.as_primitive::<TimestampMicrosecondType>().value(row),
                 TimeUnit::Nanosecond => array.as_primitive::<TimestampNanosecondType>().value(row).div_euclid(1000),
             };
-            write_timestamp(out, v, tz.is_some())
+            if tz.is_some() { write_timestamptz(out, v, zone) } else { write_timestamp(out, v, false) }
         }
         DataType::Interval(IntervalUnit::MonthDayNano) => {
             let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
@@ -172,6 +184,14 @@ pub fn write_timestamp(out: &mut String, micros: i64, tz: bool) {
     if tz {
         out.push_str("+00");
     }
+}
+
+/// An instant as `zone` shows it: its wall time and offset
+/// (`2024-07-01 08:00:00-04`).
+pub fn write_timestamptz(out: &mut String, utc: i64, zone: Zone) {
+    let offset = zone.offset_at(utc);
+    write_timestamp(out, utc.saturating_add(i64::from(offset) * 1_000_000), false);
+    crate::tz::write_offset(out, offset);
 }
 
 /// A duration value as an interval's days and microseconds (each day 24

@@ -7,7 +7,8 @@
 //!   zone was silently ignored.
 //! - `timestamp AT TIME ZONE z` is the instant at which zone `z`'s clocks
 //!   show that time, a `timestamptz` (a time skipped by a change to summer
-//!   time is read an hour later; one repeated, the first).
+//!   time is read with the offset before the change; one shown twice, as
+//!   the later instant: PostgreSQL's readings).
 //!
 //! Zones are IANA names (`Europe/Paris`) and `UTC`; others are refused
 //! (0A000) rather than read otherwise than PostgreSQL reads them (its
@@ -15,7 +16,6 @@
 
 use std::sync::Arc;
 
-use chrono::{Duration, NaiveDateTime, TimeZone};
 use datafusion::arrow::array::{Array, ArrayRef, TimestampMicrosecondArray};
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
@@ -121,32 +121,21 @@ impl ScalarUDFImpl for AtTimeZone {
     }
 }
 
-fn naive(micros: i64) -> Result<NaiveDateTime> {
-    chrono::DateTime::from_timestamp_micros(micros)
-        .map(|d| d.naive_utc())
-        .ok_or_else(|| refuse(code::DATETIME_OVERFLOW, "timestamp out of range".into()))
-}
-
 /// The wall-clock time in `tz` of the instant `micros`.
 fn to_wall_time(micros: i64, tz: chrono_tz::Tz) -> Result<i64> {
-    let local = tz.from_utc_datetime(&naive(micros)?).naive_local();
-    Ok(local.and_utc().timestamp_micros())
+    Ok(crate::tz::Zone::Named(tz).wall_time(micros))
 }
 
-/// The instant at which `tz`'s clocks show the wall time `micros`.
+/// The instant at which `tz`'s clocks show the wall time `micros` (see
+/// `tz` for the times shown twice or skipped).
 fn to_instant(micros: i64, tz: chrono_tz::Tz) -> Result<i64> {
-    let wall = naive(micros)?;
-    let at = tz
-        .from_local_datetime(&wall)
-        .earliest()
-        .or_else(|| tz.from_local_datetime(&(wall + Duration::hours(1))).earliest())
-        .ok_or_else(|| refuse(code::DATETIME_OVERFLOW, "timestamp out of range".into()))?;
-    Ok(at.timestamp_micros())
+    Ok(crate::tz::Zone::Named(tz).instant(micros))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::NaiveDateTime;
 
     fn micros(text: &str) -> i64 {
         NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").unwrap().and_utc().timestamp_micros()

@@ -306,6 +306,7 @@ impl SimpleQueryHandler for Conn {
         }
         let mut out = Vec::new();
         let mut failed = false;
+        let zone_before = session.zone();
         for stmt in stmts {
             // DEALLOCATE drops a protocol-level prepared statement (psycopg sends it).
             if let Statement::Deallocate { name, .. } = &stmt {
@@ -348,6 +349,13 @@ impl SimpleQueryHandler for Conn {
             } else if let Err(e) = session.end_implicit().await {
                 out.push(Response::Error(Box::new(error_info(e))));
             }
+        }
+        // TimeZone is reported when it changes, as PostgreSQL reports it:
+        // drivers show timestamptz values in it.
+        if session.zone() != zone_before {
+            let name = session.info.settings.lock().get("TimeZone");
+            let status = pgwire::messages::startup::ParameterStatus::new("TimeZone".into(), name);
+            futures::SinkExt::feed(client, PgWireBackendMessage::ParameterStatus(status)).await?;
         }
         Ok(out)
     }
@@ -710,14 +718,14 @@ impl AuthSource for RoleSecrets {
 
 pub struct Startup {
     pub conn: Arc<Conn>,
-    pub driver: AuthDriver<Arc<DefaultServerParameterProvider>>,
+    pub driver: AuthDriver<Arc<ServerParams>>,
     pub mode: AuthMode,
     /// Runs the SCRAM exchange when this connection needs one.
-    pub sasl: SASLAuthStartupHandler<DefaultServerParameterProvider>,
+    pub sasl: SASLAuthStartupHandler<ServerParams>,
     /// The same offering channel binding (SCRAM-SHA-256-PLUS, bound to the
     /// node's certificate), for connections over TLS; PostgreSQL offers it
     /// on those only. None without a certificate.
-    pub sasl_tls: Option<SASLAuthStartupHandler<DefaultServerParameterProvider>>,
+    pub sasl_tls: Option<SASLAuthStartupHandler<ServerParams>>,
     pub scram: std::sync::atomic::AtomicBool,
     /// The cluster's secret: a session another node hands over
     /// (`handoff`) is admitted on its word, checked with it.
@@ -790,7 +798,7 @@ impl StartupHandler for Startup {
 
 /// The parameters reported at startup; `standby` for a session reading on
 /// a secondary (reported as a hot standby, read-only, as PostgreSQL's are).
-pub fn server_params(standby: bool) -> Arc<DefaultServerParameterProvider> {
+pub fn server_params(standby: bool) -> Arc<ServerParams> {
     let mut p = DefaultServerParameterProvider::default();
     p.in_hot_standby = standby;
     p.default_transaction_read_only = standby;
@@ -800,7 +808,30 @@ pub fn server_params(standby: bool) -> Arc<DefaultServerParameterProvider> {
     p.date_style = "ISO, MDY".to_string();
     p.interval_style = "postgres".to_string();
     p.search_path = "\"$user\", public".to_string();
-    Arc::new(p)
+    Arc::new(ServerParams(p))
+}
+
+/// The parameters reported at startup: pgwire's defaults, with the
+/// `TimeZone` the client asked for (a startup parameter, or `-c
+/// TimeZone=…` in `options`) when Tessera accepts it, as the session will
+/// use it; drivers such as psycopg show timestamptz values in that zone.
+#[derive(Debug)]
+pub struct ServerParams(DefaultServerParameterProvider);
+
+impl pgwire::api::auth::ServerParameterProvider for ServerParams {
+    fn server_parameters<C: ClientInfo>(&self, client: &C) -> Option<std::collections::HashMap<String, String>> {
+        let mut params = self.0.server_parameters(client)?;
+        let meta = client.metadata();
+        let asked =
+            meta.iter().find(|(k, _)| k.eq_ignore_ascii_case("timezone")).map(|(_, v)| v.clone()).or_else(|| {
+                let options = meta.get("options")?;
+                startup_options(options).into_iter().find(|(k, _)| k.eq_ignore_ascii_case("timezone")).map(|(_, v)| v)
+            });
+        if let Some(Ok((_, name))) = asked.map(|z| Zone::parse(&z)) {
+            params.insert("TimeZone".into(), name);
+        }
+        Some(params)
+    }
 }
 
 #[cfg(test)]

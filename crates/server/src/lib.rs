@@ -162,9 +162,9 @@ impl pgwire::api::ErrorHandler for PostgresCodes {
 struct Listener {
     active: Arc<AtomicUsize>,
     manager: Arc<ConnectionManager>,
-    params: Arc<pgwire::api::auth::DefaultServerParameterProvider>,
+    params: Arc<handler::ServerParams>,
     /// The same for sessions reading on a secondary.
-    standby_params: Arc<pgwire::api::auth::DefaultServerParameterProvider>,
+    standby_params: Arc<handler::ServerParams>,
     tls: Option<pgwire::tokio::TlsAcceptor>,
     /// The certificate (PEM) TLS presents, for channel binding.
     cert_pem: Option<Vec<u8>>,
@@ -302,10 +302,10 @@ impl Listener {
 /// binding to that certificate too.
 fn scram_handler(
     sql: &Arc<SqlEngine>,
-    params: &Arc<pgwire::api::auth::DefaultServerParameterProvider>,
+    params: &Arc<handler::ServerParams>,
     manager: &Arc<ConnectionManager>,
     cert_pem: Option<&[u8]>,
-) -> SASLAuthStartupHandler<pgwire::api::auth::DefaultServerParameterProvider> {
+) -> SASLAuthStartupHandler<handler::ServerParams> {
     let mut scram = ScramAuth::new(Arc::new(handler::RoleSecrets { sql: sql.clone() }));
     scram.set_iterations(tessera_sql::ddl::SCRAM_ITERATIONS as usize);
     if let Some(pem) = cert_pem

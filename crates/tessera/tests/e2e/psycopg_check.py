@@ -232,6 +232,27 @@ def autocommit(conn):
     conn.autocommit = False
 
 
+@check("the session's time zone, asked at connect and set later")
+def time_zones(conn):
+    with connect(PORT, prepare_threshold=None, options="-c TimeZone=Asia/Tokyo", autocommit=True) as tokyo:
+        # Reported at startup, so psycopg shows values in the zone.
+        assert tokyo.info.parameter_status("TimeZone") == "Asia/Tokyo"
+        tokyo.execute("CREATE TABLE tz_check (id int PRIMARY KEY, at timestamptz)")
+        # Text without an offset is Tokyo's wall time, in a parameter and in COPY.
+        tokyo.execute("INSERT INTO tz_check VALUES (%s, %s::text::timestamptz)", (1, "2024-07-01 09:00"))
+        with tokyo.cursor().copy("COPY tz_check FROM STDIN") as copy:
+            copy.write("2\t2024-07-01 09:00\n")
+        utc = datetime.timezone.utc
+        for (at,) in tokyo.execute("SELECT at FROM tz_check ORDER BY id"):
+            assert at == datetime.datetime(2024, 7, 1, 0, 0, tzinfo=utc), at
+            assert at.utcoffset() == datetime.timedelta(hours=9), at
+        assert tokyo.execute("SELECT at::text FROM tz_check WHERE id = 1").fetchone() == ("2024-07-01 09:00:00+09",)
+        tokyo.execute("SET TIME ZONE 'America/New_York'")
+        assert tokyo.info.parameter_status("TimeZone") == "America/New_York"
+        assert tokyo.execute("SELECT at::text FROM tz_check WHERE id = 2").fetchone() == ("2024-06-30 20:00:00-04",)
+        tokyo.execute("DROP TABLE tz_check")
+
+
 @check("a COMMIT that fails leaves the connection idle")
 def failed_commit_ends_the_block(conn):
     # A serializable transaction whose scan a concurrent insert changes

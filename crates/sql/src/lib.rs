@@ -96,6 +96,7 @@ pub mod jobs;
 pub mod keyed;
 pub mod local_time;
 pub mod naming;
+pub mod numeric_div;
 pub mod overflow;
 pub mod partition;
 pub mod pg_catalog;

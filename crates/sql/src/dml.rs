@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, new_null_array};
 use datafusion::arrow::compute::{CastOptions, cast_with_options};
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
 use datafusion::arrow::util::display::FormatOptions;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
@@ -477,16 +477,27 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
         return Ok(array.clone());
     }
     // Text without an offset is a wall time of the session's zone.
-    if ty == SqlType::TimestampTz
-        && !zone.is_utc()
-        && array.data_type() == &datafusion::arrow::datatypes::DataType::Utf8
-    {
+    if ty == SqlType::TimestampTz && !zone.is_utc() && array.data_type() == &DataType::Utf8 {
         let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
         let instants: datafusion::arrow::array::StringArray = texts
             .iter()
             .map(|t| t.map(|t| crate::tz::canonical_timestamptz(t, zone).unwrap_or_else(|| t.to_string())))
             .collect();
         return cast_to(&(Arc::new(instants) as ArrayRef), ty, column, crate::tz::Zone::Utc);
+    }
+    let float = matches!(array.data_type(), DataType::Float32 | DataType::Float64);
+    if float && matches!(target, DataType::Decimal128(..) | DataType::Float32) {
+        let stored = crate::float_arith::float_to(array, &target).map_err(|e| {
+            if e.code == code::OUT_OF_RANGE {
+                SqlError::new(code::OUT_OF_RANGE, format!("value out of range for column \"{column}\" of type {ty}"))
+            } else {
+                e
+            }
+        })?;
+        if ty == SqlType::NUMERIC_DEFAULT {
+            crate::strict::refuse_rounded_numeric(array, &stored, &format!("column \"{column}\""))?;
+        }
+        return Ok(stored);
     }
     if crate::int_casts::rounds(array.data_type(), &target) {
         return crate::int_casts::round_to_integer(array, &target).map_err(|_| {

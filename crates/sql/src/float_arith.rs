@@ -29,9 +29,11 @@ use datafusion::optimizer::AnalyzerRule;
 
 use crate::error::{SqlError, code};
 
-/// Registers `tessera_float_op`.
+/// Registers `tessera_float_op` and the casts.
 pub fn register(ctx: &SessionContext) {
     ctx.register_udf(float_op());
+    ctx.register_udf(float_cast(FloatCast::ToNumeric));
+    ctx.register_udf(float_cast(FloatCast::ToFloat4));
 }
 
 fn float_op() -> ScalarUDF {
@@ -53,6 +55,20 @@ impl AnalyzerRule for FloatArithmetic {
 }
 
 fn checked_float_op(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    if let Expr::Cast(c) = &e
+        && let Ok(from @ (DataType::Float32 | DataType::Float64)) = c.expr.get_type(schema as &dyn ExprSchema)
+    {
+        let to = c.field.data_type().clone();
+        let kind = match (&from, &to) {
+            (_, DataType::Decimal128(..)) => FloatCast::ToNumeric,
+            (DataType::Float64, DataType::Float32) => FloatCast::ToFloat4,
+            _ => return Ok(Transformed::no(e)),
+        };
+        let Expr::Cast(c) = e else { unreachable!() };
+        let target = Expr::Literal(ScalarValue::try_from(&to)?, None);
+        let call = ScalarFunction::new_udf(Arc::new(float_cast(kind)), vec![*c.expr, target]);
+        return Ok(Transformed::yes(Expr::ScalarFunction(call)));
+    }
     let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else { return Ok(Transformed::no(e)) };
     let symbol = match op {
         Operator::Plus => "+",
@@ -112,6 +128,126 @@ impl ScalarUDFImpl for FloatOp {
             ColumnarValue::Array(result)
         })
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum FloatCast {
+    /// `tessera_float_to_numeric(x, target)`: PostgreSQL reads a float as
+    /// its text of 15 significant digits (6 for a `real`), so
+    /// `56.7::float4::numeric` is 56.7, not 56.7000007629.
+    ToNumeric,
+    /// `tessera_float8_to_float4(x, target)`: 22003 for a value out of
+    /// `real`'s range, where Arrow gives Infinity or 0.
+    ToFloat4,
+}
+
+fn float_cast(kind: FloatCast) -> ScalarUDF {
+    ScalarUDF::new_from_impl(FloatCastFn { kind, signature: Signature::any(2, Volatility::Immutable) })
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct FloatCastFn {
+    kind: FloatCast,
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for FloatCastFn {
+    fn name(&self) -> &str {
+        match self.kind {
+            FloatCast::ToNumeric => "tessera_float_to_numeric",
+            FloatCast::ToFloat4 => "tessera_float8_to_float4",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        Ok(args[1].clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let values = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
+        let target = args.args[1].data_type();
+        let out = float_to(&values, &target).map_err(|e| DataFusionError::External(Box::new(e)))?;
+        Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
+    }
+}
+
+/// A float array as `target` (a decimal, or `real` from `double`), as
+/// PostgreSQL casts it; other targets are Arrow's cast.
+pub fn float_to(values: &ArrayRef, target: &DataType) -> Result<ArrayRef, SqlError> {
+    let single = values.data_type() == &DataType::Float32;
+    let floats = datafusion::arrow::compute::cast(values, &DataType::Float64).map_err(SqlError::from)?;
+    let floats = floats.as_primitive::<Float64Type>();
+    match target {
+        DataType::Decimal128(p, s) => {
+            let mut out = Vec::with_capacity(floats.len());
+            for v in floats.iter() {
+                out.push(match v {
+                    None => None,
+                    Some(v) if !v.is_finite() => {
+                        return Err(SqlError::new(
+                            code::FEATURE_NOT_SUPPORTED,
+                            "numeric NaN and infinities are not supported yet",
+                        ));
+                    }
+                    Some(v) => Some(
+                        float_as_decimal(v, if single { 6 } else { 15 }, *p, *s)
+                            .ok_or_else(|| SqlError::new(code::OUT_OF_RANGE, "numeric field overflow"))?,
+                    ),
+                });
+            }
+            let out = datafusion::arrow::array::Decimal128Array::from(out)
+                .with_precision_and_scale(*p, *s)
+                .map_err(SqlError::from)?;
+            Ok(Arc::new(out))
+        }
+        DataType::Float32 if !single => {
+            for v in floats.iter().flatten() {
+                let f = v as f32;
+                if f.is_infinite() && v.is_finite() {
+                    return Err(SqlError::new(code::OUT_OF_RANGE, "value out of range: overflow"));
+                }
+                if f == 0.0 && v != 0.0 {
+                    return Err(SqlError::new(code::OUT_OF_RANGE, "value out of range: underflow"));
+                }
+            }
+            datafusion::arrow::compute::cast(values, target).map_err(SqlError::from)
+        }
+        _ => datafusion::arrow::compute::cast(values, target).map_err(SqlError::from),
+    }
+}
+
+/// `v` at `digits` significant digits, as a decimal of precision `p` and
+/// scale `s` rounded half away from zero; None if it does not fit.
+fn float_as_decimal(v: f64, digits: usize, p: u8, s: i8) -> Option<i128> {
+    // `d.ddd…e±x`: the mantissa's digits and the exponent.
+    let text = format!("{:.*e}", digits - 1, v.abs());
+    let (mantissa, exponent) = text.split_once('e')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    // The value is 0.digits × 10^(exponent + 1); at scale s, the integer
+    // is digits × 10^(exponent + 1 + s - len).
+    let shift = exponent + 1 + i32::from(s) - digits.len() as i32;
+    let mut n: i128 = digits.parse().ok()?;
+    if shift >= 0 {
+        n = n.checked_mul(10i128.checked_pow(shift as u32)?)?;
+    } else {
+        let unit = 10i128.checked_pow(shift.unsigned_abs()).unwrap_or(i128::MAX);
+        let (q, r) = (n / unit, n % unit);
+        n = if r * 2 >= unit { q + 1 } else { q };
+    }
+    if n >= 10i128.pow(u32::from(p)) {
+        return None;
+    }
+    Some(if v < 0.0 { -n } else { n })
 }
 
 /// A value as an Arrow datum: a scalar stays one value, broadcast by the kernels.
@@ -187,6 +323,15 @@ mod tests {
         };
         check(op, &a, &b, &r)?;
         Ok(r.as_primitive::<Float64Type>().value(0))
+    }
+
+    #[test]
+    fn floats_become_numerics_through_their_significant_digits() {
+        assert_eq!(float_as_decimal(56.7f32 as f64, 6, 38, 10), Some(567_000_000_000));
+        assert_eq!(float_as_decimal(0.1 + 0.2, 15, 38, 2), Some(30));
+        assert_eq!(float_as_decimal(-2.5, 15, 10, 0), Some(-3));
+        assert_eq!(float_as_decimal(1e-5, 15, 10, 3), Some(0));
+        assert_eq!(float_as_decimal(1e20, 15, 10, 0), None);
     }
 
     #[test]

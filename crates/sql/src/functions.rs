@@ -86,19 +86,44 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                     && f.name.0[0].as_ident().is_some_and(|i| i.value.eq_ignore_ascii_case("array"))
                     && matches!(f.args, datafusion::sql::sqlparser::ast::FunctionArguments::Subquery(_)) =>
             {
-                // ARRAY(SELECT x FROM …) -> (SELECT array_agg(x) FROM …)
+                // ARRAY(SELECT x FROM … ORDER BY o) ->
+                // coalesce((SELECT array_agg(x ORDER BY o) FROM …), make_array()):
+                // the rows' order kept, and no rows an empty array, as in
+                // PostgreSQL. With LIMIT, OFFSET, DISTINCT or grouping the
+                // ARRAY stays, and an ORDER BY in it is refused
+                // (`query_checks`).
                 if let datafusion::sql::sqlparser::ast::FunctionArguments::Subquery(q) = &f.args {
                     let mut q = q.as_ref().clone();
+                    let order = q.order_by.take();
+                    let order = match order.as_ref().map(|o| &o.kind) {
+                        Some(datafusion::sql::sqlparser::ast::OrderByKind::Expressions(list)) => {
+                            let list: Vec<String> = list.iter().map(|o| o.to_string()).collect();
+                            format!(" ORDER BY {}", list.join(", "))
+                        }
+                        Some(_) => return std::ops::ControlFlow::Continue(()),
+                        None => String::new(),
+                    };
                     if let datafusion::sql::sqlparser::ast::SetExpr::Select(sel) = q.body.as_mut()
                         && sel.projection.len() == 1
+                        && q.limit_clause.is_none()
+                        && q.fetch.is_none()
+                        && sel.distinct.is_none()
+                        && sel.having.is_none()
+                        && sel.group_by == datafusion::sql::sqlparser::ast::GroupByExpr::Expressions(vec![], vec![])
                         && let datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(x)
                         | datafusion::sql::sqlparser::ast::SelectItem::ExprWithAlias { expr: x, .. } =
                             &sel.projection[0]
-                        && let Ok(agg) = crate::dml::parse_expr(&format!("array_agg({x})"))
+                        && let Ok(agg) = crate::dml::parse_expr(&format!("array_agg({x}{order})"))
                     {
                         sel.projection = vec![datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(agg)];
-                        q.order_by = None;
-                        *e = Expr::Subquery(Box::new(q));
+                        if let Ok(Expr::Function(mut nonempty)) = crate::dml::parse_expr("coalesce(NULL, make_array())")
+                            && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &mut nonempty.args
+                        {
+                            list.args[0] = datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
+                                datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(Expr::Subquery(Box::new(q))),
+                            );
+                            *e = Expr::Function(nonempty);
+                        }
                     }
                 }
             }

@@ -102,6 +102,7 @@ pub mod partition;
 pub mod pg_catalog;
 pub mod pg_typeof;
 pub mod provider;
+pub mod query_checks;
 pub mod remote;
 pub mod row_waits;
 pub mod rowcodec;

@@ -227,6 +227,13 @@ fn ident(i: &Ident) -> String {
 pub fn pg_name(e: &Expr) -> String {
     match e {
         Expr::Identifier(_) | Expr::CompoundIdentifier(_) => column_name(e).unwrap_or_default(),
+        // `functions::normalize_pg` made ARRAY(SELECT …) this call.
+        Expr::Function(f)
+            if f.to_string().ends_with(", make_array())")
+                && f.to_string().starts_with("coalesce((SELECT array_agg(") =>
+        {
+            "array".into()
+        }
         Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),
         // A cast is named by what it casts if that has a name of its own
         // (a column or a function, under any casts), else by its type:

@@ -345,7 +345,7 @@ impl Session {
     /// other statements.
     pub async fn execute_control(&mut self, stmt: &Statement) -> Option<Result<Output>> {
         match stmt {
-            Statement::StartTransaction { modes, .. } => Some(self.begin(modes)),
+            Statement::StartTransaction { modes, begin, .. } => Some(self.begin(modes).map(|o| start_tag(o, *begin))),
             Statement::Commit { chain: false, .. } => Some(self.commit().await),
             Statement::Rollback { savepoint: None, chain: false } => Some(Ok(self.rollback())),
             _ => None,
@@ -356,7 +356,9 @@ impl Session {
     pub async fn execute(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
         // Transaction control first: it works even in an aborted block.
         match &stmt {
-            Statement::StartTransaction { modes, .. } => return self.begin(modes),
+            Statement::StartTransaction { modes, begin, .. } => {
+                return self.begin(modes).map(|o| start_tag(o, *begin));
+            }
             Statement::Commit { .. } => return self.commit().await,
             Statement::Rollback { savepoint: None, .. } => return Ok(self.rollback()),
             Statement::Rollback { savepoint: Some(name), .. } => return self.rollback_to(&name.value),
@@ -866,4 +868,9 @@ impl Drop for Session {
             }
         }
     }
+}
+
+/// `START TRANSACTION` answers with its own tag, as in PostgreSQL.
+fn start_tag(out: Output, begin: bool) -> Output {
+    if begin { out } else { Output::Command("START TRANSACTION".into()) }
 }

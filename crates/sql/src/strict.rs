@@ -578,7 +578,7 @@ pub fn rewrite_statement(
     zone: crate::tz::Zone,
 ) -> std::result::Result<(), SqlError> {
     use datafusion::sql::sqlparser::ast::{Expr as Ast, Value, visit_expressions_mut};
-    refuse_misread_joins(stmt)?;
+    crate::query_checks::check(stmt)?;
     keep_subquery_order(stmt);
     let flow = visit_expressions_mut(stmt, |e| {
         if let Err(err) = rewrite_similar_to(e) {
@@ -638,102 +638,6 @@ pub fn rewrite_statement(
         std::ops::ControlFlow::Break(err) => Err(err),
         std::ops::ControlFlow::Continue(()) => Ok(()),
     }
-}
-
-/// What DataFusion reads otherwise than PostgreSQL, refused (0A000) until
-/// Tessera gives PostgreSQL's answer: `FULL JOIN … USING` (DataFusion's
-/// merged key column is the left side's, NULL for rows only on the right,
-/// where PostgreSQL's is the COALESCE of both), `count(t.*)` beside an
-/// outer join (DataFusion counts the NULL-extended rows, PostgreSQL does
-/// not), and `EXCEPT ALL`/`INTERSECT ALL` (DataFusion's duplicate counts
-/// differ).
-fn refuse_misread_joins(stmt: &datafusion::sql::sqlparser::ast::Statement) -> std::result::Result<(), SqlError> {
-    use datafusion::sql::sqlparser::ast::{
-        Expr as Ast, FunctionArg, FunctionArgExpr, FunctionArguments, JoinConstraint, JoinOperator, Query, SetExpr,
-        SetOperator, SetQuantifier, TableFactor, TableWithJoins, Visit, Visitor,
-    };
-    #[derive(Default)]
-    struct Found {
-        outer: bool,
-        full_using: bool,
-        count_row: bool,
-        except_all: Option<&'static str>,
-    }
-    fn tables(t: &TableWithJoins, found: &mut Found) {
-        if let TableFactor::NestedJoin { table_with_joins, .. } = &t.relation {
-            tables(table_with_joins, found);
-        }
-        for j in &t.joins {
-            if let TableFactor::NestedJoin { table_with_joins, .. } = &j.relation {
-                tables(table_with_joins, found);
-            }
-            match &j.join_operator {
-                JoinOperator::FullOuter(c) => {
-                    found.outer = true;
-                    found.full_using |= matches!(c, JoinConstraint::Using(_) | JoinConstraint::Natural);
-                }
-                JoinOperator::Left(_)
-                | JoinOperator::LeftOuter(_)
-                | JoinOperator::Right(_)
-                | JoinOperator::RightOuter(_) => found.outer = true,
-                _ => {}
-            }
-        }
-    }
-    fn body(set: &SetExpr, found: &mut Found) {
-        match set {
-            SetExpr::Select(s) => s.from.iter().for_each(|t| tables(t, found)),
-            SetExpr::SetOperation { left, right, op, set_quantifier } => {
-                if matches!(set_quantifier, SetQuantifier::All | SetQuantifier::AllByName) {
-                    match op {
-                        SetOperator::Except | SetOperator::Minus => found.except_all = Some("EXCEPT ALL"),
-                        SetOperator::Intersect => found.except_all = Some("INTERSECT ALL"),
-                        _ => {}
-                    }
-                }
-                body(left, found);
-                body(right, found);
-            }
-            _ => {}
-        }
-    }
-    impl Visitor for Found {
-        type Break = ();
-        fn pre_visit_query(&mut self, q: &Query) -> std::ops::ControlFlow<()> {
-            body(&q.body, self);
-            std::ops::ControlFlow::Continue(())
-        }
-        fn pre_visit_expr(&mut self, e: &Ast) -> std::ops::ControlFlow<()> {
-            if let Ast::Function(f) = e
-                && f.name.to_string().eq_ignore_ascii_case("count")
-                && let FunctionArguments::List(list) = &f.args
-                && list.args.iter().any(|a| matches!(a, FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(_))))
-            {
-                self.count_row = true;
-            }
-            std::ops::ControlFlow::Continue(())
-        }
-    }
-    let mut found = Found::default();
-    let _ = stmt.visit(&mut found);
-    if found.full_using {
-        return Err(SqlError::new(code::FEATURE_NOT_SUPPORTED, "FULL JOIN with USING or NATURAL is not supported yet")
-            .with_hint(
-                "Write FULL JOIN … ON and COALESCE the key columns (a.k and b.k) where the merged key is wanted.",
-            ));
-    }
-    if let Some(what) = found.except_all {
-        return Err(SqlError::new(code::FEATURE_NOT_SUPPORTED, format!("{what} is not supported yet"))
-            .with_hint("DataFusion keeps another count of duplicates than PostgreSQL; write it without ALL where duplicates do not matter."));
-    }
-    if found.outer && found.count_row {
-        return Err(SqlError::new(
-            code::FEATURE_NOT_SUPPORTED,
-            "count(table.*) beside an outer join is not supported yet",
-        )
-        .with_hint("Count a column of the table that is never NULL, such as its primary key."));
-    }
-    Ok(())
 }
 
 /// Whether a type name is a timestamp type, and whether with a time zone.

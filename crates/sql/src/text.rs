@@ -88,6 +88,8 @@ pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, zone: Zone)
             let (days, micros) = duration_parts(array, row);
             write_interval(out, 0, days, micros)
         }
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => write_array(out, array, row, zone),
+        DataType::Struct(_) => write_record(out, array.as_struct(), row, zone),
         _ => {
             let opts = FormatOptions::default().with_null("NULL");
             match ArrayFormatter::try_new(array.as_ref(), &opts) {
@@ -184,6 +186,74 @@ pub fn write_timestamp(out: &mut String, micros: i64, tz: bool) {
     if tz {
         out.push_str("+00");
     }
+}
+
+/// An array as PostgreSQL prints it: `{1,2,3}`, `{a,"b c",NULL}`,
+/// `{{1,2},{3,4}}`.
+fn write_array(out: &mut String, array: &ArrayRef, row: usize, zone: Zone) {
+    let items = match array.data_type() {
+        DataType::List(_) => array.as_list::<i32>().value(row),
+        DataType::LargeList(_) => array.as_list::<i64>().value(row),
+        _ => array.as_fixed_size_list().value(row),
+    };
+    out.push('{');
+    let mut cell = String::new();
+    for i in 0..items.len() {
+        if i > 0 {
+            out.push(',');
+        }
+        if items.is_null(i) || items.data_type() == &DataType::Null {
+            out.push_str("NULL");
+            continue;
+        }
+        cell.clear();
+        write_cell_in(&mut cell, &items, i, zone);
+        let nested =
+            matches!(items.data_type(), DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..));
+        let quote = !nested
+            && (cell.is_empty()
+                || cell.eq_ignore_ascii_case("null")
+                || cell.chars().any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\') || c.is_whitespace()));
+        write_quoted(out, &cell, quote, '\\');
+    }
+    out.push('}');
+}
+
+/// A record as PostgreSQL prints it: `(1,"a b",)`, NULL as nothing.
+fn write_record(out: &mut String, record: &datafusion::arrow::array::StructArray, row: usize, zone: Zone) {
+    out.push('(');
+    let mut cell = String::new();
+    for (i, column) in record.columns().iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if column.is_null(row) || column.data_type() == &DataType::Null {
+            continue;
+        }
+        cell.clear();
+        write_cell_in(&mut cell, column, row, zone);
+        let quote =
+            cell.is_empty() || cell.chars().any(|c| matches!(c, '(' | ')' | ',' | '"' | '\\') || c.is_whitespace());
+        write_quoted(out, &cell, quote, '"');
+    }
+    out.push(')');
+}
+
+/// `cell`, in double quotes if `quote`, its `"` and `\` escaped with
+/// `escape` (a backslash in arrays; in records a quote is doubled).
+fn write_quoted(out: &mut String, cell: &str, quote: bool, escape: char) {
+    if !quote {
+        out.push_str(cell);
+        return;
+    }
+    out.push('"');
+    for c in cell.chars() {
+        if c == '"' || c == '\\' {
+            out.push(if c == '\\' { '\\' } else { escape });
+        }
+        out.push(c);
+    }
+    out.push('"');
 }
 
 /// An instant as `zone` shows it: its wall time and offset

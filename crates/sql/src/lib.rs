@@ -117,6 +117,7 @@ pub mod to_char;
 pub mod txn;
 pub mod types;
 pub mod tz;
+pub mod using_joins;
 pub mod volatile;
 pub mod zones;
 

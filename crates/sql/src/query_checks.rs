@@ -182,9 +182,9 @@ fn refuse_unordered_arrays(stmt: &Statement) -> Result<(), SqlError> {
 }
 
 /// What DataFusion reads otherwise than PostgreSQL, refused (0A000) until
-/// Tessera gives PostgreSQL's answer: `FULL JOIN … USING` (DataFusion's
-/// merged key column is the left side's, NULL for rows only on the right,
-/// where PostgreSQL's is the COALESCE of both), `count(t.*)` beside an
+/// Tessera gives PostgreSQL's answer: `FULL JOIN … USING` and `RIGHT JOIN
+/// … USING` (DataFusion's merged key column is the left side's, NULL for
+/// rows only on the right, where PostgreSQL's is the COALESCE of both), `count(t.*)` beside an
 /// outer join (DataFusion counts the NULL-extended rows, PostgreSQL does
 /// not), and `EXCEPT ALL`/`INTERSECT ALL` (DataFusion's duplicate counts
 /// differ).
@@ -196,7 +196,7 @@ fn refuse_misread_joins(stmt: &Statement) -> Result<(), SqlError> {
     #[derive(Default)]
     struct Found {
         outer: bool,
-        full_using: bool,
+        merged_using: Option<&'static str>,
         count_row: bool,
         except_all: Option<&'static str>,
     }
@@ -211,12 +211,17 @@ fn refuse_misread_joins(stmt: &Statement) -> Result<(), SqlError> {
             match &j.join_operator {
                 JoinOperator::FullOuter(c) => {
                     found.outer = true;
-                    found.full_using |= matches!(c, JoinConstraint::Using(_) | JoinConstraint::Natural);
+                    if matches!(c, JoinConstraint::Using(_) | JoinConstraint::Natural) {
+                        found.merged_using = Some("FULL");
+                    }
                 }
-                JoinOperator::Left(_)
-                | JoinOperator::LeftOuter(_)
-                | JoinOperator::Right(_)
-                | JoinOperator::RightOuter(_) => found.outer = true,
+                JoinOperator::Right(c) | JoinOperator::RightOuter(c) => {
+                    found.outer = true;
+                    if matches!(c, JoinConstraint::Using(_) | JoinConstraint::Natural) {
+                        found.merged_using = found.merged_using.or(Some("RIGHT"));
+                    }
+                }
+                JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => found.outer = true,
                 _ => {}
             }
         }
@@ -257,11 +262,15 @@ fn refuse_misread_joins(stmt: &Statement) -> Result<(), SqlError> {
     }
     let mut found = Found::default();
     let _ = stmt.visit(&mut found);
-    if found.full_using {
-        return Err(SqlError::new(code::FEATURE_NOT_SUPPORTED, "FULL JOIN with USING or NATURAL is not supported yet")
-            .with_hint(
-                "Write FULL JOIN … ON and COALESCE the key columns (a.k and b.k) where the merged key is wanted.",
-            ));
+    if let Some(kind) = found.merged_using {
+        return Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("{kind} JOIN with USING or NATURAL is not supported yet"),
+        )
+        .with_hint(format!(
+            "Write {kind} JOIN … ON and COALESCE the key columns (a.k and b.k) where the merged key is wanted{}.",
+            if kind == "RIGHT" { ", or a LEFT JOIN with the tables swapped" } else { "" }
+        )));
     }
     if let Some(what) = found.except_all {
         return Err(SqlError::new(code::FEATURE_NOT_SUPPORTED, format!("{what} is not supported yet"))

@@ -267,6 +267,14 @@ impl Session {
         &self.info.db
     }
 
+    /// `SELECT *` over USING joins in PostgreSQL's column order (`using_joins`).
+    fn expand_using_wildcards(&self, stmt: &mut Statement) -> Result<()> {
+        let columns = |table: &str| {
+            self.catalog().table(&self.info.db, table).map(|d| d.columns.iter().map(|c| c.name.clone()).collect())
+        };
+        crate::using_joins::expand(stmt, &columns)
+    }
+
     /// The session's `TimeZone`.
     pub fn zone(&self) -> crate::tz::Zone {
         self.info.settings.lock().hot().zone
@@ -547,6 +555,7 @@ impl Session {
 
     /// Plans a query statement with DataFusion and binds parameters.
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
+        self.expand_using_wildcards(&mut stmt)?;
         crate::strict::rewrite_statement(&mut stmt, self.zone())?;
         crate::functions::rewrite_casts(&mut stmt);
         crate::naming::name_function_columns(&mut stmt);
@@ -743,6 +752,7 @@ impl Session {
                 let mut q = q.clone();
                 let names = crate::naming::alias_projection(&mut q);
                 let mut stmt = Statement::Query(q);
+                self.expand_using_wildcards(&mut stmt)?;
                 crate::strict::rewrite_statement(&mut stmt, self.zone())?;
                 crate::functions::rewrite_casts(&mut stmt);
                 crate::naming::name_function_columns(&mut stmt);

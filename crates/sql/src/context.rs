@@ -157,6 +157,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     // before DataFusion's type coercion reads them its own way.
     let mut analyzer: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> = vec![
         Arc::new(crate::int_literals::IntegerLiterals),
+        Arc::new(crate::intervals::IntervalRules),
         Arc::new(crate::strict::ComparedConstants { zone: zone.clone() }),
     ];
     analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
@@ -182,6 +183,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::bpchar::register(&ctx);
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
+    crate::intervals::register(&ctx);
     crate::to_char::register(&ctx);
     crate::zones::register(&ctx);
     ctx

@@ -485,6 +485,17 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
             .collect();
         return cast_to(&(Arc::new(instants) as ArrayRef), ty, column, crate::tz::Zone::Utc);
     }
+    // Interval text as PostgreSQL prints and dumps it (`01:00:00`).
+    if matches!(target, DataType::Interval(_)) && array.data_type() == &DataType::Utf8 {
+        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
+        if texts.iter().flatten().any(|t| crate::intervals::normalize_text(t).is_some()) {
+            let read: datafusion::arrow::array::StringArray = texts
+                .iter()
+                .map(|t| t.map(|t| crate::intervals::normalize_text(t).unwrap_or_else(|| t.to_string())))
+                .collect();
+            return cast_to(&(Arc::new(read) as ArrayRef), ty, column, zone);
+        }
+    }
     let float = matches!(array.data_type(), DataType::Float32 | DataType::Float64);
     if float && matches!(target, DataType::Decimal128(..) | DataType::Float32) {
         let stored = crate::float_arith::float_to(array, &target).map_err(|e| {

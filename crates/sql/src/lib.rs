@@ -67,11 +67,19 @@
 //! DataFusion would return a value (integer overflow, constants included;
 //! logarithms of zero; float input out of range; a numeric column without
 //! a scale that would round), read constants as PostgreSQL does (char(n)
-//! without padding, timestamps in ISO forms, SIMILAR TO), and refuse what
-//! DataFusion reads otherwise (FULL JOIN … USING), and keep a subquery's
-//! ORDER BY; `volatile` gives every row its own value of `nextval()` and
+//! without padding, timestamps in ISO forms, SIMILAR TO) and keep a
+//! subquery's ORDER BY; `query_checks` refuses what DataFusion reads
+//! otherwise; `int_literals` types integer constants as PostgreSQL does;
+//! `int_casts` rounds casts to integers; `float_arith` raises float
+//! overflow and division by zero and casts floats to numeric through their
+//! significant digits; `numeric_div` divides and averages numerics exactly,
+//! rounded; `intervals` reads, compares and multiplies intervals as
+//! PostgreSQL does; `bpchar` gives casts to char(n) their padding;
+//! `using_joins` orders `*` over USING joins and merges RIGHT/FULL keys;
+//! `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
+//! `volatile` gives every row its own value of `nextval()` and
 //! `gen_random_uuid()`; `to_char` reads PostgreSQL's templates; `zones`
-//! computes AT TIME ZONE with IANA zones.
+//! computes AT TIME ZONE with IANA zones; `pg_typeof` names types.
 
 pub mod alter;
 pub mod bpchar;
@@ -92,6 +100,7 @@ pub mod float_arith;
 pub mod functions;
 pub mod int_casts;
 pub mod int_literals;
+pub mod intervals;
 pub mod jobs;
 pub mod keyed;
 pub mod local_time;

@@ -241,6 +241,7 @@ pub fn pg_name(e: &Expr) -> String {
         Expr::Cast { expr, data_type, .. } => strong_name(expr).unwrap_or_else(|| type_name(&data_type.to_string())),
         Expr::Nested(inner) => pg_name(inner),
         Expr::Case { .. } => "case".into(),
+        Expr::Interval(_) => "interval".into(),
         Expr::Exists { .. } => "exists".into(),
         Expr::Array(_) => "array".into(),
         Expr::Extract { .. } => "extract".into(),

@@ -758,6 +758,12 @@ impl Session {
                 crate::naming::name_function_columns(&mut stmt);
                 let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;
                 add(&plan, &mut params);
+                // The result's types are those after Tessera's analyzer rules
+                // (`1` is an integer, a quotient has its scale), as the
+                // execution's will be; a plan they cannot analyze before its
+                // parameters have types keeps the planner's.
+                let analyzed = state.analyzer().execute_and_check(plan.clone(), state.config_options(), |_, _| {});
+                let plan = analyzed.unwrap_or(plan);
                 let s: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
                 schema = Some(match &names {
                     Some(n) => rename_schema(&s, n),

@@ -585,6 +585,7 @@ pub fn rewrite_statement(
             return std::ops::ControlFlow::Break(err);
         }
         crate::zones::rewrite(e);
+        crate::intervals::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
         // characters (an assignment refuses a longer one instead); char(n)
         // is `bpchar`'s value.

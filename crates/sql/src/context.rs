@@ -166,6 +166,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     analyzer.push(Arc::new(crate::int_casts::IntegerCasts));
     analyzer.push(Arc::new(crate::float_arith::FloatArithmetic));
     analyzer.push(Arc::new(crate::numeric_div::NumericDivision));
+    analyzer.push(Arc::new(crate::json::JsonConcat));
     analyzer.push(Arc::new(crate::local_time::SessionTimeZone { zone: zone.clone() }));
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
@@ -184,6 +185,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
     crate::intervals::register(&ctx);
+    crate::json::register(&ctx);
     crate::to_char::register(&ctx);
     crate::zones::register(&ctx);
     ctx

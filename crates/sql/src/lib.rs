@@ -102,6 +102,7 @@ pub mod int_casts;
 pub mod int_literals;
 pub mod intervals;
 pub mod jobs;
+pub mod json;
 pub mod keyed;
 pub mod local_time;
 pub mod naming;

@@ -586,6 +586,7 @@ pub fn rewrite_statement(
         }
         crate::zones::rewrite(e);
         crate::intervals::rewrite(e);
+        crate::json::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
         // characters (an assignment refuses a longer one instead); char(n)
         // is `bpchar`'s value.

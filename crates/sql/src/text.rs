@@ -403,7 +403,7 @@ pub fn canonical_uuid(v: &str) -> Result<String> {
 
 /// jsonb's output: keys sorted (shorter first, then bytewise, as PostgreSQL
 /// stores them), one space after ':' and ','.
-fn write_jsonb(out: &mut String, v: &serde_json::Value) {
+pub(crate) fn write_jsonb(out: &mut String, v: &serde_json::Value) {
     match v {
         serde_json::Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

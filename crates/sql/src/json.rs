@@ -1,0 +1,504 @@
+//! `json` and `jsonb`: PostgreSQL's operators and common functions.
+//!
+//! Values of both types travel as text (jsonb in its canonical form, see
+//! `text::enforce_text_type`), marked by their field's SQL type. DataFusion
+//! knows no JSON operators, and would read `jsonb || jsonb` as a string
+//! concatenation, a silent wrong answer. So:
+//! - before planning ([`rewrite`]), `a -> k`, `a ->> k`, `a #> path`, `a
+//!   #>> path`, `a @> b`, `a <@ b` and `a ? k` become calls of
+//!   `tessera_json_get`, `…_get_text`, `…_path`, `…_path_text`,
+//!   `…_contains` and `…_has_key`, computed with `serde_json`;
+//! - after type coercion, `a || b` where either side is json or jsonb
+//!   becomes `tessera_jsonb_concat` (the analyzer rule [`JsonConcat`]);
+//! - `jsonb_build_object`/`json_build_object`, `jsonb_build_array`/
+//!   `json_build_array`, `to_jsonb`/`to_json`, `jsonb_typeof`/
+//!   `json_typeof`, `jsonb_array_length`/`json_array_length` and
+//!   `jsonb_set` are Tessera's functions.
+//!
+//! What they return is jsonb (canonical text) except `->>`/`#>>` (text)
+//! and the `json_` builders (json, in PostgreSQL's `{"k" : v}` form). Set-
+//! returning functions (`jsonb_array_elements`, `jsonb_each`, …), `?|`,
+//! `?&`, aggregates (`json_agg`) and JSON path are not built yet (42883 or
+//! 0A000). Numbers go through `f64` (serde_json), so a number with more
+//! than 15 significant digits loses the rest, as the stored jsonb does.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Int32Array, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::Transformed;
+use datafusion::common::{DFSchema, DataFusionError, ExprSchema, Result, ScalarValue};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{
+    BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ReturnFieldArgs, ScalarFunctionArgs,
+    ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::optimizer::AnalyzerRule;
+use serde_json::Value;
+
+use crate::error::{SqlError, code};
+use crate::types::PG_TYPE_KEY;
+
+/// What a function computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Op {
+    Get,
+    GetText,
+    Path,
+    PathText,
+    Contains,
+    HasKey,
+    Concat,
+    BuildObject(bool),
+    BuildArray(bool),
+    To(bool),
+    TypeOf,
+    ArrayLength,
+    Set,
+}
+
+const FUNCTIONS: &[(&str, Op)] = &[
+    ("tessera_json_get", Op::Get),
+    ("tessera_json_get_text", Op::GetText),
+    ("tessera_json_path", Op::Path),
+    ("tessera_json_path_text", Op::PathText),
+    ("tessera_json_contains", Op::Contains),
+    ("tessera_json_has_key", Op::HasKey),
+    ("tessera_jsonb_concat", Op::Concat),
+    ("jsonb_build_object", Op::BuildObject(true)),
+    ("json_build_object", Op::BuildObject(false)),
+    ("jsonb_build_array", Op::BuildArray(true)),
+    ("json_build_array", Op::BuildArray(false)),
+    ("to_jsonb", Op::To(true)),
+    ("to_json", Op::To(false)),
+    ("jsonb_typeof", Op::TypeOf),
+    ("json_typeof", Op::TypeOf),
+    ("jsonb_array_length", Op::ArrayLength),
+    ("json_array_length", Op::ArrayLength),
+    ("jsonb_set", Op::Set),
+];
+
+/// Registers the functions (see the module's text).
+pub fn register(ctx: &SessionContext) {
+    for (name, op) in FUNCTIONS {
+        ctx.register_udf(udf(name, *op));
+    }
+}
+
+fn udf(name: &'static str, op: Op) -> ScalarUDF {
+    ScalarUDF::new_from_impl(JsonFn { name, op, signature: Signature::variadic_any(Volatility::Immutable) })
+}
+
+/// Rewrites a JSON operator into its function, before planning.
+pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator as B, Expr as Ast};
+    let Ast::BinaryOp { left, op, right } = e else { return };
+    let (f, l, r) = match op {
+        B::Arrow => ("tessera_json_get", &left, &right),
+        B::LongArrow => ("tessera_json_get_text", &left, &right),
+        B::HashArrow => ("tessera_json_path", &left, &right),
+        B::HashLongArrow => ("tessera_json_path_text", &left, &right),
+        B::AtArrow => ("tessera_json_contains", &left, &right),
+        B::ArrowAt => ("tessera_json_contains", &right, &left),
+        B::Question => ("tessera_json_has_key", &left, &right),
+        _ => return,
+    };
+    if let Ok(call) = crate::dml::parse_expr(&format!("{f}({l}, {r})")) {
+        *e = call;
+    }
+}
+
+/// The analyzer rule for `||` of json values (see the module's text).
+#[derive(Debug)]
+pub struct JsonConcat;
+
+impl AnalyzerRule for JsonConcat {
+    fn name(&self) -> &str {
+        "tessera_json_concat"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        crate::exact_casts::rewrite_expressions(plan, concat_json)
+    }
+}
+
+fn is_json_field(e: &Expr, schema: &DFSchema) -> bool {
+    e.to_field(schema as &dyn ExprSchema)
+        .ok()
+        .and_then(|(_, f)| f.metadata().get(PG_TYPE_KEY).cloned())
+        .is_some_and(|t| t == "jsonb" || t == "json")
+}
+
+fn concat_json(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let Expr::BinaryExpr(BinaryExpr { left, op: Operator::StringConcat, right }) = &e else {
+        return Ok(Transformed::no(e));
+    };
+    if !(is_json_field(left, schema) || is_json_field(right, schema)) {
+        return Ok(Transformed::no(e));
+    }
+    let args = vec![(**left).clone(), (**right).clone()];
+    Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(
+        Arc::new(udf("tessera_jsonb_concat", Op::Concat)),
+        args,
+    ))))
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct JsonFn {
+    name: &'static str,
+    op: Op,
+    signature: Signature,
+}
+
+fn refuse(e: SqlError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+fn parse(text: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        refuse(SqlError::new(code::INVALID_TEXT, "invalid input syntax for type json").with_detail(e.to_string()))
+    })
+}
+
+/// The SQL type name a result is marked with.
+fn result_type(op: Op) -> Option<&'static str> {
+    match op {
+        Op::Get | Op::Path | Op::Concat | Op::Set | Op::BuildObject(true) | Op::BuildArray(true) | Op::To(true) => {
+            Some("jsonb")
+        }
+        Op::BuildObject(false) | Op::BuildArray(false) | Op::To(false) => Some("json"),
+        _ => None,
+    }
+}
+
+impl ScalarUDFImpl for JsonFn {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(match self.op {
+            Op::Contains | Op::HasKey => DataType::Boolean,
+            Op::ArrayLength => DataType::Int32,
+            _ => DataType::Utf8,
+        })
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let _ = args;
+        let field = Field::new(self.name, self.return_type(&[])?, true);
+        Ok(Arc::new(match result_type(self.op) {
+            Some(t) => field.with_metadata(HashMap::from([(PG_TYPE_KEY.to_string(), t.to_string())])),
+            None => field,
+        }))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n = if scalar { 1 } else { args.number_rows };
+        let arrays: Vec<ArrayRef> = args.args.iter().map(|a| a.to_array(n)).collect::<Result<_>>()?;
+        let json_arg: Vec<bool> = args
+            .arg_fields
+            .iter()
+            .map(|f| f.metadata().get(PG_TYPE_KEY).is_some_and(|t| t == "jsonb" || t == "json"))
+            .collect();
+        let out: ArrayRef = match self.op {
+            Op::Contains | Op::HasKey => {
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    out.push(match (text_at(&arrays[0], i)?, arrays.get(1).and_then(|a| cell(a, i))) {
+                        (Some(a), Some(b)) => Some(if self.op == Op::Contains {
+                            contains(&parse(&a)?, &parse(&b)?, true)
+                        } else {
+                            has_key(&parse(&a)?, &b)
+                        }),
+                        _ => None,
+                    });
+                }
+                Arc::new(BooleanArray::from(out))
+            }
+            Op::ArrayLength => {
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    out.push(match text_at(&arrays[0], i)? {
+                        Some(a) => match parse(&a)? {
+                            Value::Array(items) => Some(items.len() as i32),
+                            _ => {
+                                return Err(refuse(SqlError::new("22023", "cannot get array length of a non-array")));
+                            }
+                        },
+                        None => None,
+                    });
+                }
+                Arc::new(Int32Array::from(out))
+            }
+            _ => {
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    out.push(self.text_result(&arrays, &json_arg, i)?);
+                }
+                Arc::new(StringArray::from(out))
+            }
+        };
+        Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
+    }
+}
+
+impl JsonFn {
+    /// One row of a function returning text (json, jsonb or text).
+    fn text_result(&self, arrays: &[ArrayRef], json_arg: &[bool], i: usize) -> Result<Option<String>> {
+        let jsonb = |v: &Value| {
+            let mut s = String::new();
+            crate::text::write_jsonb(&mut s, v);
+            s
+        };
+        Ok(match self.op {
+            Op::Get | Op::GetText | Op::Path | Op::PathText => {
+                let (Some(doc), Some(key)) = (text_at(&arrays[0], i)?, arrays.get(1).and_then(|a| cell(a, i))) else {
+                    return Ok(None);
+                };
+                let doc = parse(&doc)?;
+                let found = match self.op {
+                    Op::Get | Op::GetText => step(&doc, &key, is_integer(&arrays[1])),
+                    _ => path_steps(&key).iter().try_fold(&doc, |d, k| step(d, k, false)),
+                };
+                match (found, self.op) {
+                    (None, _) => None,
+                    (Some(Value::Null), Op::GetText | Op::PathText) => None,
+                    (Some(Value::String(s)), Op::GetText | Op::PathText) => Some(s.clone()),
+                    (Some(v), _) => Some(jsonb(v)),
+                }
+            }
+            Op::Concat => {
+                let (Some(a), Some(b)) = (text_at(&arrays[0], i)?, text_at(&arrays[1], i)?) else { return Ok(None) };
+                Some(jsonb(&concat(parse(&a)?, parse(&b)?)))
+            }
+            Op::Set => {
+                let (Some(doc), Some(path), Some(new)) =
+                    (text_at(&arrays[0], i)?, cell(&arrays[1], i), text_at(&arrays[2], i)?)
+                else {
+                    return Ok(None);
+                };
+                let create = arrays.get(3).and_then(|a| cell(a, i)).is_none_or(|c| c == "true");
+                let mut doc = parse(&doc)?;
+                set(&mut doc, &path_steps(&path), parse(&new)?, create);
+                Some(jsonb(&doc))
+            }
+            Op::BuildObject(b) => {
+                if !arrays.len().is_multiple_of(2) {
+                    return Err(refuse(SqlError::new("22023", "argument list must have even number of elements")));
+                }
+                let mut pairs = Vec::new();
+                for k in (0..arrays.len()).step_by(2) {
+                    let key = cell(&arrays[k], i)
+                        .ok_or_else(|| refuse(SqlError::new("22004", "null value not allowed for object key")))?;
+                    pairs.push((key, to_value(&arrays[k + 1], json_arg[k + 1], i)?));
+                }
+                Some(if b {
+                    jsonb(&Value::Object(pairs.into_iter().collect()))
+                } else {
+                    let items: Vec<String> =
+                        pairs.iter().map(|(k, v)| format!("{} : {}", Value::String(k.clone()), v)).collect();
+                    format!("{{{}}}", items.join(", "))
+                })
+            }
+            Op::BuildArray(b) => {
+                let items: Vec<Value> =
+                    (0..arrays.len()).map(|k| to_value(&arrays[k], json_arg[k], i)).collect::<Result<_>>()?;
+                Some(if b {
+                    jsonb(&Value::Array(items))
+                } else {
+                    let items: Vec<String> = items.iter().map(|v| v.to_string()).collect();
+                    format!("[{}]", items.join(", "))
+                })
+            }
+            Op::To(b) => {
+                if arrays[0].is_null(i) {
+                    return Ok(None);
+                }
+                let v = to_value(&arrays[0], json_arg[0], i)?;
+                Some(if b { jsonb(&v) } else { v.to_string() })
+            }
+            Op::TypeOf => text_at(&arrays[0], i)?.map(|t| parse(&t)).transpose()?.map(|v| {
+                match v {
+                    Value::Object(_) => "object",
+                    Value::Array(_) => "array",
+                    Value::String(_) => "string",
+                    Value::Number(_) => "number",
+                    Value::Bool(_) => "boolean",
+                    Value::Null => "null",
+                }
+                .to_string()
+            }),
+            Op::Contains | Op::HasKey | Op::ArrayLength => None,
+        })
+    }
+}
+
+fn is_integer(a: &ArrayRef) -> bool {
+    a.data_type().is_integer()
+}
+
+/// A value's text form (None for NULL).
+fn cell(a: &ArrayRef, i: usize) -> Option<String> {
+    crate::text::format_cell(a, i)
+}
+
+/// A json argument's text.
+fn text_at(a: &ArrayRef, i: usize) -> Result<Option<String>> {
+    Ok(cell(a, i))
+}
+
+/// A SQL value as JSON: json arguments embedded, numbers and booleans as
+/// themselves, everything else as its text.
+fn to_value(a: &ArrayRef, json: bool, i: usize) -> Result<Value> {
+    let Some(text) = cell(a, i) else { return Ok(Value::Null) };
+    Ok(match a.data_type() {
+        _ if json => parse(&text)?,
+        DataType::Boolean => Value::Bool(text == "t"),
+        t if t.is_numeric() => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        _ => Value::String(text),
+    })
+}
+
+/// One step into a document: an object's key, or an array's index
+/// (negative from the end).
+fn step<'a>(doc: &'a Value, key: &str, integer: bool) -> Option<&'a Value> {
+    match doc {
+        Value::Object(map) if !integer => map.get(key),
+        Value::Array(items) => {
+            let k: i64 = key.parse().ok()?;
+            let index = if k < 0 { items.len() as i64 + k } else { k };
+            usize::try_from(index).ok().and_then(|i| items.get(i))
+        }
+        _ => None,
+    }
+}
+
+/// A text[] path (`{a,2,c}`) as its steps.
+fn path_steps(path: &str) -> Vec<String> {
+    let inner = path.trim().trim_start_matches('{').trim_end_matches('}');
+    if inner.is_empty() {
+        return Vec::new();
+    }
+    inner.split(',').map(|s| s.trim().trim_matches('"').to_string()).collect()
+}
+
+/// PostgreSQL's jsonb containment (`@>`); `top` allows a scalar on the
+/// right to be contained in an array on the left.
+fn contains(a: &Value, b: &Value, top: bool) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => y.iter().all(|(k, v)| x.get(k).is_some_and(|w| contains(w, v, false))),
+        (Value::Array(x), Value::Array(y)) => y.iter().all(|v| x.iter().any(|w| contains(w, v, false))),
+        (Value::Array(x), scalar) if top && !scalar.is_object() => x.iter().any(|w| w == scalar),
+        (x, y) => x == y,
+    }
+}
+
+/// `?`: an object's key, an array's string element, or the string itself.
+fn has_key(doc: &Value, key: &str) -> bool {
+    match doc {
+        Value::Object(map) => map.contains_key(key),
+        Value::Array(items) => items.iter().any(|v| v.as_str() == Some(key)),
+        Value::String(s) => s == key,
+        _ => false,
+    }
+}
+
+/// jsonb `||`: objects merged (the right side's keys win), arrays joined,
+/// anything else made an array.
+fn concat(a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Value::Object(mut x), Value::Object(y)) => {
+            x.extend(y);
+            Value::Object(x)
+        }
+        (Value::Array(mut x), Value::Array(y)) => {
+            x.extend(y);
+            Value::Array(x)
+        }
+        (Value::Array(mut x), y) => {
+            x.push(y);
+            Value::Array(x)
+        }
+        (x, Value::Array(mut y)) => {
+            y.insert(0, x);
+            Value::Array(y)
+        }
+        (x, y) => Value::Array(vec![x, y]),
+    }
+}
+
+/// `jsonb_set(doc, path, new, create)`.
+fn set(doc: &mut Value, path: &[String], new: Value, create: bool) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut at = doc;
+    for p in parents {
+        let next = match at {
+            Value::Object(map) => map.get_mut(p),
+            Value::Array(items) => p.parse::<i64>().ok().and_then(|k| {
+                let i = if k < 0 { items.len() as i64 + k } else { k };
+                usize::try_from(i).ok().and_then(|i| items.get_mut(i))
+            }),
+            _ => None,
+        };
+        match next {
+            Some(n) => at = n,
+            None => return,
+        }
+    }
+    match at {
+        Value::Object(map) if create || map.contains_key(last) => {
+            map.insert(last.clone(), new);
+        }
+        Value::Array(items) => {
+            if let Ok(k) = last.parse::<i64>() {
+                let i = if k < 0 { items.len() as i64 + k } else { k };
+                match usize::try_from(i) {
+                    Ok(i) if i < items.len() => items[i] = new,
+                    Ok(_) if create => items.push(new),
+                    Err(_) if create => items.insert(0, new),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn containment_keys_and_concatenation_as_postgres_computes_them() {
+        assert!(contains(&v(r#"{"a": 1, "b": [1, 2]}"#), &v(r#"{"b": [2]}"#), true));
+        assert!(!contains(&v(r#"{"a": 1}"#), &v(r#"{"a": 2}"#), true));
+        assert!(contains(&v(r#"["foo", "bar"]"#), &v(r#""foo""#), true));
+        assert!(has_key(&v(r#"{"a": 1}"#), "a") && has_key(&v(r#"["a"]"#), "a") && !has_key(&v("[1]"), "1"));
+        assert_eq!(concat(v(r#"{"a": 1, "b": 2}"#), v(r#"{"b": 3}"#)), v(r#"{"a": 1, "b": 3}"#));
+        assert_eq!(concat(v("[1]"), v("2")), v("[1, 2]"));
+        let doc = v(r#"{"a": [1, {"c": "x"}]}"#);
+        assert_eq!(step(&doc, "a", false).and_then(|a| step(a, "-1", true)), Some(&v(r#"{"c": "x"}"#)));
+        assert_eq!(path_steps("{a,1,c}"), vec!["a", "1", "c"]);
+        let mut d = v(r#"{"a": {"b": 1}}"#);
+        set(&mut d, &path_steps("{a,b}"), v("2"), true);
+        set(&mut d, &path_steps("{a,z}"), v("3"), false);
+        assert_eq!(d, v(r#"{"a": {"b": 2}}"#));
+    }
+}

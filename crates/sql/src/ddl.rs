@@ -439,6 +439,16 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
     if ct.columns.is_empty() {
         return Err(SqlError::unsupported("a table without columns"));
     }
+    // Accepted and ignored, these would store rows PostgreSQL refuses or
+    // hide rows it shows: refused until they are built.
+    if ct.inherits.is_some() {
+        return Err(SqlError::unsupported("table inheritance (INHERITS)"));
+    }
+    if ct.partition_by.is_some() || ct.partition_of.is_some() {
+        return Err(SqlError::unsupported(
+            "declarative partitioning (PARTITION BY / PARTITION OF); a keyed database partitions its tables itself",
+        ));
+    }
     let oid = session.catalog().alloc_oid_in(&session.info.db)?;
     let mut def = TableDef {
         oid,

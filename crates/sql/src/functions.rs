@@ -80,6 +80,20 @@ fn seq_name(s: &str) -> String {
 pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catalog_query: bool) {
     use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, ObjectName, visit_expressions_mut};
     let _ = visit_expressions_mut(stmt, |e| {
+        // encode('\x…', 'hex'): PostgreSQL reads the untyped literal as
+        // bytea (its hex or escape input), not as the text's bytes.
+        if let Expr::Function(f) = e
+            && f.name.0.len() == 1
+            && f.name.0[0].as_ident().is_some_and(|i| i.value.eq_ignore_ascii_case("encode"))
+            && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &mut f.args
+            && let Some(datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
+                datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(first),
+            )) = list.args.first_mut()
+            && matches!(first, Expr::Value(v) if matches!(v.value, datafusion::sql::sqlparser::ast::Value::SingleQuotedString(_)))
+            && let Ok(cast) = crate::dml::parse_expr(&format!("CAST({first} AS bytea)"))
+        {
+            *first = cast;
+        }
         match e {
             Expr::Function(f)
                 if f.name.0.len() == 1

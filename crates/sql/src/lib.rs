@@ -129,6 +129,7 @@ pub mod types;
 pub mod tz;
 pub mod using_joins;
 pub mod volatile;
+pub mod windows;
 pub mod zones;
 
 pub use error::{Result, SqlError};

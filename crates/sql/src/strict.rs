@@ -579,6 +579,7 @@ pub fn rewrite_statement(
 ) -> std::result::Result<(), SqlError> {
     use datafusion::sql::sqlparser::ast::{Expr as Ast, Value, visit_expressions_mut};
     crate::query_checks::check(stmt)?;
+    crate::windows::inline_named_windows(stmt);
     keep_subquery_order(stmt);
     let flow = visit_expressions_mut(stmt, |e| {
         if let Err(err) = rewrite_similar_to(e) {

@@ -186,6 +186,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::numeric_div::register(&ctx);
     crate::intervals::register(&ctx);
     crate::json::register(&ctx);
+    crate::array_fns::register(&ctx);
     crate::to_char::register(&ctx);
     crate::zones::register(&ctx);
     ctx

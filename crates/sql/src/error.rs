@@ -238,6 +238,8 @@ fn classify_datafusion(e: DataFusionError) -> SqlError {
         _ if lower.contains("overflow") || lower.contains("out of range") || lower.contains("too large to store") => {
             code::OUT_OF_RANGE
         }
+        // Text that is not a date or time: PostgreSQL's invalid_datetime_format.
+        _ if lower.contains("error parsing timestamp") || lower.contains("error parsing date") => code::DATETIME_FORMAT,
         _ if lower.contains("cannot cast")
             || lower.contains("can't cast")
             || lower.contains("cast error")

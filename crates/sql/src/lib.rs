@@ -82,6 +82,7 @@
 //! computes AT TIME ZONE with IANA zones; `pg_typeof` names types.
 
 pub mod alter;
+pub mod array_fns;
 pub mod bpchar;
 pub mod catalog;
 pub mod cluster_view;

@@ -11,8 +11,8 @@
 //! - casts to `timestamp`, `date` and `time` as casts of `x`'s wall time
 //!   in the zone (`tessera_wall_time`); casts from `timestamp` and `date`
 //!   as the instant of that wall time (`tessera_instant`); casts to text
-//!   as its text in the zone; casts from text, not constant, through the
-//!   zone (constants were read when the statement was rewritten);
+//!   as its text in the zone; casts from text as the zone's wall time
+//!   (text with an offset keeps it);
 //! - `date_trunc(unit, x)` as the instant of the truncated wall time;
 //!   `extract`/`date_part` of a field other than `epoch` as the field of
 //!   the wall time; `current_date` as today's date in the zone;
@@ -109,9 +109,7 @@ fn in_zone(e: Expr, schema: &DFSchema, zone: &str) -> Result<Transformed<Expr>> 
                     DataType::Timestamp(_, None) | DataType::Date32 => {
                         cast(call(Kind::Instant, vec![cast(*c.expr, WALL)], zone), to)
                     }
-                    DataType::Utf8 if !matches!(*c.expr, Expr::Literal(..)) => {
-                        cast(call(Kind::FromText, vec![*c.expr], zone), to)
-                    }
+                    DataType::Utf8 => cast(call(Kind::FromText, vec![*c.expr], zone), to),
                     _ => return Ok(Transformed::no(Expr::Cast(c))),
                 },
                 _ => return Ok(Transformed::no(Expr::Cast(c))),

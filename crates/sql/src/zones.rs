@@ -31,10 +31,15 @@ pub fn register(ctx: &datafusion::execution::context::SessionContext) {
 /// Rewrites `x AT TIME ZONE z` into `tessera_at_time_zone(x, z)`.
 pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
     use datafusion::sql::sqlparser::ast::Expr as Ast;
-    if let Ast::AtTimeZone { timestamp, time_zone } = e
-        && let Ok(new) = crate::dml::parse_expr(&format!("tessera_at_time_zone({timestamp}, {time_zone})"))
-    {
-        *e = new;
+    if let Ast::AtTimeZone { timestamp, time_zone } = e {
+        // An untyped literal is a timestamptz, as PostgreSQL resolves it.
+        let literal = matches!(timestamp.as_ref(), Ast::Value(v)
+            if matches!(v.value, datafusion::sql::sqlparser::ast::Value::SingleQuotedString(_)));
+        let timestamp =
+            if literal { format!("CAST({timestamp} AS timestamp with time zone)") } else { timestamp.to_string() };
+        if let Ok(new) = crate::dml::parse_expr(&format!("tessera_at_time_zone({timestamp}, {time_zone})")) {
+            *e = new;
+        }
     }
 }
 
@@ -105,7 +110,13 @@ impl ScalarUDFImpl for AtTimeZone {
         let zoned = matches!(input.data_type(), DataType::Timestamp(_, Some(_)));
         // Both directions work on microseconds since the epoch: of the
         // instant (UTC), or of the wall time read as if it were UTC.
-        let micros = datafusion::arrow::compute::cast(&input, &DataType::Timestamp(TimeUnit::Microsecond, None))?;
+        // Text that is not a timestamp is an error, not NULL.
+        let strict = datafusion::arrow::compute::CastOptions { safe: false, ..Default::default() };
+        let micros = datafusion::arrow::compute::cast_with_options(
+            &input,
+            &DataType::Timestamp(TimeUnit::Microsecond, None),
+            &strict,
+        )?;
         let micros = micros.as_any().downcast_ref::<TimestampMicrosecondArray>().expect("microseconds");
         let out: TimestampMicrosecondArray = micros
             .iter()

@@ -368,6 +368,12 @@ fn to_value(a: &ArrayRef, json: bool, i: usize) -> Result<Value> {
         _ if json => parse(&text)?,
         DataType::Boolean => Value::Bool(text == "t"),
         t if t.is_numeric() => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        // Timestamps in ISO 8601, as PostgreSQL writes them in JSON
+        // (`2014-05-28T12:22:35.614298`, a timestamptz with `+00:00`).
+        DataType::Timestamp(_, zone) => {
+            let iso = text.replacen(' ', "T", 1);
+            Value::String(if zone.is_some() && iso.ends_with("+00") { format!("{iso}:00") } else { iso })
+        }
         _ => Value::String(text),
     })
 }

@@ -179,7 +179,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
                         } else {
                             cell.to_string()
                         };
-                        *cell = parse_expr(&cast_for(&inner, ty))?;
+                        *cell = crate::parsing::parse_expr(&cast_for(&inner, ty))?;
                     }
                     m.push(rm);
                 }
@@ -994,16 +994,6 @@ pub async fn returning_schema(session: &Session, stmt: &Statement) -> Result<Opt
         Output::Rows { schema, .. } => Ok(Some(schema)),
         _ => Ok(None),
     }
-}
-
-/// Parses one SQL expression.
-pub fn parse_expr(sql: &str) -> Result<Expr> {
-    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-    use datafusion::sql::sqlparser::parser::Parser;
-    Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| SqlError::syntax(format!("syntax error: {e}")))
 }
 
 /// The rewritten query a DML statement runs (for EXPLAIN).

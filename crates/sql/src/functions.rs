@@ -90,7 +90,7 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                 datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(first),
             )) = list.args.first_mut()
             && matches!(first, Expr::Value(v) if matches!(v.value, datafusion::sql::sqlparser::ast::Value::SingleQuotedString(_)))
-            && let Ok(cast) = crate::dml::parse_expr(&format!("CAST({first} AS bytea)"))
+            && let Ok(cast) = crate::parsing::parse_expr(&format!("CAST({first} AS bytea)"))
         {
             *first = cast;
         }
@@ -127,10 +127,11 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                         && let datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(x)
                         | datafusion::sql::sqlparser::ast::SelectItem::ExprWithAlias { expr: x, .. } =
                             &sel.projection[0]
-                        && let Ok(agg) = crate::dml::parse_expr(&format!("array_agg({x}{order})"))
+                        && let Ok(agg) = crate::parsing::parse_expr(&format!("array_agg({x}{order})"))
                     {
                         sel.projection = vec![datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(agg)];
-                        if let Ok(Expr::Function(mut nonempty)) = crate::dml::parse_expr("coalesce(NULL, make_array())")
+                        if let Ok(Expr::Function(mut nonempty)) =
+                            crate::parsing::parse_expr("coalesce(NULL, make_array())")
                             && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &mut nonempty.args
                         {
                             list.args[0] = datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
@@ -158,7 +159,7 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                     };
                     let is_agg = matches!(&x, Expr::Function(f) if f.name.to_string().to_lowercase().contains("agg")
                         || ["max", "min", "count", "sum"].contains(&f.name.to_string().to_lowercase().as_str()));
-                    if !is_agg && let Ok(agg) = crate::dml::parse_expr(&format!("max({x})")) {
+                    if !is_agg && let Ok(agg) = crate::parsing::parse_expr(&format!("max({x})")) {
                         sel.projection = vec![match alias {
                             Some(alias) => {
                                 datafusion::sql::sqlparser::ast::SelectItem::ExprWithAlias { expr: agg, alias }
@@ -168,7 +169,7 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                     }
                 }
                 if let Some(cond) = outer_only
-                    && let Ok(case) = crate::dml::parse_expr(&format!("CASE WHEN {cond} THEN ({q}) END"))
+                    && let Ok(case) = crate::parsing::parse_expr(&format!("CASE WHEN {cond} THEN ({q}) END"))
                 {
                     *e = case;
                 }
@@ -276,7 +277,7 @@ fn split_outer_conditions(q: &mut datafusion::sql::sqlparser::ast::Query) -> Opt
         }
     }
     if !keep.is_empty() {
-        sel.selection = crate::dml::parse_expr(&keep.join(" AND ")).ok();
+        sel.selection = crate::parsing::parse_expr(&keep.join(" AND ")).ok();
     }
     (!outer.is_empty()).then(|| outer.join(" AND "))
 }
@@ -358,7 +359,8 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
         if let Expr::Cast { expr, data_type, .. } = e {
             let t = data_type.to_string().to_lowercase();
             if let Some(plain) = t.strip_prefix("pg_catalog.")
-                && let Ok(Expr::Cast { data_type: d, .. }) = crate::dml::parse_expr(&format!("CAST(NULL AS {plain})"))
+                && let Ok(Expr::Cast { data_type: d, .. }) =
+                    crate::parsing::parse_expr(&format!("CAST(NULL AS {plain})"))
             {
                 *data_type = d;
             }
@@ -385,7 +387,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                         && let datafusion::sql::sqlparser::ast::Value::SingleQuotedString(text)
                         | datafusion::sql::sqlparser::ast::Value::EscapedStringLiteral(text) = &v.value
                         && let Ok(bytes) = crate::text::parse_bytea(text)
-                        && let Ok(lit) = crate::dml::parse_expr(&format!(
+                        && let Ok(lit) = crate::parsing::parse_expr(&format!(
                             "X'{}'",
                             bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
                         ))
@@ -397,7 +399,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                 _ => None,
             };
             if let Some(f) = f
-                && let Ok(new) = crate::dml::parse_expr(&format!("{f}({expr})"))
+                && let Ok(new) = crate::parsing::parse_expr(&format!("{f}({expr})"))
             {
                 *e = new;
             }

@@ -106,7 +106,7 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
         B::Question => ("tessera_json_has_key", &left, &right),
         _ => return,
     };
-    if let Ok(call) = crate::dml::parse_expr(&format!("{f}({l}, {r})")) {
+    if let Ok(call) = crate::parsing::parse_expr(&format!("{f}({l}, {r})")) {
         *e = call;
     }
 }

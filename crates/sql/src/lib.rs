@@ -109,6 +109,7 @@ pub mod local_time;
 pub mod naming;
 pub mod numeric_div;
 pub mod overflow;
+pub mod parsing;
 pub mod partition;
 pub mod pg_catalog;
 pub mod pg_typeof;

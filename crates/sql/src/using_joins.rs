@@ -173,9 +173,8 @@ impl Expander<'_> {
                 let expr = match kind {
                     Merge::Left => l.expr.clone(),
                     Merge::Right => r.expr.clone(),
-                    Merge::Both => {
-                        crate::dml::parse_expr(&format!("COALESCE({}, {})", l.expr, r.expr)).map_err(|_| unknown())?
-                    }
+                    Merge::Both => crate::parsing::parse_expr(&format!("COALESCE({}, {})", l.expr, r.expr))
+                        .map_err(|_| unknown())?,
                 };
                 if kind != Merge::Left {
                     let eq = Expr::BinaryOp {

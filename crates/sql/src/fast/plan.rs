@@ -484,7 +484,7 @@ fn default_cell(session: &Session, def: &TableDef, ci: usize) -> Option<Cell> {
     if !supported(col.ty) {
         return None;
     }
-    let parsed = crate::dml::parse_expr(expr).ok()?;
+    let parsed = crate::parsing::parse_expr(expr).ok()?;
     let mut params = Vec::new();
     let mut scope = Scope { def, qualifiers: &[], row: false, kinds: &[], params: &mut params };
     let (f, ty) = compile(&parsed, Some(col.ty), &mut scope)?;

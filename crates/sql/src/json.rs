@@ -19,8 +19,9 @@
 //! and the `json_` builders (json, in PostgreSQL's `{"k" : v}` form). Set-
 //! returning functions (`jsonb_array_elements`, `jsonb_each`, …), `?|`,
 //! `?&`, aggregates (`json_agg`) and JSON path are not built yet (42883 or
-//! 0A000). Numbers go through `f64` (serde_json), so a number with more
-//! than 15 significant digits loses the rest, as the stored jsonb does.
+//! 0A000). Numbers are kept exactly, with the scale they were written
+//! with (`text::json_number`); `=` between jsonb values and `@>` compare
+//! numbers by value (`1.0` equals `1`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +52,7 @@ enum Op {
     PathText,
     Contains,
     HasKey,
+    Equal,
     Concat,
     BuildObject(bool),
     BuildArray(bool),
@@ -67,6 +69,7 @@ const FUNCTIONS: &[(&str, Op)] = &[
     ("tessera_json_path_text", Op::PathText),
     ("tessera_json_contains", Op::Contains),
     ("tessera_json_has_key", Op::HasKey),
+    ("tessera_jsonb_equal", Op::Equal),
     ("tessera_jsonb_concat", Op::Concat),
     ("jsonb_build_object", Op::BuildObject(true)),
     ("json_build_object", Op::BuildObject(false)),
@@ -125,14 +128,37 @@ impl AnalyzerRule for JsonConcat {
     }
 }
 
+/// The SQL type of a json-valued expression: its field's, or that of the
+/// cast (`'…'::jsonb` is `tessera_to_jsonb('…')`).
+fn json_type(e: &Expr, schema: &DFSchema) -> Option<String> {
+    if let Expr::ScalarFunction(f) = e {
+        match f.func.name() {
+            "tessera_to_jsonb" => return Some("jsonb".into()),
+            "tessera_to_json" => return Some("json".into()),
+            _ => {}
+        }
+    }
+    e.to_field(schema as &dyn ExprSchema).ok().and_then(|(_, f)| f.metadata().get(PG_TYPE_KEY).cloned())
+}
+
+fn is_jsonb_field(e: &Expr, schema: &DFSchema) -> bool {
+    json_type(e, schema).is_some_and(|t| t == "jsonb")
+}
+
 fn is_json_field(e: &Expr, schema: &DFSchema) -> bool {
-    e.to_field(schema as &dyn ExprSchema)
-        .ok()
-        .and_then(|(_, f)| f.metadata().get(PG_TYPE_KEY).cloned())
-        .is_some_and(|t| t == "jsonb" || t == "json")
+    json_type(e, schema).is_some_and(|t| t == "jsonb" || t == "json")
 }
 
 fn concat_json(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    // jsonb = jsonb compares values (`1.0` equals `1`), not their text.
+    if let Expr::BinaryExpr(BinaryExpr { left, op: op @ (Operator::Eq | Operator::NotEq), right }) = &e
+        && is_jsonb_field(left, schema)
+        && is_jsonb_field(right, schema)
+    {
+        let args = vec![(**left).clone(), (**right).clone()];
+        let eq = Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(udf("tessera_jsonb_equal", Op::Equal)), args));
+        return Ok(Transformed::yes(if *op == Operator::Eq { eq } else { Expr::Not(Box::new(eq)) }));
+    }
     let Expr::BinaryExpr(BinaryExpr { left, op: Operator::StringConcat, right }) = &e else {
         return Ok(Transformed::no(e));
     };
@@ -185,7 +211,7 @@ impl ScalarUDFImpl for JsonFn {
 
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(match self.op {
-            Op::Contains | Op::HasKey => DataType::Boolean,
+            Op::Contains | Op::HasKey | Op::Equal => DataType::Boolean,
             Op::ArrayLength => DataType::Int32,
             _ => DataType::Utf8,
         })
@@ -210,14 +236,14 @@ impl ScalarUDFImpl for JsonFn {
             .map(|f| f.metadata().get(PG_TYPE_KEY).is_some_and(|t| t == "jsonb" || t == "json"))
             .collect();
         let out: ArrayRef = match self.op {
-            Op::Contains | Op::HasKey => {
+            Op::Contains | Op::HasKey | Op::Equal => {
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {
                     out.push(match (text_at(&arrays[0], i)?, arrays.get(1).and_then(|a| cell(a, i))) {
-                        (Some(a), Some(b)) => Some(if self.op == Op::Contains {
-                            contains(&parse(&a)?, &parse(&b)?, true)
-                        } else {
-                            has_key(&parse(&a)?, &b)
+                        (Some(a), Some(b)) => Some(match self.op {
+                            Op::Contains => contains(&parse(&a)?, &parse(&b)?, true),
+                            Op::Equal => equal(&parse(&a)?, &parse(&b)?),
+                            _ => has_key(&parse(&a)?, &b),
                         }),
                         _ => None,
                     });
@@ -341,7 +367,7 @@ impl JsonFn {
                 }
                 .to_string()
             }),
-            Op::Contains | Op::HasKey | Op::ArrayLength => None,
+            Op::Contains | Op::HasKey | Op::Equal | Op::ArrayLength => None,
         })
     }
 }
@@ -407,9 +433,27 @@ fn contains(a: &Value, b: &Value, top: bool) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => y.iter().all(|(k, v)| x.get(k).is_some_and(|w| contains(w, v, false))),
         (Value::Array(x), Value::Array(y)) => y.iter().all(|v| x.iter().any(|w| contains(w, v, false))),
-        (Value::Array(x), scalar) if top && !scalar.is_object() => x.iter().any(|w| w == scalar),
+        (Value::Array(x), scalar) if top && !scalar.is_object() => x.iter().any(|w| equal(w, scalar)),
+        (x, y) => equal(x, y),
+    }
+}
+
+/// jsonb equality: numbers by value (`1.0` equals `1`), as PostgreSQL's.
+fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => number_key(&x.to_string()) == number_key(&y.to_string()),
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| equal(v, w)),
         (x, y) => x == y,
     }
+}
+
+/// A number's value as text without trailing fractional zeros.
+fn number_key(text: &str) -> String {
+    let plain = crate::text::json_number(text);
+    if plain.contains('.') { plain.trim_end_matches('0').trim_end_matches('.').to_string() } else { plain }
 }
 
 /// `?`: an object's key, an array's string element, or the string itself.
@@ -492,10 +536,27 @@ mod tests {
     }
 
     #[test]
+    fn numbers_keep_every_digit_and_their_scale() {
+        use crate::text::json_number;
+        assert_eq!(json_number("1.50"), "1.50");
+        assert_eq!(json_number("1E-3"), "0.001");
+        assert_eq!(json_number("1.0e1"), "10");
+        assert_eq!(json_number("-1.25e1"), "-12.5");
+        assert_eq!(json_number("-0.0"), "0.0");
+        assert_eq!(json_number("12345678901234567890"), "12345678901234567890");
+        assert_eq!(json_number("1.3e5"), "130000");
+        let mut s = String::new();
+        crate::text::write_jsonb(&mut s, &v(r#"{"id": 12345678901234567890, "price": 19.90}"#));
+        assert_eq!(s, r#"{"id": 12345678901234567890, "price": 19.90}"#);
+    }
+
+    #[test]
     fn containment_keys_and_concatenation_as_postgres_computes_them() {
         assert!(contains(&v(r#"{"a": 1, "b": [1, 2]}"#), &v(r#"{"b": [2]}"#), true));
         assert!(!contains(&v(r#"{"a": 1}"#), &v(r#"{"a": 2}"#), true));
         assert!(contains(&v(r#"["foo", "bar"]"#), &v(r#""foo""#), true));
+        assert!(equal(&v(r#"{"a": 1.0}"#), &v(r#"{"a": 1}"#)) && !equal(&v("1.01"), &v("1.1")));
+        assert!(contains(&v(r#"{"a": 12345678901234567890}"#), &v(r#"{"a": 12345678901234567890.0}"#), true));
         assert!(has_key(&v(r#"{"a": 1}"#), "a") && has_key(&v(r#"["a"]"#), "a") && !has_key(&v("[1]"), "1"));
         assert_eq!(concat(v(r#"{"a": 1, "b": 2}"#), v(r#"{"b": 3}"#)), v(r#"{"a": 1, "b": 3}"#));
         assert_eq!(concat(v("[1]"), v("2")), v("[1, 2]"));

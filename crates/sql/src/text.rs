@@ -429,8 +429,40 @@ pub(crate) fn write_jsonb(out: &mut String, v: &serde_json::Value) {
             }
             out.push(']');
         }
+        serde_json::Value::Number(n) => out.push_str(&json_number(&n.to_string())),
         other => out.push_str(&other.to_string()),
     }
+}
+
+/// A JSON number's text as PostgreSQL's jsonb keeps it, a numeric: every
+/// digit, the scale it was written with, no exponent (`1.50`, `1e2` is
+/// `100`, `1.3e-3` is `0.0013`). Numbers are kept exactly (serde_json's
+/// `arbitrary_precision`): a 20-digit id is not rounded to a double.
+pub(crate) fn json_number(text: &str) -> String {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: String = format!("{int}{frac}");
+    let scale = (frac.len() as i64 - exponent).max(0) as usize;
+    // The value is digits × 10^(exponent - frac.len()).
+    let shift = exponent - frac.len() as i64;
+    let mut plain = digits.trim_start_matches('0').to_string();
+    if shift > 0 {
+        plain.push_str(&"0".repeat(shift as usize));
+    }
+    if plain.len() <= scale {
+        plain = format!("{}{plain}", "0".repeat(scale + 1 - plain.len()));
+    }
+    let (whole, fraction) = plain.split_at(plain.len() - scale);
+    let body = if scale > 0 { format!("{whole}.{fraction}") } else { whole.to_string() };
+    let zero = body.bytes().all(|b| b == b'0' || b == b'.');
+    if negative && !zero { format!("-{body}") } else { body }
 }
 
 /// Decodes bytea text input: `\x` hex or the escape format.

@@ -454,7 +454,11 @@ impl AnalyzerRule for ComparedConstants {
 
 /// A timestamp's text as DataFusion should read it (see `tz`).
 fn canonical(text: &str, zoned: bool, zone: crate::tz::Zone) -> Option<String> {
-    if zoned { crate::tz::canonical_timestamptz(text, zone) } else { crate::tz::canonical_timestamp(text, false) }
+    if zoned {
+        crate::tz::canonical_timestamptz(text, zone)
+    } else {
+        crate::tz::special_timestamp(text, zone, false).or_else(|| crate::tz::canonical_timestamp(text, false))
+    }
 }
 
 /// What a string constant compared with a column becomes.
@@ -611,6 +615,22 @@ pub fn rewrite_statement(
             && let Some(canonical) = canonical(text, zoned, zone)
         {
             *text = canonical;
+        }
+        // Dates' special inputs: `'today'::date`, `DATE 'epoch'`.
+        if let Ast::Cast { expr, data_type, .. } = e
+            && data_type.to_string().eq_ignore_ascii_case("date")
+            && let Ast::Value(v) = expr.as_mut()
+            && let Value::SingleQuotedString(text) = &mut v.value
+            && let Some(day) = crate::tz::special_date(text, zone)
+        {
+            *text = day;
+        }
+        if let Ast::TypedString(ts) = e
+            && ts.data_type.to_string().eq_ignore_ascii_case("date")
+            && let Value::SingleQuotedString(text) = &mut ts.value.value
+            && let Some(day) = crate::tz::special_date(text, zone)
+        {
+            *text = day;
         }
         if let Ast::TypedString(ts) = e
             && let Some(zoned) = timestamp_type(&ts.data_type.to_string())
@@ -782,7 +802,10 @@ mod tests {
         assert_eq!(c("2024-01-01 10:00:00-0530", true).as_deref(), Some("2024-01-01 10:00:00-05:30"));
         assert_eq!(c("2024-01-01T10:00Z", true).as_deref(), Some("2024-01-01 10:00:00+00:00"));
         assert_eq!(c("2024-01-01", true).as_deref(), Some("2024-01-01 00:00:00"));
-        assert_eq!(c("yesterday", true), None);
+        // PostgreSQL's special inputs.
+        assert_eq!(c("epoch", false).as_deref(), Some("1970-01-01 00:00:00"));
+        assert!(c("yesterday", true).is_some_and(|t| t.ends_with(" 00:00:00")));
+        assert_eq!(c("someday", true), None);
         assert_eq!(c("2024-13-01 10:00", false), None);
     }
 

@@ -137,6 +137,9 @@ impl Zone {
 /// the offset, as PostgreSQL ignores it. None when the text is not of
 /// that shape (left for DataFusion to read or refuse).
 pub fn canonical_timestamp(text: &str, zoned: bool) -> Option<String> {
+    if let Some(special) = special_timestamp(text, Zone::Utc, zoned) {
+        return Some(special);
+    }
     let t = text.trim();
     let date = t.get(..10)?;
     chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
@@ -191,6 +194,10 @@ pub fn canonical_timestamp(text: &str, zoned: bool) -> Option<String> {
 /// is the zone's wall time, written as the instant in UTC. None when the
 /// text is not of a shape Tessera reads (left to DataFusion).
 pub fn canonical_timestamptz(text: &str, zone: Zone) -> Option<String> {
+    if let Some(special) = special_timestamp(text, zone, true) {
+        // A wall time of the zone (`today` is its midnight), or an instant.
+        return if special.ends_with("+00:00") { Some(special) } else { canonical_timestamptz(&special, zone) };
+    }
     let canonical = canonical_timestamp(text, true)?;
     // The offset, if any, follows the 19 characters of date and time.
     if zone.is_utc() || canonical.get(19..).is_some_and(|rest| rest.contains(['+', '-'])) {
@@ -199,6 +206,38 @@ pub fn canonical_timestamptz(text: &str, zone: Zone) -> Option<String> {
     let wall = NaiveDateTime::parse_from_str(&canonical, "%Y-%m-%d %H:%M:%S%.f").ok()?;
     let utc = naive(zone.instant(wall.and_utc().timestamp_micros()))?;
     Some(format!("{}+00:00", utc.format("%Y-%m-%d %H:%M:%S%.6f")))
+}
+
+/// PostgreSQL's special timestamp inputs in `zone`: `epoch`, `now` (for a
+/// timestamptz, `zoned`, instants with `+00:00`; for a timestamp, wall
+/// times) and `today`, `tomorrow`, `yesterday` (midnight of the zone's
+/// date, a wall time). None for other text.
+pub fn special_timestamp(text: &str, zone: Zone, zoned: bool) -> Option<String> {
+    let word = text.trim().to_ascii_lowercase();
+    let now = chrono::Utc::now().timestamp_micros();
+    let today = DateTime::from_timestamp_micros(zone.wall_time(now))?.date_naive();
+    let day = |d: chrono::NaiveDate| Some(format!("{} 00:00:00", d.format("%Y-%m-%d")));
+    let offset = if zoned { "+00:00" } else { "" };
+    let now_text = if zoned { naive(now)? } else { naive(zone.wall_time(now))? };
+    match word.as_str() {
+        "epoch" => Some(format!("1970-01-01 00:00:00{offset}")),
+        "now" => Some(format!("{}{offset}", now_text.format("%Y-%m-%d %H:%M:%S%.6f"))),
+        "today" => day(today),
+        "tomorrow" => day(today.succ_opt()?),
+        "yesterday" => day(today.pred_opt()?),
+        _ => None,
+    }
+}
+
+/// A date's special input (`today`, `tomorrow`, `yesterday`, `epoch`) in
+/// `zone`, as `YYYY-MM-DD`.
+pub fn special_date(text: &str, zone: Zone) -> Option<String> {
+    let special = special_timestamp(text, zone, false)?;
+    if text.trim().eq_ignore_ascii_case("now") {
+        let now = chrono::Utc::now().timestamp_micros();
+        return Some(DateTime::from_timestamp_micros(zone.wall_time(now))?.date_naive().format("%Y-%m-%d").to_string());
+    }
+    special.get(..10).map(str::to_string)
 }
 
 fn naive(micros: i64) -> Option<NaiveDateTime> {

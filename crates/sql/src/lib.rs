@@ -77,6 +77,10 @@
 //! PostgreSQL does; `bpchar` gives casts to char(n) their padding;
 //! `using_joins` orders `*` over USING joins and merges RIGHT/FULL keys;
 //! `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
+//! `json` gives json and jsonb their operators and functions; `windows`
+//! writes named windows out; `array_fns` gives `array_remove` and
+//! `array_replace` PostgreSQL's meaning; `parsing` parses the expressions
+//! the rewriters build;
 //! `volatile` gives every row its own value of `nextval()` and
 //! `gen_random_uuid()`; `to_char` reads PostgreSQL's templates; `zones`
 //! computes AT TIME ZONE with IANA zones; `pg_typeof` names types.

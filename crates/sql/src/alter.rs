@@ -137,7 +137,7 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
                     match run_query(session, &sql).await? {
                         Output::Rows { batches, .. } => {
                             let b = &batches[0];
-                            let arr = crate::dml::cast_to(b.column(0), ty, &cname, session.zone())?;
+                            let arr = crate::assign::cast_to(b.column(0), ty, &cname, session.zone())?;
                             crate::rowcodec::encode_column(ty, &arr)?.pop().flatten()
                         }
                         _ => None,

@@ -79,11 +79,7 @@ impl ScalarUDFImpl for Bpchar {
         let values = datafusion::arrow::compute::cast(&values, &DataType::Utf8)?;
         let out: StringArray = values.as_string::<i32>().iter().map(|v| v.map(|v| bpchar_value(v, n))).collect();
         let out: ArrayRef = Arc::new(out);
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        crate::udf_values::columnar(out, scalar)
     }
 }
 

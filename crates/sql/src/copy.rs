@@ -598,13 +598,13 @@ fn convert(
         }
         _ => {
             let strings: ArrayRef = std::sync::Arc::new(StringArray::from(values.to_vec()));
-            match crate::dml::cast_to(&strings, ty, column, zone) {
+            match crate::assign::cast_to(&strings, ty, column, zone) {
                 Ok(a) => Ok(a),
                 Err(_) => {
                     // Find the offending value to name its line.
                     for (i, v) in values.iter().enumerate() {
                         let one: ArrayRef = std::sync::Arc::new(StringArray::from(vec![*v]));
-                        if crate::dml::cast_to(&one, ty, column, zone).is_err() {
+                        if crate::assign::cast_to(&one, ty, column, zone).is_err() {
                             let s = v.unwrap_or("");
                             return Err((
                                 i,

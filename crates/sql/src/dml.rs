@@ -23,9 +23,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, new_null_array};
-use datafusion::arrow::compute::{CastOptions, cast_with_options};
-use datafusion::arrow::datatypes::{DataType, Schema, SchemaRef};
-use datafusion::arrow::util::display::FormatOptions;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, ConflictTarget, Delete, Expr, FromTable, Insert, ObjectName, OnConflictAction, OnInsert,
@@ -34,6 +32,7 @@ use datafusion::sql::sqlparser::ast::{
 use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{EngineError, Isolation};
 
+use crate::assign::cast_to;
 use crate::partition::StoredTable;
 
 use crate::catalog::{Identity, TableDef};
@@ -467,71 +466,6 @@ pub(crate) fn assignment_columns(t: &AssignmentTarget) -> Result<Vec<String>> {
         AssignmentTarget::ColumnName(n) => vec![one(n)],
         AssignmentTarget::Tuple(ns) => ns.iter().map(one).collect(),
     })
-}
-
-/// Casts a source column to the column's type, failing (not nulling) on
-/// values that do not convert.
-pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::tz::Zone) -> Result<ArrayRef> {
-    let target = ty.arrow_type();
-    if array.data_type() == &target {
-        return Ok(array.clone());
-    }
-    // Text without an offset is a wall time of the session's zone.
-    if ty == SqlType::TimestampTz && !zone.is_utc() && array.data_type() == &DataType::Utf8 {
-        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
-        let instants: datafusion::arrow::array::StringArray = texts
-            .iter()
-            .map(|t| t.map(|t| crate::tz::canonical_timestamptz(t, zone).unwrap_or_else(|| t.to_string())))
-            .collect();
-        return cast_to(&(Arc::new(instants) as ArrayRef), ty, column, crate::tz::Zone::Utc);
-    }
-    // Interval text as PostgreSQL prints and dumps it (`01:00:00`).
-    if matches!(target, DataType::Interval(_)) && array.data_type() == &DataType::Utf8 {
-        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
-        if texts.iter().flatten().any(|t| crate::intervals::normalize_text(t).is_some()) {
-            let read: datafusion::arrow::array::StringArray = texts
-                .iter()
-                .map(|t| t.map(|t| crate::intervals::normalize_text(t).unwrap_or_else(|| t.to_string())))
-                .collect();
-            return cast_to(&(Arc::new(read) as ArrayRef), ty, column, zone);
-        }
-    }
-    let float = matches!(array.data_type(), DataType::Float32 | DataType::Float64);
-    if float && matches!(target, DataType::Decimal128(..) | DataType::Float32) {
-        let stored = crate::float_arith::float_to(array, &target).map_err(|e| {
-            if e.code == code::OUT_OF_RANGE {
-                SqlError::new(code::OUT_OF_RANGE, format!("value out of range for column \"{column}\" of type {ty}"))
-            } else {
-                e
-            }
-        })?;
-        if ty == SqlType::NUMERIC_DEFAULT {
-            crate::strict::refuse_rounded_numeric(array, &stored, &format!("column \"{column}\""))?;
-        }
-        return Ok(stored);
-    }
-    if crate::int_casts::rounds(array.data_type(), &target) {
-        return crate::int_casts::round_to_integer(array, &target).map_err(|_| {
-            SqlError::new(code::OUT_OF_RANGE, format!("value out of range for column \"{column}\" of type {ty}"))
-        });
-    }
-    let opts = CastOptions { safe: false, format_options: FormatOptions::default() };
-    let cast = cast_with_options(array, &target, &opts).map_err(|e| {
-        let msg = e.to_string();
-        if msg.contains("verflow") || msg.contains("out of range") || msg.contains("too large") {
-            SqlError::new(code::OUT_OF_RANGE, format!("value out of range for column \"{column}\" of type {ty}"))
-        } else {
-            SqlError::new(
-                code::DATATYPE_MISMATCH,
-                format!("column \"{column}\" is of type {ty} but expression is of type {}", array.data_type()),
-            )
-            .with_hint("You will need to rewrite or cast the expression.")
-        }
-    })?;
-    if ty == SqlType::NUMERIC_DEFAULT {
-        crate::strict::refuse_rounded_numeric(array, &cast, &format!("column \"{column}\""))?;
-    }
-    Ok(cast)
 }
 
 /// Values for the DEFAULT of column `ci` in `n` rows (only rows flagged in

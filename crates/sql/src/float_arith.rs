@@ -172,11 +172,7 @@ impl ScalarUDFImpl for FloatCastFn {
         let values = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
         let target = args.args[1].data_type();
         let out = float_to(&values, &target).map_err(|e| DataFusionError::External(Box::new(e)))?;
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        crate::udf_values::columnar(out, scalar)
     }
 }
 

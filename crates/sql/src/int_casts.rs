@@ -151,11 +151,7 @@ impl ScalarUDFImpl for ToInt {
         } else {
             datafusion::arrow::compute::cast(&values, &self.target)?
         };
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        crate::udf_values::columnar(out, scalar)
     }
 }
 

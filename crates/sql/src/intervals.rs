@@ -260,11 +260,7 @@ impl ScalarUDFImpl for IntervalFn {
                 Arc::new(IntervalMonthDayNanoArray::from(out))
             }
         };
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        crate::udf_values::columnar(out, scalar)
     }
 }
 

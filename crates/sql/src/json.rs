@@ -30,7 +30,7 @@ use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Int32Array, String
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
-use datafusion::common::{DFSchema, DataFusionError, ExprSchema, Result, ScalarValue};
+use datafusion::common::{DFSchema, DataFusionError, ExprSchema, Result};
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
@@ -273,11 +273,7 @@ impl ScalarUDFImpl for JsonFn {
                 Arc::new(StringArray::from(out))
             }
         };
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        crate::udf_values::columnar(out, scalar)
     }
 }
 

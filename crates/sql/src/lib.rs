@@ -87,6 +87,7 @@
 
 pub mod alter;
 pub mod array_fns;
+pub mod assign;
 pub mod bpchar;
 pub mod catalog;
 pub mod cluster_view;
@@ -133,6 +134,7 @@ pub mod to_char;
 pub mod txn;
 pub mod types;
 pub mod tz;
+pub mod udf_values;
 pub mod using_joins;
 pub mod volatile;
 pub mod windows;

@@ -273,11 +273,7 @@ impl ScalarUDFImpl for ZoneFn {
                 Arc::new(plus(&input, &intervals, sign, zone)?.with_timezone(crate::types::UTC))
             }
         };
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        crate::udf_values::columnar(out, scalar)
     }
 }
 

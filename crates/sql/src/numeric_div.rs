@@ -138,11 +138,7 @@ impl ScalarUDFImpl for NumericDiv {
             out.push(Some(divide(a.value(i), sa, b.value(i), sb, s).ok_or_else(overflow)?));
         }
         let out: ArrayRef = Arc::new(Decimal128Array::from(out).with_precision_and_scale(MAX_PRECISION, s)?);
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        crate::udf_values::columnar(out, scalar)
     }
 }
 

@@ -124,7 +124,7 @@ pub fn parse_split_points(text: &str, key: &PartitionKey) -> Result<Vec<Vec<u8>>
 pub fn encode_key_value(ty: SqlType, text: &str) -> Result<Vec<u8>> {
     use datafusion::arrow::array::{ArrayRef, StringArray};
     let strings: ArrayRef = Arc::new(StringArray::from(vec![text]));
-    let array = crate::dml::cast_to(&strings, ty, "partition key", crate::tz::Zone::Utc)?;
+    let array = crate::assign::cast_to(&strings, ty, "partition key", crate::tz::Zone::Utc)?;
     let mut encoded = crate::rowcodec::encode_column(ty, &array)?;
     encoded
         .pop()

@@ -160,7 +160,15 @@ fn write_binary(buf: &mut BytesMut, col: &ArrayRef, r: usize, ty: Option<SqlType
         }
         DataType::Decimal128(_, scale) => {
             let v = col.as_primitive::<Decimal128Type>().value(r);
-            write_numeric(buf, v, *scale);
+            let mut s = String::new();
+            tessera_sql::text::write_decimal(&mut s, v.abs(), *scale);
+            write_numeric(buf, v < 0, &s);
+        }
+        DataType::Decimal256(..) => {
+            // The text form: an unconstrained numeric's scale is its value's.
+            let s = tessera_sql::text::format_cell(col, r).unwrap_or_default();
+            let neg = s.starts_with('-');
+            write_numeric(buf, neg, s.trim_start_matches('-'));
         }
         other => {
             return Err(SqlError::unsupported(format!("binary output of {other}")));
@@ -169,12 +177,10 @@ fn write_binary(buf: &mut BytesMut, col: &ArrayRef, r: usize, ty: Option<SqlType
     Ok(())
 }
 
-/// PostgreSQL's binary numeric: base-10000 digits with weight, sign, dscale.
-fn write_numeric(buf: &mut BytesMut, v: i128, scale: i8) {
-    let neg = v < 0;
-    let mut s = String::new();
-    tessera_sql::text::write_decimal(&mut s, v.abs(), scale);
-    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+/// PostgreSQL's binary numeric (base-10000 digits with weight, sign,
+/// dscale) of the unsigned decimal text `s`.
+fn write_numeric(buf: &mut BytesMut, neg: bool, s: &str) {
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
     let dscale = frac.len() as i16;
     let int = int.trim_start_matches('0');
     let pad_int = (4 - int.len() % 4) % 4;

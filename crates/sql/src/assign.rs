@@ -4,8 +4,8 @@
 //! Text of timestamptz and interval values is read as PostgreSQL reads it
 //! (`tz`, `intervals`), numbers become integers by rounding (`int_casts`),
 //! floats become numerics through their significant digits
-//! (`float_arith`), and a numeric column without a scale refuses a value it
-//! would round (`strict`).
+//! (`float_arith`), and a numeric wider than Decimal128 (unconstrained, or
+//! more than 38 digits) goes through `numeric_ops`: exact, or refused.
 
 use std::sync::Arc;
 
@@ -23,6 +23,18 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
     let target = ty.arrow_type();
     if array.data_type() == &target {
         return Ok(array.clone());
+    }
+    if let DataType::Decimal256(p, s) = target {
+        return crate::numeric_ops::to_decimal256(array, p, s, ty == SqlType::NUMERIC_DEFAULT).map_err(|e| {
+            if e.code == code::OUT_OF_RANGE {
+                SqlError::new(
+                    code::OUT_OF_RANGE,
+                    format!("numeric field overflow for column \"{column}\" of type {ty}"),
+                )
+            } else {
+                e
+            }
+        });
     }
     // Text without an offset is a wall time of the session's zone.
     if ty == SqlType::TimestampTz && !zone.is_utc() && array.data_type() == &DataType::Utf8 {
@@ -53,9 +65,6 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
                 e
             }
         })?;
-        if ty == SqlType::NUMERIC_DEFAULT {
-            crate::strict::refuse_rounded_numeric(array, &stored, &format!("column \"{column}\""))?;
-        }
         return Ok(stored);
     }
     if crate::int_casts::rounds(array.data_type(), &target) {
@@ -76,8 +85,5 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
             .with_hint("You will need to rewrite or cast the expression.")
         }
     })?;
-    if ty == SqlType::NUMERIC_DEFAULT {
-        crate::strict::refuse_rounded_numeric(array, &cast, &format!("column \"{column}\""))?;
-    }
     Ok(cast)
 }

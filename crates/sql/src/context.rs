@@ -165,6 +165,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     analyzer.push(Arc::new(crate::strict::CheckedConstants));
     analyzer.push(Arc::new(crate::int_casts::IntegerCasts));
     analyzer.push(Arc::new(crate::float_arith::FloatArithmetic));
+    analyzer.push(Arc::new(crate::numeric_ops::WideArithmetic));
     analyzer.push(Arc::new(crate::numeric_div::NumericDivision));
     analyzer.push(Arc::new(crate::json::JsonConcat));
     analyzer.push(Arc::new(crate::local_time::SessionTimeZone { zone: zone.clone() }));
@@ -184,6 +185,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::bpchar::register(&ctx);
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
+    crate::numeric_ops::register(&ctx);
     crate::intervals::register(&ctx);
     crate::json::register(&ctx);
     crate::array_fns::register(&ctx);

@@ -80,11 +80,16 @@ pub(crate) fn quote_ident(s: &str) -> String {
 }
 
 /// `expr` converted to column type `ty` for a write: a CAST, except into a
-/// numeric column without a declared scale, where a value that would lose
-/// digits is refused (`strict::refuse_rounded_numeric`) instead.
+/// numeric wider than Decimal128, which `numeric_ops` converts exactly (or
+/// refuses) where DataFusion's cast would round or truncate.
 pub(crate) fn cast_for(expr: &str, ty: SqlType) -> String {
     if ty == SqlType::NUMERIC_DEFAULT {
         return format!("tessera_numeric_default({expr})");
+    }
+    if let SqlType::Numeric { precision, scale } = ty
+        && precision > 38
+    {
+        return format!("tessera_numeric_as({expr}, {precision}, {scale})");
     }
     format!("CAST({expr} AS {})", cast_type(ty))
 }

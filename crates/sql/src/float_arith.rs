@@ -60,7 +60,7 @@ fn checked_float_op(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     {
         let to = c.field.data_type().clone();
         let kind = match (&from, &to) {
-            (_, DataType::Decimal128(..)) => FloatCast::ToNumeric,
+            (_, DataType::Decimal128(..) | DataType::Decimal256(..)) => FloatCast::ToNumeric,
             (DataType::Float64, DataType::Float32) => FloatCast::ToFloat4,
             _ => return Ok(Transformed::no(e)),
         };
@@ -204,6 +204,9 @@ pub fn float_to(values: &ArrayRef, target: &DataType) -> Result<ArrayRef, SqlErr
                 .with_precision_and_scale(*p, *s)
                 .map_err(SqlError::from)?;
             Ok(Arc::new(out))
+        }
+        DataType::Decimal256(p, s) => {
+            crate::numeric_ops::to_decimal256(values, *p, *s, crate::numeric::is_unconstrained(target))
         }
         DataType::Float32 if !single => {
             for v in floats.iter().flatten() {

@@ -351,6 +351,18 @@ pub fn short_circuit_empty_catalog(stmt: &mut datafusion::sql::sqlparser::ast::S
     }
 }
 
+/// The text of a string constant.
+fn string_literal(e: &datafusion::sql::sqlparser::ast::Expr) -> Option<String> {
+    use datafusion::sql::sqlparser::ast::{Expr, Value};
+    match e {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(t) | Value::EscapedStringLiteral(t) => Some(t.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Rewrites casts to types DataFusion lacks (`::uuid`, `::json`,
 /// `::jsonb`, `::regclass`, `::oid`) into Tessera's conversion functions.
 pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
@@ -379,6 +391,20 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                     *data_type = AstType::Text;
                     None
                 }
+                // `x::numeric` keeps a decimal's scale and reads text
+                // exactly (DataFusion would cast to Decimal128(38, 10)).
+                "numeric" | "decimal" | "dec" => {
+                    literal = string_literal(expr).and_then(|t| crate::numeric_ops::numeric_literal(&t));
+                    Some("tessera_to_numeric")
+                }
+                _ if crate::numeric_ops::wide_declared(t).is_some() => {
+                    if let Some((p, sc)) = crate::numeric_ops::wide_declared(t)
+                        && let Ok(new) = crate::parsing::parse_expr(&format!("tessera_numeric_as({expr}, {p}, {sc})"))
+                    {
+                        *e = new;
+                    }
+                    return std::ops::ControlFlow::Continue(());
+                }
                 // PostgreSQL's text output of any value (and char(n) loses its padding).
                 "text" | "character varying" | "varchar" => Some("tessera_to_text"),
                 // '\x0001ff'::bytea is three bytes, not the string's eight.
@@ -398,13 +424,24 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                 }
                 _ => None,
             };
-            if let Some(f) = f
+            if let Some(lit) = literal {
+                *e = lit;
+            } else if let Some(f) = f
                 && let Ok(new) = crate::parsing::parse_expr(&format!("{f}({expr})"))
             {
                 *e = new;
             }
-            if let Some(lit) = literal {
-                *e = lit;
+        } else if let Expr::TypedString(ts) = e
+            && matches!(ts.data_type.to_string().to_lowercase().as_str(), "numeric" | "decimal" | "dec")
+            && let datafusion::sql::sqlparser::ast::Value::SingleQuotedString(text) = &ts.value.value
+        {
+            let text = text.clone();
+            let new = match crate::numeric_ops::numeric_literal(&text) {
+                Some(lit) => Some(lit),
+                None => crate::parsing::parse_expr(&format!("tessera_to_numeric('{}')", text.replace('\'', "''"))).ok(),
+            };
+            if let Some(new) = new {
+                *e = new;
             }
         }
         std::ops::ControlFlow::<()>::Continue(())

@@ -58,7 +58,14 @@ fn type_name(target: &DataType) -> &'static str {
 /// Whether a cast from `from` to `to` must round (see the module's text).
 pub fn rounds(from: &DataType, to: &DataType) -> bool {
     matches!(to, DataType::Int16 | DataType::Int32 | DataType::Int64)
-        && matches!(from, DataType::Decimal128(..) | DataType::Float16 | DataType::Float32 | DataType::Float64)
+        && matches!(
+            from,
+            DataType::Decimal128(..)
+                | DataType::Decimal256(..)
+                | DataType::Float16
+                | DataType::Float32
+                | DataType::Float64
+        )
 }
 
 /// `values` (a decimal or float array) as the integer type `target`,
@@ -82,6 +89,22 @@ pub fn round_to_integer(values: &ArrayRef, target: &DataType) -> std::result::Re
                         if r < min || r > max {
                             return Err(out_of_range());
                         }
+                        Some(r as i64)
+                    }
+                });
+            }
+            out
+        }
+        DataType::Decimal256(_, scale) => {
+            let mut out = Vec::with_capacity(values.len());
+            for v in values.as_primitive::<datafusion::arrow::datatypes::Decimal256Type>().iter() {
+                out.push(match v {
+                    None => None,
+                    Some(v) => {
+                        let r = crate::numeric::round_to(v, *scale, 0)
+                            .and_then(|r| r.to_i128())
+                            .filter(|r| (min..=max).contains(r))
+                            .ok_or_else(out_of_range)?;
                         Some(r as i64)
                     }
                 });

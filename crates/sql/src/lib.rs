@@ -65,15 +65,17 @@
 //! PostgreSQL's or refuses: `exact_casts` keeps casts that merge values in
 //! comparisons; `overflow` and `strict` raise PostgreSQL's errors where
 //! DataFusion would return a value (integer overflow, constants included;
-//! logarithms of zero; float input out of range; a numeric column without
-//! a scale that would round), read constants as PostgreSQL does (char(n)
+//! logarithms of zero; float input out of range), read constants as PostgreSQL does (char(n)
 //! without padding, timestamps in ISO forms, SIMILAR TO) and keep a
 //! subquery's ORDER BY; `query_checks` refuses what DataFusion reads
 //! otherwise; `int_literals` types integer constants as PostgreSQL does;
 //! `int_casts` rounds casts to integers; `float_arith` raises float
 //! overflow and division by zero and casts floats to numeric through their
-//! significant digits; `numeric_div` divides and averages numerics exactly,
-//! rounded; `intervals` reads, compares and multiplies intervals as
+//! significant digits; `numeric` and `numeric_ops` hold numerics beyond
+//! Decimal128 (numeric(p, s) up to 76 digits, and unconstrained numeric
+//! exactly to 38 places) and multiply, divide and average them as
+//! PostgreSQL does; `numeric_div` divides and averages narrower numerics
+//! exactly, rounded; `intervals` reads, compares and multiplies intervals as
 //! PostgreSQL does; `bpchar` gives casts to char(n) their padding;
 //! `using_joins` orders `*` over USING joins and merges RIGHT/FULL keys;
 //! `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
@@ -112,7 +114,9 @@ pub mod json;
 pub mod keyed;
 pub mod local_time;
 pub mod naming;
+pub mod numeric;
 pub mod numeric_div;
+pub mod numeric_ops;
 pub mod overflow;
 pub mod parsing;
 pub mod partition;

@@ -213,15 +213,29 @@ impl AggregateUDFImpl for Avg {
     fn return_type(&self, args: &[DataType]) -> Result<DataType> {
         match args.first() {
             Some(DataType::Decimal128(_, s)) => Ok(DataType::Decimal128(MAX_PRECISION, avg_scale(*s))),
+            Some(DataType::Decimal256(..)) => Ok(crate::numeric::UNCONSTRAINED),
             _ => self.inner.return_type(args),
         }
     }
 
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        self.inner.inner().state_fields(args)
+        match args.input_fields.first().map(|f| f.data_type()) {
+            Some(t @ DataType::Decimal256(..)) if !args.is_distinct => {
+                Ok(crate::numeric_ops::wide_avg_state(args.name, t))
+            }
+            _ => self.inner.inner().state_fields(args),
+        }
     }
 
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if let Some(t @ DataType::Decimal256(..)) = args.expr_fields.first().map(|f| f.data_type()) {
+            if args.is_distinct {
+                return Err(DataFusionError::External(Box::new(SqlError::unsupported(
+                    "avg(DISTINCT …) of an unconstrained or wide numeric",
+                ))));
+            }
+            return Ok(Box::new(crate::numeric_ops::WideAvg::new(t.clone())));
+        }
         match rounding(&args) {
             Some((wider, scale)) => {
                 let inner = self.inner.accumulator(AccumulatorArgs { return_field: wider, ..args })?;
@@ -232,7 +246,8 @@ impl AggregateUDFImpl for Avg {
     }
 
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
-        self.inner.groups_accumulator_supported(args)
+        let wide = matches!(args.expr_fields.first().map(|f| f.data_type()), Some(DataType::Decimal256(..)));
+        !wide && self.inner.groups_accumulator_supported(args)
     }
 
     fn create_groups_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn GroupsAccumulator>> {

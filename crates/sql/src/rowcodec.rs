@@ -4,20 +4,20 @@
 //! fixed field number, so dropped columns leave a gap and added ones go at
 //! the end). Field bytes are order-preserving where the type can be indexed:
 //! integers big-endian with the sign bit flipped, floats in IEEE total order,
-//! decimals as sign-flipped i128, dates and times as their integer counts;
+//! decimals as sign-flipped i128 (or i256 beyond 38 digits), dates and times as their integer counts;
 //! text and bytea are their bytes. Byte order therefore equals SQL order,
 //! which is what the engine's ordered indexes need (docs/storage-contract.md).
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
-    Float64Builder, Int16Builder, Int32Builder, Int64Builder, IntervalMonthDayNanoBuilder, StringBuilder,
-    Time64MicrosecondBuilder, TimestampMicrosecondBuilder,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Decimal256Builder,
+    Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, IntervalMonthDayNanoBuilder,
+    StringBuilder, Time64MicrosecondBuilder, TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::datatypes::{
-    Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, IntervalMonthDayNano,
-    IntervalMonthDayNanoType, Time64MicrosecondType, TimestampMicrosecondType,
+    Date32Type, Decimal128Type, Decimal256Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    IntervalMonthDayNano, IntervalMonthDayNanoType, Time64MicrosecondType, TimestampMicrosecondType, i256,
 };
 use tessera_engine::tuple::Tuple;
 
@@ -48,9 +48,10 @@ pub fn encode_column(ty: SqlType, array: &ArrayRef) -> Result<Vec<Option<Vec<u8>
         SqlType::Int8 => each!(array.as_primitive::<Int64Type>(), |v| enc_i64(v).to_vec()),
         SqlType::Float4 => each!(array.as_primitive::<Float32Type>(), |v| enc_f32(v).to_vec()),
         SqlType::Float8 => each!(array.as_primitive::<Float64Type>(), |v| enc_f64(v).to_vec()),
-        SqlType::Numeric { .. } => {
+        SqlType::Numeric { precision, .. } if precision <= 38 => {
             each!(array.as_primitive::<Decimal128Type>(), |v| ((v as u128) ^ (1u128 << 127)).to_be_bytes().to_vec())
         }
+        SqlType::Numeric { .. } => each!(array.as_primitive::<Decimal256Type>(), |v| enc_i256(v).to_vec()),
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
             each!(array.as_string::<i32>(), |v| v.as_bytes().to_vec())
         }
@@ -69,6 +70,18 @@ pub fn encode_column(ty: SqlType, array: &ArrayRef) -> Result<Vec<Option<Vec<u8>
         }),
     }
     Ok(out)
+}
+
+/// 256 bits big-endian with the sign bit flipped: byte order is value order.
+pub fn enc_i256(v: i256) -> [u8; 32] {
+    let mut b = v.to_be_bytes();
+    b[0] ^= 0x80;
+    b
+}
+
+fn dec_i256(mut b: [u8; 32]) -> i256 {
+    b[0] ^= 0x80;
+    i256::from_be_bytes(b)
 }
 
 pub fn enc_i32(v: i32) -> [u8; 4] {
@@ -141,9 +154,13 @@ pub fn decode_column(ty: SqlType, field: usize, rows: &[&[u8]]) -> Result<ArrayR
         SqlType::Int8 => build!(Int64Builder::with_capacity(n), |b| (u64::from_be_bytes(arr(b)?) ^ (1 << 63)) as i64),
         SqlType::Float4 => build!(Float32Builder::with_capacity(n), |b| dec_f32(arr(b)?)),
         SqlType::Float8 => build!(Float64Builder::with_capacity(n), |b| dec_f64(arr(b)?)),
-        SqlType::Numeric { precision, scale } => {
+        SqlType::Numeric { precision, scale } if precision <= 38 => {
             let builder = Decimal128Builder::with_capacity(n).with_precision_and_scale(precision, scale)?;
             build!(builder, |b| (u128::from_be_bytes(arr(b)?) ^ (1u128 << 127)) as i128)
+        }
+        SqlType::Numeric { precision, scale } => {
+            let builder = Decimal256Builder::with_capacity(n).with_precision_and_scale(precision, scale)?;
+            build!(builder, |b| dec_i256(arr(b)?))
         }
         // char(n) is kept without its padding; values written padded (by
         // earlier versions) read the same.

@@ -72,49 +72,6 @@ pub fn register(ctx: &SessionContext) {
         }));
     }
     ctx.register_udf(ScalarUDF::new_from_impl(CheckedInt { signature: Signature::any(3, Volatility::Immutable) }));
-    ctx.register_udf(ScalarUDF::new_from_impl(NumericDefault { signature: Signature::any(1, Volatility::Immutable) }));
-}
-
-/// `tessera_numeric_default(x)`: `x` as a numeric column without a declared
-/// scale stores it, refusing a value that would lose digits (see
-/// [`refuse_rounded_numeric`]).
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct NumericDefault {
-    signature: Signature,
-}
-
-impl ScalarUDFImpl for NumericDefault {
-    fn name(&self) -> &str {
-        "tessera_numeric_default"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
-        Ok(crate::types::SqlType::NUMERIC_DEFAULT.arrow_type())
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
-        let values = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
-        let target = crate::types::SqlType::NUMERIC_DEFAULT.arrow_type();
-        let values = if values.data_type() == &DataType::Null {
-            datafusion::arrow::array::new_null_array(&target, values.len())
-        } else {
-            values
-        };
-        let opts = datafusion::arrow::compute::CastOptions { safe: false, ..Default::default() };
-        let stored = datafusion::arrow::compute::cast_with_options(&values, &target, &opts)?;
-        refuse_rounded_numeric(&values, &stored, "a numeric column")
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&stored, 0)?)
-        } else {
-            ColumnarValue::Array(stored)
-        })
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -360,71 +317,6 @@ fn constant(e: &Expr) -> bool {
         Expr::Cast(c) => constant(&c.expr),
         _ => false,
     }
-}
-
-/// A value stored in a `numeric` column declared without a scale is kept
-/// with 6 decimal places (PostgreSQL keeps every digit): one with more is
-/// refused (0A000) rather than rounded without a word. `stored` is
-/// `original` cast to the column's type.
-pub fn refuse_rounded_numeric(
-    original: &ArrayRef,
-    stored: &ArrayRef,
-    column: &str,
-) -> std::result::Result<(), SqlError> {
-    let scale = match crate::types::SqlType::NUMERIC_DEFAULT {
-        crate::types::SqlType::Numeric { scale, .. } => scale as i32,
-        _ => 6,
-    };
-    let refused = |v: String| {
-        SqlError::new(
-            code::FEATURE_NOT_SUPPORTED,
-            format!(
-                "the value {v} has more than the {scale} decimal places a numeric column without a declared scale keeps ({column})"
-            ),
-        )
-        .with_hint("Declare the column numeric(p, s) with the scale its values need (p up to 38).")
-    };
-    match original.data_type() {
-        DataType::Decimal128(_, s) if i32::from(*s) > scale => {
-            let back = datafusion::arrow::compute::cast(stored, original.data_type()).map_err(SqlError::from)?;
-            for i in 0..original.len() {
-                if original.is_valid(i) && crate::text::format_cell(original, i) != crate::text::format_cell(&back, i) {
-                    return Err(refused(crate::text::format_cell(original, i).unwrap_or_default()));
-                }
-            }
-        }
-        DataType::Utf8 => {
-            let texts = original.as_any().downcast_ref::<StringArray>().expect("text");
-            for t in texts.iter().flatten() {
-                let t = t.trim();
-                let (mantissa, exponent) = match t.split_once(['e', 'E']) {
-                    Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-                    None => (t, 0),
-                };
-                let fraction = mantissa.split_once('.').map_or("", |(_, f)| f).trim_end_matches('0');
-                if fraction.len() as i32 - exponent > scale && fraction.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(refused(t.to_string()));
-                }
-            }
-        }
-        DataType::Float32 | DataType::Float64 => {
-            let floats = datafusion::arrow::compute::cast(original, &DataType::Float64).map_err(SqlError::from)?;
-            let back = datafusion::arrow::compute::cast(stored, &DataType::Float64).map_err(SqlError::from)?;
-            let (a, b) = (floats.as_any().downcast_ref::<Float64Array>(), back.as_any().downcast_ref::<Float64Array>());
-            if let (Some(a), Some(b)) = (a, b) {
-                for (x, y) in a.iter().zip(b.iter()) {
-                    if let (Some(x), Some(y)) = (x, y)
-                        && x.is_finite()
-                        && (x - y).abs() > x.abs() * 1e-12
-                    {
-                        return Err(refused(x.to_string()));
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// The analyzer rule for constants compared with char(n) and timestamp

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use chrono::{DateTime, NaiveDate, NaiveTime};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
-    IntervalMonthDayNanoType, IntervalUnit, Time64MicrosecondType, Time64NanosecondType, TimeUnit,
+    DataType, Date32Type, Decimal128Type, Decimal256Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
+    Int64Type, IntervalMonthDayNanoType, IntervalUnit, Time64MicrosecondType, Time64NanosecondType, TimeUnit,
     TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type,
     UInt16Type, UInt32Type, UInt64Type,
 };
@@ -56,6 +56,12 @@ pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, zone: Zone)
         DataType::Float32 => write_float(out, array.as_primitive::<Float32Type>().value(row) as f64, true),
         DataType::Float64 => write_float(out, array.as_primitive::<Float64Type>().value(row), false),
         DataType::Decimal128(_, scale) => write_decimal(out, array.as_primitive::<Decimal128Type>().value(row), *scale),
+        DataType::Decimal256(_, scale) => crate::numeric::write(
+            out,
+            array.as_primitive::<Decimal256Type>().value(row),
+            *scale,
+            crate::numeric::is_unconstrained(array.data_type()),
+        ),
         DataType::Utf8 => out.push_str(array.as_string::<i32>().value(row)),
         DataType::LargeUtf8 => out.push_str(array.as_string::<i64>().value(row)),
         DataType::Utf8View => out.push_str(array.as_string_view().value(row)),

@@ -27,7 +27,8 @@ pub enum SqlType {
     Int8,
     Float4,
     Float8,
-    /// numeric(precision, scale); unconstrained numeric is (38, 10)... see `numeric_default`.
+    /// numeric(precision, scale); unconstrained numeric is
+    /// [`SqlType::NUMERIC_DEFAULT`] (see `numeric.rs`).
     Numeric {
         precision: u8,
         scale: i8,
@@ -47,8 +48,10 @@ pub enum SqlType {
 }
 
 impl SqlType {
-    /// Unconstrained `numeric`: Arrow decimals need a fixed scale.
-    pub const NUMERIC_DEFAULT: SqlType = SqlType::Numeric { precision: 38, scale: 6 };
+    /// Unconstrained `numeric`: Arrow decimals need a fixed scale, so 38
+    /// digits before the point and 38 after (`numeric.rs`).
+    pub const NUMERIC_DEFAULT: SqlType =
+        SqlType::Numeric { precision: crate::numeric::MAX_DIGITS, scale: crate::numeric::UNCONSTRAINED_SCALE };
 
     /// Parses a type name as written in DDL or a cast (`integer`,
     /// `varchar(10)`, `timestamp with time zone`, `numeric(10,2)`).
@@ -89,10 +92,18 @@ impl SqlType {
                 (None, _) => SqlType::NUMERIC_DEFAULT,
                 (Some(p), s) => {
                     let s = s.unwrap_or(0);
-                    if !(1..=38).contains(&p) {
+                    if !(1..=1000).contains(&p) {
                         return Err(SqlError::new(
                             code::INVALID_PARAMETER,
-                            format!("NUMERIC precision {p} must be between 1 and 38"),
+                            format!("NUMERIC precision {p} must be between 1 and 1000"),
+                        ));
+                    }
+                    if p > u32::from(crate::numeric::MAX_DIGITS) {
+                        return Err(SqlError::new(
+                            code::FEATURE_NOT_SUPPORTED,
+                            format!(
+                                "numeric({p}, {s}): Tessera's numeric holds at most 76 digits (declare numeric(76, {s}) or less)"
+                            ),
                         ));
                     }
                     if s > p {
@@ -138,7 +149,8 @@ impl SqlType {
             SqlType::Int8 => DataType::Int64,
             SqlType::Float4 => DataType::Float32,
             SqlType::Float8 => DataType::Float64,
-            SqlType::Numeric { precision, scale } => DataType::Decimal128(precision, scale),
+            SqlType::Numeric { precision, scale } if precision <= 38 => DataType::Decimal128(precision, scale),
+            SqlType::Numeric { precision, scale } => DataType::Decimal256(precision, scale),
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
                 DataType::Utf8
             }
@@ -160,9 +172,7 @@ impl SqlType {
             DataType::Int64 | DataType::UInt32 | DataType::UInt64 => SqlType::Int8,
             DataType::Float16 | DataType::Float32 => SqlType::Float4,
             DataType::Float64 => SqlType::Float8,
-            DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => {
-                SqlType::Numeric { precision: (*p).min(38), scale: *s }
-            }
+            DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => SqlType::Numeric { precision: *p, scale: *s },
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => SqlType::Text,
             DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
                 SqlType::Bytea

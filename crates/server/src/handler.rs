@@ -247,10 +247,10 @@ fn output_response(
         }
         Output::Command(t) => status_response(before, after, tag_of(&t)),
         Output::Empty => Response::EmptyQuery,
-        Output::CopyOut { chunks, columns, rows: _ } => {
+        Output::CopyOut { chunks, columns, rows: _, binary } => {
             let chunks: Vec<PgWireResult<CopyData>> =
                 chunks.into_iter().map(|c| Ok(CopyData::new(bytes::Bytes::from(c)))).collect();
-            Response::CopyOut(CopyResponse::new(0, columns, stream::iter(chunks)))
+            Response::CopyOut(CopyResponse::new(i8::from(binary), columns, stream::iter(chunks)))
         }
         Output::CopyIn(_) => unreachable!("handled by the caller"),
     })
@@ -329,9 +329,9 @@ impl SimpleQueryHandler for Conn {
             let after = session.status();
             match result {
                 Ok(Output::CopyIn(copy)) => {
-                    let columns = copy.columns.len();
+                    let (columns, format) = (copy.columns.len(), i8::from(copy.format.binary));
                     *self.copy.lock().await = Some(copy);
-                    out.push(Response::CopyIn(CopyResponse::new(0, columns, stream::empty())));
+                    out.push(Response::CopyIn(CopyResponse::new(format, columns, stream::empty())));
                     break;
                 }
                 Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText, session.zone())?),
@@ -651,9 +651,9 @@ impl ExtendedQueryHandler for Extended {
         set_status(client, after);
         match result {
             Ok(Output::CopyIn(copy)) => {
-                let columns = copy.columns.len();
+                let (columns, format) = (copy.columns.len(), i8::from(copy.format.binary));
                 *self.conn.copy.lock().await = Some(copy);
-                Ok(Response::CopyIn(CopyResponse::new(0, columns, stream::empty())))
+                Ok(Response::CopyIn(CopyResponse::new(format, columns, stream::empty())))
             }
             Ok(o) => output_response(&self.conn, o, before, after, &portal.result_column_format, session.zone()),
             Err(e) => Err(to_pg_error(e)),

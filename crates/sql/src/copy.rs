@@ -1,4 +1,4 @@
-//! COPY … FROM STDIN and COPY … TO STDOUT, in text and CSV formats.
+//! COPY … FROM STDIN and COPY … TO STDOUT, in text, CSV and binary formats.
 //!
 //! COPY FROM collects the client's data, then parses it into columns,
 //! converts each column to its type (an error names the line and column),
@@ -24,6 +24,8 @@ use crate::types::SqlType;
 #[derive(Debug, Clone)]
 pub struct Format {
     pub csv: bool,
+    /// PostgreSQL's binary COPY format (`pg_binary` values in tuples).
+    pub binary: bool,
     pub delimiter: char,
     pub null: String,
     pub header: bool,
@@ -42,7 +44,15 @@ pub struct CopyIn {
 }
 
 fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Format> {
-    let mut f = Format { csv: false, delimiter: '\t', null: "\\N".into(), header: false, quote: '"', escape: '"' };
+    let mut f = Format {
+        csv: false,
+        binary: false,
+        delimiter: '\t',
+        null: "\\N".into(),
+        header: false,
+        quote: '"',
+        escape: '"',
+    };
     let mut delim = None;
     let mut null = None;
     for o in options {
@@ -50,7 +60,7 @@ fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Form
             CopyOption::Format(name) => match name.value.to_lowercase().as_str() {
                 "csv" => f.csv = true,
                 "text" => f.csv = false,
-                "binary" => return Err(SqlError::unsupported("COPY in binary format")),
+                "binary" => f.binary = true,
                 other => {
                     return Err(SqlError::new(
                         code::INVALID_PARAMETER_VALUE,
@@ -83,7 +93,7 @@ fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Form
             CopyLegacyOption::Delimiter(c) => delim = Some(*c),
             CopyLegacyOption::Null(s) => null = Some(s.clone()),
             CopyLegacyOption::Header => f.header = true,
-            CopyLegacyOption::Binary => return Err(SqlError::unsupported("COPY in binary format")),
+            CopyLegacyOption::Binary => f.binary = true,
             other => return Err(SqlError::unsupported(format!("the COPY option {other}"))),
         }
     }
@@ -136,6 +146,9 @@ pub async fn start(
         let Output::Rows { schema, batches, .. } = session.collect(plan).await? else {
             return Err(SqlError::internal("COPY query returned no rows"));
         };
+        if format.binary {
+            return binary_out(&schema, &batches);
+        }
         let mut chunks: Vec<Vec<u8>> = Vec::new();
         let mut rows = 0;
         let mut data = Vec::new();
@@ -172,7 +185,7 @@ pub async fn start(
         if !data.is_empty() {
             chunks.push(data);
         }
-        return Ok(Output::CopyOut { chunks, columns: schema.fields().len(), rows });
+        return Ok(Output::CopyOut { chunks, columns: schema.fields().len(), rows, binary: false });
     }
     let CopySource::Table { table_name, columns } = source else {
         return Err(SqlError::syntax("COPY FROM needs a table"));
@@ -196,6 +209,25 @@ pub async fn start(
     };
     let (autocommit, savepoint) = session.statement_state();
     Ok(Output::CopyIn(Box::new(CopyIn { def, columns: cols, format, data: Vec::new(), autocommit, savepoint })))
+}
+
+/// COPY … TO STDOUT (FORMAT binary): one chunk per row, the header with
+/// the first (the wire layer counts chunks as rows, and adds the trailer).
+fn binary_out(schema: &datafusion::arrow::datatypes::Schema, batches: &[RecordBatch]) -> Result<Output> {
+    let types: Vec<SqlType> = schema.fields().iter().map(|f| SqlType::of_field(f)).collect();
+    let mut chunks = Vec::new();
+    let mut rows = 0;
+    for b in batches {
+        for r in 0..b.num_rows() {
+            let tuple = crate::copy_binary::tuple(b, r, &types)?;
+            chunks.push(if rows == 0 { [crate::copy_binary::header(), tuple].concat() } else { tuple });
+            rows += 1;
+        }
+    }
+    if chunks.is_empty() {
+        chunks.push(crate::copy_binary::header());
+    }
+    Ok(Output::CopyOut { chunks, columns: schema.fields().len(), rows, binary: true })
 }
 
 fn quote_field(v: &str, f: &Format) -> String {
@@ -426,8 +458,14 @@ const BATCH_ROWS: usize = 50_000;
 
 pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
     let CopyIn { def, columns, format, data, autocommit, .. } = copy;
-    let text = String::from_utf8(data)
-        .map_err(|e| SqlError::new(code::INVALID_TEXT, format!("COPY data is not valid UTF-8: {e}")))?;
+    let (data, text) = if format.binary {
+        (data, String::new())
+    } else {
+        let text = String::from_utf8(data)
+            .map_err(|e| SqlError::new(code::INVALID_TEXT, format!("COPY data is not valid UTF-8: {e}")))?;
+        (Vec::new(), text)
+    };
+    let binary = if format.binary { Some(crate::copy_binary::tuples(&data, columns.len())?) } else { None };
     let table = session.catalog().engine_table(&def)?;
     let load = Load { def: &def, table: &table, columns: &columns, started: std::time::Instant::now() };
     // Outside a transaction block, `tessera.copy_commit_rows` commits the
@@ -445,7 +483,13 @@ pub async fn finish(session: &mut Session, copy: CopyIn) -> Result<Output> {
         }
         Ok(())
     };
-    if format.csv {
+    if let Some(tuples) = binary {
+        for (k, chunk) in tuples.chunks(batch_rows).enumerate() {
+            let first = k * batch_rows + 1;
+            let n = load.binary_batch(session, chunk, first).await?;
+            loaded(session, n).await?;
+        }
+    } else if format.csv {
         // Quoted CSV fields may span lines: parsed whole, loaded in batches.
         let lines = parse_csv(&text, &format)?;
         for chunk in lines.chunks(batch_rows) {
@@ -522,17 +566,55 @@ impl Load<'_> {
                 )
             })?);
         }
+        let lines: Vec<usize> = chunk.iter().map(|(n, _)| *n).collect();
+        self.write(session, arrays, &lines).await
+    }
+
+    /// Converts, checks and inserts one batch of binary tuples (the first
+    /// is row `first` of the data); returns how many.
+    async fn binary_batch(
+        &self,
+        session: &mut Session,
+        chunk: &[crate::copy_binary::Tuple<'_>],
+        first: usize,
+    ) -> Result<usize> {
+        let def = self.def;
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(def.columns.len());
+        for (ci, col) in def.columns.iter().enumerate() {
+            let Some(pos) = self.columns.iter().position(|c| *c == ci) else {
+                arrays.push(new_null_array(&col.ty.arrow_type(), chunk.len()));
+                continue;
+            };
+            let values = chunk.iter().map(|t| t[pos]);
+            arrays.push(crate::copy_binary::column(col.ty, &col.name, values, session.zone()).map_err(
+                |(row, e)| {
+                    SqlError::new(
+                        e.code,
+                        format!("{} (COPY {}, row {}, column {})", e.message, def.name, first + row, col.name),
+                    )
+                },
+            )?);
+        }
+        let lines: Vec<usize> = (first..first + chunk.len()).collect();
+        self.write(session, arrays, &lines).await
+    }
+
+    /// Fills defaults, checks and inserts converted rows (`lines`: each
+    /// row's line or row number, for errors); returns how many.
+    async fn write(&self, session: &mut Session, mut arrays: Vec<ArrayRef>, lines: &[usize]) -> Result<usize> {
+        let def = self.def;
+        let n = lines.len();
         // Columns left out of the list take their defaults.
         let missing: Vec<usize> = (0..def.columns.len()).filter(|c| !self.columns.contains(c)).collect();
         for ci in missing {
             if def.columns[ci].default.is_some() {
-                let needed = vec![true; chunk.len()];
-                arrays[ci] = crate::dml::default_values_pub(session, def, ci, chunk.len(), &needed).await?;
+                let needed = vec![true; n];
+                arrays[ci] = crate::dml::default_values_pub(session, def, ci, n, &needed).await?;
             }
         }
         let batch = RecordBatch::try_new(def.arrow_schema(), arrays)?;
         let batch = check_rows(session, def, batch).await?;
-        let rowids = allocate_rowids(session, def, chunk.len())?;
+        let rowids = allocate_rowids(session, def, n)?;
         let rows = encode_rows(def, &batch, rowids.as_deref())?;
         // Progress survives the waits for rows' holders: the row at `next`
         // is inserted again after a wait (a wait changed nothing).
@@ -543,7 +625,7 @@ impl Load<'_> {
             while let Some(row) = rows.get(next) {
                 txn.insert(self.table, row.clone()).map_err(|e| {
                     Interrupted::from(e).map_failed(|mut err| {
-                        err.message = format!("{} (COPY {}, line {})", err.message, def.name, chunk[next].0);
+                        err.message = format!("{} (COPY {}, line {})", err.message, def.name, lines[next]);
                         err
                     })
                 })?;
@@ -552,11 +634,11 @@ impl Load<'_> {
             Ok(())
         })
         .await?;
-        let last_line = chunk.last().map_or(0, |(n, _)| *n);
-        if last_line > BATCH_ROWS || chunk.len() == BATCH_ROWS {
+        let last_line = lines.last().copied().unwrap_or(0);
+        if last_line > BATCH_ROWS || n == BATCH_ROWS {
             tracing::info!(table = %def.name, through_line = last_line, elapsed_ms = self.started.elapsed().as_millis() as u64, "COPY progress");
         }
-        Ok(chunk.len())
+        Ok(n)
     }
 }
 
@@ -636,7 +718,15 @@ mod tests {
 
     #[test]
     fn parses_text_and_csv() {
-        let f = Format { csv: false, delimiter: '\t', null: "\\N".into(), header: false, quote: '"', escape: '"' };
+        let f = Format {
+            csv: false,
+            binary: false,
+            delimiter: '\t',
+            null: "\\N".into(),
+            header: false,
+            quote: '"',
+            escape: '"',
+        };
         let lines = parse_text("1\ta\\tb\n2\t\\N\n\\.\n", &f).unwrap();
         assert_eq!(lines, vec![(1, vec![Some("1".into()), Some("a\tb".into())]), (2, vec![Some("2".into()), None])]);
         let owned = |fields: &[Option<&str>]| fields.iter().map(|f| f.map(|s| Cow::Owned(s.to_string()))).collect();
@@ -652,7 +742,7 @@ mod tests {
         let lines = parse_text("1\n\\.\n2\n", &f).unwrap();
         assert_eq!(lines, vec![(1, owned(&[Some("1")]))]);
         assert_eq!(parse_text("", &f).unwrap(), vec![]);
-        let f = Format { csv: true, delimiter: ',', null: "".into(), header: true, quote: '"', escape: '"' };
+        let f = Format { csv: true, delimiter: ',', null: "".into(), header: true, ..f };
         let lines = parse_csv("id,name\n1,\"x, \"\"y\"\"\"\n2,\n", &f).unwrap();
         assert_eq!(
             lines,

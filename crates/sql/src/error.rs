@@ -43,6 +43,7 @@ pub mod code {
     pub const OUT_OF_RANGE: &str = "22003";
     pub const SEQUENCE_LIMIT: &str = "2200H";
     pub const INVALID_TEXT: &str = "22P02";
+    pub const INVALID_BINARY: &str = "22P03";
     pub const STRING_TOO_LONG: &str = "22001";
     pub const DATETIME_FORMAT: &str = "22007";
     pub const DATETIME_OVERFLOW: &str = "22008";

@@ -20,7 +20,9 @@
 //! * INSERT / UPDATE / DELETE (`dml`) — rewritten as queries whose result rows
 //!   name exactly the rows to write, then applied to the engine here (never
 //!   through DataFusion's DML hooks);
-//! * COPY (`copy`) — text and CSV in and out;
+//! * COPY (`copy`) — text and CSV in and out, and PostgreSQL's binary
+//!   format (`copy_binary`, with the values' binary forms in `pg_binary`,
+//!   which the wire layer uses for binary results and parameters too);
 //! * waits for rows' holders (`row_waits`) — a write never waits on a
 //!   thread: the engine answers `WouldBlock` and the session's task awaits
 //!   the holder's end on the engine of the part that answered, then
@@ -95,6 +97,7 @@ pub mod catalog;
 pub mod cluster_view;
 pub mod context;
 pub mod copy;
+pub mod copy_binary;
 pub mod create_as;
 pub mod ddl;
 pub mod dml;
@@ -120,6 +123,7 @@ pub mod numeric_ops;
 pub mod overflow;
 pub mod parsing;
 pub mod partition;
+pub mod pg_binary;
 pub mod pg_catalog;
 pub mod pg_typeof;
 pub mod provider;

@@ -65,6 +65,8 @@ pub enum Output {
         chunks: Vec<Vec<u8>>,
         columns: usize,
         rows: usize,
+        /// `FORMAT binary` (the trailer is the wire layer's to send).
+        binary: bool,
     },
     Empty,
 }

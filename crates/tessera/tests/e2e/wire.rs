@@ -373,6 +373,35 @@ fn binary_encodings_of_numeric_datetime_uuid_and_json() {
     });
 }
 
+/// Numerics beyond Decimal128 in binary: an unconstrained numeric's display scale is its value's (no trailing zeros),
+/// a wide numeric(p, s)'s is s.
+#[test]
+fn binary_encodings_of_unconstrained_and_wide_numerics() {
+    let server = Server::start();
+    block_on(LIMIT, async {
+        let client = connect(&server).await;
+        exec(&client, "CREATE TABLE nums (k int PRIMARY KEY, u numeric, w numeric(50,10))").await;
+        exec(
+            &client,
+            "INSERT INTO nums VALUES (1, 0.000000000001, 123456789012345678901234567890.12345), \
+             (2, '1.000000000000000000001', 0), (3, -1.50, -1)",
+        )
+        .await;
+        let result = client.query("SELECT u, w FROM nums ORDER BY k", &[]).await.expect("binary SELECT");
+        let got: Vec<(Vec<u8>, Vec<u8>)> =
+            result.iter().map(|r| (r.get::<_, Raw>(0).0, r.get::<_, Raw>(1).0)).collect();
+        let expected = vec![
+            (
+                numeric(-3, false, 12, &[1]),
+                numeric(7, false, 10, &[12, 3456, 7890, 1234, 5678, 9012, 3456, 7890, 1234, 5000]),
+            ),
+            (numeric(0, false, 21, &[1, 0, 0, 0, 0, 0, 1000]), numeric(0, false, 10, &[])),
+            (numeric(0, true, 1, &[1, 5000]), numeric(0, true, 10, &[1])),
+        ];
+        assert_eq!(got, expected);
+    });
+}
+
 /// Parameters whose types the client states (Parse with parameter OIDs) and parameters in WHERE, LIMIT and
 /// expressions, where the server must infer the type from context.
 #[test]

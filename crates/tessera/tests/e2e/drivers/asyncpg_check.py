@@ -153,7 +153,6 @@ async def commit(conn):
 async def copy(conn):
     await conn.execute("CREATE TABLE measurements (id integer PRIMARY KEY, label text, value double precision)")
     # copy_to_table sends COPY ... FROM STDIN (FORMAT text) and streams the bytes of the source as CopyData.
-    # (copy_records_to_table is not used: it always sends binary COPY, which the server does not support.)
     null = "\\N"
     lines = [f"{i}\t{null if i % 10 == 0 else f'label {i}'}\t{i / 4}\n" for i in range(1000)]
     source = io.BytesIO("".join(lines).encode())
@@ -172,6 +171,50 @@ async def copy(conn):
     assert result == "COPY 1002", result
     out_lines = output.getvalue().decode().splitlines()
     assert len(out_lines) == 1002 and "7,label 7" in out_lines and '1000,"a, b"' in out_lines, out_lines[:5]
+
+
+@check("binary COPY: copy_records_to_table and copy_from_table(format='binary')")
+async def binary_copy(conn):
+    columns = (
+        "(id int PRIMARY KEY, b bool, s smallint, big bigint, r real, d float8, n numeric(12,3), "
+        "u numeric, t text, by bytea, dt date, ts timestamp, tz timestamptz, iv interval, uu uuid, j jsonb)"
+    )
+    await conn.execute("CREATE TABLE typed " + columns)
+    records = [
+        (
+            1, True, 3, 9007199254740993, 1.5, 2.25, decimal.Decimal("123.456"), decimal.Decimal("0.000000000001"),
+            "h\u00e9llo\ttab", b"\x00\xff", datetime.date(2024, 2, 29), datetime.datetime(2024, 1, 2, 3, 4, 5, 123456),
+            datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc), datetime.timedelta(days=1, seconds=3600),
+            uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), '{"a": [1, 2]}',
+        ),
+        (2,) + (None,) * 15,
+        (
+            3, False, -1, -5, -0.5, 1e300, decimal.Decimal("-0.001"), decimal.Decimal("-12345678901234567890.5"), "", b"",
+            datetime.date(1999, 1, 8), datetime.datetime(1970, 1, 1), datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc),
+            datetime.timedelta(0), uuid.UUID(int=0), "[]",
+        ),
+    ]
+    assert await conn.copy_records_to_table("typed", records=records) == "COPY 3"
+    got = [tuple(r) for r in await conn.fetch("SELECT * FROM typed ORDER BY id")]
+    assert got == records, got
+    # Back out in binary: the stream starts with PostgreSQL's signature and ends with its trailer.
+    output = io.BytesIO()
+    assert await conn.copy_from_table("typed", output=output, format="binary") == "COPY 3"
+    data = output.getvalue()
+    assert data.startswith(b"PGCOPY\n\xff\r\n\x00") and data.endswith(b"\xff\xff"), data[:20]
+    # ... and in again, into a copy of the table.
+    await conn.execute("CREATE TABLE typed_again " + columns)
+    assert await conn.copy_to_table("typed_again", source=io.BytesIO(data), format="binary") == "COPY 3"
+    again = [tuple(r) for r in await conn.fetch("SELECT * FROM typed_again ORDER BY id")]
+    assert again == records, again
+    # A malformed stream is refused with 22P04 and loads nothing.
+    try:
+        await conn.copy_to_table("typed_again", source=io.BytesIO(data[:-7]), format="binary")
+    except asyncpg.PostgresError as e:
+        assert e.sqlstate == "22P04", e.sqlstate
+    else:
+        raise AssertionError("a truncated binary COPY stream was accepted")
+    assert await conn.fetchval("SELECT count(*) FROM typed_again") == 3
 
 
 @check("server errors map to asyncpg exceptions")

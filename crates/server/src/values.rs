@@ -153,6 +153,8 @@ pub fn decode_param(
             Some(DataType::Int32) if let Ok(v) = s.trim().parse::<i32>() => return Ok(ScalarValue::Int32(Some(v))),
             Some(DataType::Int16) if let Ok(v) = s.trim().parse::<i16>() => return Ok(ScalarValue::Int16(Some(v))),
             Some(DataType::Binary) => ScalarValue::Binary(Some(tessera_sql::text::parse_bytea(s)?)),
+            // An array's text form: '{1,2,NULL}'.
+            Some(want @ DataType::List(_)) => return tessera_sql::array_types::scalar_from_text(s, want, zone),
             // pgjdbc sends dates as "2024-02-29 +00"; PostgreSQL ignores the zone.
             Some(DataType::Date32) => ScalarValue::Utf8(Some(s.split_whitespace().next().unwrap_or(s).to_string())),
             // Without an offset, a wall time of the session's zone.

@@ -6,14 +6,30 @@
 //! `array_replace_all`. The PostgreSQL names are registered here as those.
 //! (`array_remove(a, NULL)` is still NULL, where PostgreSQL removes the
 //! NULL elements.)
+//!
+//! An empty array has no dimensions in PostgreSQL: `array_length('{}', 1)`,
+//! `array_ndims`, `array_dims`, `array_lower` and `array_upper` of it are
+//! NULL (DataFusion answers 0), as is a dimension other than the first of
+//! Tessera's one-dimensional arrays; the lengths are `integer`. Those five
+//! are Tessera's own ([`Dimension`]).
+//!
+//! `x op ANY (array)` is three-valued in PostgreSQL: true if some element
+//! compares true, else NULL if an element (or `x`) is NULL, else false
+//! (false for an empty array). DataFusion's `= ANY` ignores NULL elements
+//! and its `< ANY` compares with the bounds it finds, so
+//! [`rewrite_any`] makes such comparisons `tessera_any(x, array, 'op')`
+//! ([`AnyOp`]), except against a parameter (`= ANY($1)`), whose type only
+//! DataFusion's own planning infers (there a NULL element counts as no
+//! match, which a WHERE clause cannot tell apart).
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int32Array, StringArray};
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::Result;
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::{
-    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 
 /// Registers `array_remove` and `array_replace`.
@@ -21,6 +37,91 @@ pub fn register(ctx: &SessionContext) {
     use datafusion::functions_nested::{remove::array_remove_all_udf, replace::array_replace_all_udf};
     ctx.register_udf(ScalarUDF::new_from_impl(Renamed { name: "array_remove", inner: array_remove_all_udf() }));
     ctx.register_udf(ScalarUDF::new_from_impl(Renamed { name: "array_replace", inner: array_replace_all_udf() }));
+    ctx.register_udf(ScalarUDF::new_from_impl(AnyOp { signature: Signature::user_defined(Volatility::Immutable) }));
+    for kind in [Kind::Length, Kind::Ndims, Kind::Dims, Kind::Lower, Kind::Upper] {
+        let args = if matches!(kind, Kind::Ndims | Kind::Dims) { 1 } else { 2 };
+        let signature = Signature::any(args, Volatility::Immutable);
+        ctx.register_udf(ScalarUDF::new_from_impl(Dimension { kind, signature }));
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Length,
+    Ndims,
+    Dims,
+    Lower,
+    Upper,
+}
+
+/// `array_length(a, d)`, `array_ndims(a)`, `array_dims(a)`,
+/// `array_lower(a, d)`, `array_upper(a, d)` as PostgreSQL answers them.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Dimension {
+    kind: Kind,
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for Dimension {
+    fn name(&self) -> &str {
+        match self.kind {
+            Kind::Length => "array_length",
+            Kind::Ndims => "array_ndims",
+            Kind::Dims => "array_dims",
+            Kind::Lower => "array_lower",
+            Kind::Upper => "array_upper",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(if self.kind == Kind::Dims { DataType::Utf8 } else { DataType::Int32 })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n = if scalar { 1 } else { args.number_rows };
+        let lists = args.args[0].to_array(n)?;
+        let lengths: Vec<Option<usize>> = match lists.data_type() {
+            DataType::List(_) => {
+                let l = lists.as_list::<i32>();
+                (0..n).map(|i| (!l.is_null(i)).then(|| l.value_length(i) as usize)).collect()
+            }
+            DataType::Null => vec![None; n],
+            other => {
+                return Err(datafusion::common::DataFusionError::Plan(format!(
+                    "function {}({other}) does not exist",
+                    self.name()
+                )));
+            }
+        };
+        let dims: Vec<Option<i64>> = match args.args.get(1) {
+            Some(d) => {
+                let d = datafusion::arrow::compute::cast(&d.to_array(n)?, &DataType::Int64)?;
+                d.as_primitive::<datafusion::arrow::datatypes::Int64Type>().iter().collect()
+            }
+            None => vec![Some(1); n],
+        };
+        // An empty array, or a dimension it does not have, answers NULL.
+        let present = |i: usize| lengths[i].filter(|len| *len > 0 && dims[i] == Some(1));
+        let out: ArrayRef = match self.kind {
+            Kind::Dims => Arc::new((0..n).map(|i| present(i).map(|len| format!("[1:{len}]"))).collect::<StringArray>()),
+            kind => Arc::new(
+                (0..n)
+                    .map(|i| {
+                        present(i).map(|len| match kind {
+                            Kind::Length | Kind::Upper => len as i32,
+                            _ => 1,
+                        })
+                    })
+                    .collect::<Int32Array>(),
+            ),
+        };
+        crate::udf_values::columnar(out, scalar)
+    }
 }
 
 /// `inner` under another name.
@@ -54,4 +155,154 @@ impl ScalarUDFImpl for Renamed {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         self.inner.invoke_with_args(args)
     }
+}
+
+/// Rewrites `x op ANY (array)` (not a subquery, not a parameter) into
+/// `tessera_any` (see the module's text).
+pub fn rewrite_any(e: &mut datafusion::sql::sqlparser::ast::Expr) {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator as B, Expr, Value};
+    let Expr::AnyOp { left, compare_op, right, .. } = e else { return };
+    let op = match compare_op {
+        B::Eq => "=",
+        B::NotEq => "<>",
+        B::Lt => "<",
+        B::LtEq => "<=",
+        B::Gt => ">",
+        B::GtEq => ">=",
+        _ => return,
+    };
+    let parameter = |x: &Expr| matches!(x, Expr::Value(v) if matches!(v.value, Value::Placeholder(_)));
+    let under_cast = match right.as_ref() {
+        Expr::Cast { expr, .. } => parameter(expr),
+        _ => false,
+    };
+    if matches!(right.as_ref(), Expr::Subquery(_)) || parameter(right) || under_cast {
+        return;
+    }
+    if let Ok(new) = crate::parsing::parse_expr(&format!("tessera_any({left}, {right}, '{op}')")) {
+        *e = new;
+    }
+}
+
+/// `tessera_any(x, array, op)`: PostgreSQL's `x op ANY (array)`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct AnyOp {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for AnyOp {
+    fn name(&self) -> &str {
+        "tessera_any"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, args: &[DataType]) -> Result<Vec<DataType>> {
+        use datafusion::logical_expr::type_coercion::binary::comparison_coercion;
+        let [x, list, op] = args else {
+            return datafusion::common::plan_err!("tessera_any takes a value, an array and an operator");
+        };
+        let elem = match list {
+            DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
+            DataType::Null => x.clone(),
+            other => return datafusion::common::plan_err!("op ANY/SOME (array) requires an array, not {other}"),
+        };
+        let common = comparison_coercion(x, &elem).ok_or_else(|| {
+            datafusion::common::DataFusionError::Plan(format!("operator does not exist: {x} = {elem}"))
+        })?;
+        let list = DataType::List(Arc::new(datafusion::arrow::datatypes::Field::new("item", common.clone(), true)));
+        Ok(vec![common, list, op.clone()])
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Boolean)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        use datafusion::arrow::array::{BooleanArray, Scalar};
+        use datafusion::arrow::compute::kernels::cmp;
+        let op = match &args.args[2] {
+            ColumnarValue::Scalar(datafusion::common::ScalarValue::Utf8(Some(op))) => op.clone(),
+            _ => return datafusion::common::plan_err!("tessera_any takes a constant operator"),
+        };
+        let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n = if scalar { 1 } else { args.number_rows };
+        let (xs, lists) = (args.args[0].to_array(n)?, args.args[1].to_array(n)?);
+        let lists = lists.as_list::<i32>();
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            if lists.is_null(i) {
+                out.push(None);
+                continue;
+            }
+            let elems = lists.value(i);
+            if elems.is_empty() {
+                out.push(Some(false));
+                continue;
+            }
+            if xs.is_null(i) {
+                out.push(None);
+                continue;
+            }
+            let x = Scalar::new(xs.slice(i, 1));
+            let hits: BooleanArray = match op.as_str() {
+                "=" => cmp::eq(&elems, &x)?,
+                "<>" => cmp::neq(&elems, &x)?,
+                // `x < elem` is `elem > x`.
+                "<" => cmp::gt(&elems, &x)?,
+                "<=" => cmp::gt_eq(&elems, &x)?,
+                ">" => cmp::lt(&elems, &x)?,
+                ">=" => cmp::lt_eq(&elems, &x)?,
+                other => return datafusion::common::plan_err!("tessera_any: unknown operator {other}"),
+            };
+            out.push(if hits.true_count() > 0 {
+                Some(true)
+            } else if hits.null_count() > 0 {
+                None
+            } else {
+                Some(false)
+            });
+        }
+        let out: ArrayRef = Arc::new(BooleanArray::from(out));
+        crate::udf_values::columnar(out, scalar)
+    }
+}
+
+/// `a @> b` of arrays, row by row: whether every element of `b` equals
+/// some element of `a` (a NULL element equals nothing; an empty `b` is
+/// contained in anything), NULL where either array is NULL.
+pub fn contains(a: &ArrayRef, b: &ArrayRef) -> Result<datafusion::arrow::array::BooleanArray> {
+    use datafusion::arrow::array::{BooleanArray, Scalar};
+    use datafusion::arrow::compute::kernels::cmp;
+    let (la, lb) = (a.as_list::<i32>(), b.as_list::<i32>());
+    let common =
+        datafusion::logical_expr::type_coercion::binary::comparison_coercion(&la.value_type(), &lb.value_type())
+            .ok_or_else(|| {
+                datafusion::common::DataFusionError::Plan(format!(
+                    "operator does not exist: {} @> {}",
+                    a.data_type(),
+                    b.data_type()
+                ))
+            })?;
+    let mut out = Vec::with_capacity(la.len());
+    for i in 0..la.len() {
+        if la.is_null(i) || lb.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let haystack = datafusion::arrow::compute::cast(&la.value(i), &common)?;
+        let needles = datafusion::arrow::compute::cast(&lb.value(i), &common)?;
+        let mut all = true;
+        for k in 0..needles.len() {
+            let found = !needles.is_null(k) && cmp::eq(&haystack, &Scalar::new(needles.slice(k, 1)))?.true_count() > 0;
+            if !found {
+                all = false;
+                break;
+            }
+        }
+        out.push(Some(all));
+    }
+    Ok(BooleanArray::from(out))
 }

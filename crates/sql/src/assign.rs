@@ -24,6 +24,9 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
     if array.data_type() == &target {
         return Ok(array.clone());
     }
+    if matches!(ty, SqlType::Array { .. }) {
+        return crate::array_types::to_array_type(array, ty, column, zone);
+    }
     if let DataType::Decimal256(p, s) = target {
         return crate::numeric_ops::to_decimal256(array, p, s, ty == SqlType::NUMERIC_DEFAULT).map_err(|e| {
             if e.code == code::OUT_OF_RANGE {

@@ -189,6 +189,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::intervals::register(&ctx);
     crate::json::register(&ctx);
     crate::array_fns::register(&ctx);
+    crate::array_types::register(&ctx);
     crate::to_char::register(&ctx);
     crate::zones::register(&ctx);
     ctx

@@ -86,6 +86,9 @@ pub(crate) fn cast_for(expr: &str, ty: SqlType) -> String {
     if ty == SqlType::NUMERIC_DEFAULT {
         return format!("tessera_numeric_default({expr})");
     }
+    if let SqlType::Array { .. } = ty {
+        return format!("tessera_to_array({expr}, '{}')", ty.name());
+    }
     if let SqlType::Numeric { precision, scale } = ty
         && precision > 38
     {

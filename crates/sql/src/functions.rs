@@ -397,6 +397,20 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                     literal = string_literal(expr).and_then(|t| crate::numeric_ops::numeric_literal(&t));
                     Some("tessera_to_numeric")
                 }
+                _ if t.ends_with("[]")
+                    && !matches!(expr.as_ref(), Expr::Value(_) if string_literal(expr).is_none()) =>
+                {
+                    // `'{1,2}'::int[]` reads PostgreSQL's array text; a
+                    // parameter keeps DataFusion's cast, which types it.
+                    if !matches!(expr.as_ref(), Expr::Value(v) if matches!(v.value, datafusion::sql::sqlparser::ast::Value::Placeholder(_)))
+                        && let Ok(ty) = crate::types::SqlType::parse(t)
+                        && let Ok(new) =
+                            crate::parsing::parse_expr(&format!("tessera_to_array({expr}, '{}')", ty.name()))
+                    {
+                        *e = new;
+                    }
+                    return std::ops::ControlFlow::Continue(());
+                }
                 _ if crate::numeric_ops::wide_declared(t).is_some() => {
                     if let Some((p, sc)) = crate::numeric_ops::wide_declared(t)
                         && let Ok(new) = crate::parsing::parse_expr(&format!("tessera_numeric_as({expr}, {p}, {sc})"))
@@ -892,6 +906,9 @@ fn map_int_i64(arg: &ColumnarValue, mut f: impl FnMut(i64) -> Option<i64>) -> Df
 /// `format_type(oid, typmod)`.
 pub fn format_type(oid: u32, typmod: i32) -> String {
     let Some(t) = SqlType::from_oid(oid) else { return "???".into() };
+    if let Some(elem) = t.element() {
+        return format!("{}[]", format_type(elem.oid(), typmod));
+    }
     match (t, typmod) {
         (SqlType::Varchar(_), m) if m > 4 => format!("character varying({})", m - 4),
         (SqlType::Char(_), m) if m > 4 => format!("character({})", m - 4),

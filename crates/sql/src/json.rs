@@ -236,6 +236,12 @@ impl ScalarUDFImpl for JsonFn {
             .map(|f| f.metadata().get(PG_TYPE_KEY).is_some_and(|t| t == "jsonb" || t == "json"))
             .collect();
         let out: ArrayRef = match self.op {
+            // `@>` and `<@` of arrays (the operators are rewritten before
+            // their operands' types are known).
+            Op::Contains if arrays.iter().all(|a| matches!(a.data_type(), DataType::List(_))) => {
+                let contained = crate::array_fns::contains(&arrays[0], &arrays[1])?;
+                Arc::new(contained)
+            }
             Op::Contains | Op::HasKey | Op::Equal => {
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {

@@ -82,8 +82,10 @@
 //! `using_joins` orders `*` over USING joins and merges RIGHT/FULL keys;
 //! `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
 //! `json` gives json and jsonb their operators and functions; `windows`
-//! writes named windows out; `array_fns` gives `array_remove` and
-//! `array_replace` PostgreSQL's meaning; `parsing` parses the expressions
+//! writes named windows out; `array_types` gives array columns
+//! PostgreSQL's text form; `array_fns` gives `array_remove`,
+//! `array_replace`, the dimension functions and `op ANY (array)`
+//! PostgreSQL's meaning; `parsing` parses the expressions
 //! the rewriters build;
 //! `volatile` gives every row its own value of `nextval()` and
 //! `gen_random_uuid()`; `to_char` reads PostgreSQL's templates; `zones`
@@ -91,6 +93,7 @@
 
 pub mod alter;
 pub mod array_fns;
+pub mod array_types;
 pub mod assign;
 pub mod bpchar;
 pub mod catalog;

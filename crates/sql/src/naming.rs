@@ -240,6 +240,8 @@ pub fn pg_name(e: &Expr) -> String {
         // `x::float8::int4` is `int4`, `a::text::int4` is `a`.
         Expr::Cast { expr, data_type, .. } => strong_name(expr).unwrap_or_else(|| type_name(&data_type.to_string())),
         Expr::Nested(inner) => pg_name(inner),
+        // `a[1]` is named `a`.
+        Expr::CompoundFieldAccess { root, .. } if strong_name(root).is_some() => pg_name(root),
         Expr::Case { .. } => "case".into(),
         Expr::Interval(_) => "interval".into(),
         Expr::Exists { .. } => "exists".into(),
@@ -272,7 +274,8 @@ fn strong_name(e: &Expr) -> Option<String> {
 /// PostgreSQL's internal type name, used for the name of `'x'::type`.
 fn type_name(t: &str) -> String {
     let lower = t.to_lowercase();
-    let base = lower.split('(').next().unwrap_or("").trim();
+    // An array type is named by its element type (`'{1}'::int[]` is `int4`).
+    let base = lower.split(['(', '[']).next().unwrap_or("").trim();
     match base {
         "int" | "integer" | "int4" => "int4",
         "bigint" | "int8" => "int8",

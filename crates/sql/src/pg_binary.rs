@@ -97,6 +97,10 @@ pub fn write_value(buf: &mut impl BufMut, col: &ArrayRef, r: usize, ty: Option<S
             let neg = s.starts_with('-');
             write_numeric(buf, neg, s.trim_start_matches('-'));
         }
+        DataType::List(field) => {
+            let elem = ty.and_then(SqlType::element).or_else(|| SqlType::from_arrow(field.data_type()));
+            write_array(buf, &col.as_list::<i32>().value(r), elem)?;
+        }
         other => {
             return Err(SqlError::unsupported(format!("binary output of {other}")));
         }
@@ -184,6 +188,7 @@ pub fn read_value(oid: u32, raw: &[u8]) -> Result<ScalarValue, ReadError> {
         3802 => ScalarValue::Utf8(Some(String::from_utf8_lossy(raw.get(1..).unwrap_or_default()).into_owned())),
         1700 => ScalarValue::Utf8(Some(read_numeric(raw).ok_or(Malformed)?)),
         25 | 1043 | 1042 | 19 | 114 | 0 | 705 => ScalarValue::Utf8(Some(String::from_utf8_lossy(raw).into_owned())),
+        oid if SqlType::from_oid(oid).is_some_and(|t| t.element().is_some()) => read_array(oid, raw)?,
         _ => return Err(ReadError::UnknownType),
     })
 }
@@ -225,4 +230,74 @@ fn read_numeric(raw: &[u8]) -> Option<String> {
     frac.truncate(dscale);
     let sign = if sign == 0x4000 { "-" } else { "" };
     Some(if dscale > 0 { format!("{sign}{int}.{frac}") } else { format!("{sign}{int}") })
+}
+
+/// An array: dimensions (0 when empty, else 1), whether any element is
+/// NULL, the element type's OID, the length and lower bound (1) of the
+/// dimension, then each element as a length (-1 for NULL) and its bytes.
+fn write_array(buf: &mut impl BufMut, values: &ArrayRef, elem: Option<SqlType>) -> Result<(), SqlError> {
+    let elem = elem.ok_or_else(|| SqlError::unsupported(format!("binary output of {}", values.data_type())))?;
+    buf.put_i32(i32::from(!values.is_empty()));
+    buf.put_i32(i32::from(values.null_count() > 0));
+    buf.put_u32(elem.oid());
+    if !values.is_empty() {
+        buf.put_i32(values.len() as i32);
+        buf.put_i32(1);
+    }
+    let mut cell = Vec::new();
+    for i in 0..values.len() {
+        if values.is_null(i) {
+            buf.put_i32(-1);
+            continue;
+        }
+        cell.clear();
+        write_value(&mut cell, values, i, Some(elem))?;
+        buf.put_i32(cell.len() as i32);
+        buf.put_slice(&cell);
+    }
+    Ok(())
+}
+
+/// Reads a one-dimensional array of the array type `oid`.
+fn read_array(oid: u32, raw: &[u8]) -> Result<ScalarValue, ReadError> {
+    let ty = SqlType::from_oid(oid).ok_or(ReadError::UnknownType)?;
+    let elem = ty.element().ok_or(ReadError::UnknownType)?;
+    let mut b = raw;
+    let int = |b: &mut &[u8]| -> Result<i32, ReadError> {
+        let (head, tail) = b.split_at_checked(4).ok_or(Malformed)?;
+        *b = tail;
+        Ok(i32::from_be_bytes(head.try_into().expect("four bytes")))
+    };
+    let (ndim, _has_null, elem_oid) = (int(&mut b)?, int(&mut b)?, int(&mut b)? as u32);
+    if elem_oid != elem.oid() {
+        return Err(Malformed);
+    }
+    let len = match ndim {
+        0 => 0,
+        1 => {
+            let (len, _lower) = (int(&mut b)?, int(&mut b)?);
+            usize::try_from(len).map_err(|_| Malformed)?
+        }
+        _ => return Err(ReadError::UnknownType),
+    };
+    let mut values = Vec::with_capacity(len.min(b.len() / 4 + 1));
+    for _ in 0..len {
+        let n = int(&mut b)?;
+        values.push(if n < 0 {
+            None
+        } else {
+            let (head, tail) = b.split_at_checked(n as usize).ok_or(Malformed)?;
+            b = tail;
+            Some(read_value(elem.oid(), head)?)
+        });
+    }
+    if !b.is_empty() {
+        return Err(Malformed);
+    }
+    // Elements come back in their wire form (text for numerics, uuids);
+    // the column's assignment converts them.
+    let read_type = values.iter().flatten().next().map_or(DataType::Utf8, ScalarValue::data_type);
+    let null = ScalarValue::try_from(&read_type).map_err(|_| Malformed)?;
+    let values: Vec<ScalarValue> = values.into_iter().map(|v| v.unwrap_or_else(|| null.clone())).collect();
+    Ok(ScalarValue::List(ScalarValue::new_list(&values, &read_type, true)))
 }

@@ -127,7 +127,10 @@ const ALL_TYPES: &[SqlType] = &[
     SqlType::Jsonb,
 ];
 
-fn typname(t: SqlType) -> &'static str {
+fn typname(t: SqlType) -> String {
+    if let Some(elem) = t.element() {
+        return format!("_{}", typname(elem));
+    }
     match t {
         SqlType::Bool => "bool",
         SqlType::Bytea => "bytea",
@@ -148,7 +151,9 @@ fn typname(t: SqlType) -> &'static str {
         SqlType::Numeric { .. } => "numeric",
         SqlType::Uuid => "uuid",
         SqlType::Jsonb => "jsonb",
+        SqlType::Array { .. } => "_text",
     }
+    .to_string()
 }
 
 pub fn index_def(t: &TableDef, ix: &IndexDef) -> String {
@@ -369,48 +374,57 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
             )?
         }
         "pg_type" => {
-            let mut rows: Vec<Vec<V>> = ALL_TYPES
-                .iter()
+            // Each type and its array type (typelem names the element).
+            let types = ALL_TYPES.iter().flat_map(|t| [*t, SqlType::array_of(*t)]);
+            let rows: Vec<Vec<V>> = types
                 .map(|t| {
                     vec![
                         i(t.oid() as i64),
-                        s(typname(*t)),
+                        s(typname(t)),
                         i(PG_CATALOG_NS),
                         i16v(t.typlen()),
                         s("b"),
+                        i(t.element().map_or(0, |e| e.oid() as i64)),
                         i(0),
-                        i(0),
-                        s(
-                            if matches!(
-                                t,
-                                SqlType::Int2
-                                    | SqlType::Int4
-                                    | SqlType::Int8
-                                    | SqlType::Float4
-                                    | SqlType::Float8
-                                    | SqlType::Numeric { .. }
-                            ) {
-                                "N"
-                            } else if matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) {
-                                "S"
-                            } else {
-                                "U"
-                            },
-                        ),
+                        s(if t.element().is_some() {
+                            "A"
+                        } else if matches!(
+                            t,
+                            SqlType::Int2
+                                | SqlType::Int4
+                                | SqlType::Int8
+                                | SqlType::Float4
+                                | SqlType::Float8
+                                | SqlType::Numeric { .. }
+                        ) {
+                            "N"
+                        } else if matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) {
+                            "S"
+                        } else {
+                            "U"
+                        }),
                         i(10),
                         b(true),
                         s(","),
                         i(0),
                         i32v(-1),
                         b(false),
+                        // typcollation: text types use the default collation (100).
+                        i(
+                            if matches!(
+                                t.element().unwrap_or(t),
+                                SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)
+                            ) {
+                                100
+                            } else {
+                                0
+                            },
+                        ),
+                        i(if t.element().is_some() { 0 } else { SqlType::array_of(t).oid() as i64 }),
+                        i(0),
                     ]
                 })
                 .collect();
-            for row in rows.iter_mut() {
-                // typcollation: text types use the default collation (100).
-                let text = matches!(&row[7], V::Utf8(Some(c)) if c == "S");
-                row.extend([i(if text { 100 } else { 0 }), i(0), i(0)]);
-            }
             table(
                 &[
                     ("oid", I8),
@@ -806,6 +820,7 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
                         _ => (V::Int64(None), V::Int64(None), V::Int64(None)),
                     };
                     let data_type = match c.ty {
+                        SqlType::Array { .. } => "ARRAY".to_string(),
                         SqlType::Varchar(_) => "character varying".to_string(),
                         SqlType::Char(_) => "character".to_string(),
                         SqlType::Numeric { .. } => "numeric".to_string(),

@@ -61,6 +61,13 @@ pub fn encode_column(ty: SqlType, array: &ArrayRef) -> Result<Vec<Option<Vec<u8>
         SqlType::Timestamp | SqlType::TimestampTz => {
             each!(array.as_primitive::<TimestampMicrosecondType>(), |v| enc_i64(v).to_vec())
         }
+        SqlType::Array { .. } => {
+            let elem = ty.element().ok_or_else(|| SqlError::internal(format!("no element type for {ty}")))?;
+            let lists = array.as_list::<i32>();
+            for i in 0..n {
+                out.push(if lists.is_null(i) { None } else { Some(encode_array(elem, &lists.value(i))?) });
+            }
+        }
         SqlType::Interval => each!(array.as_primitive::<IntervalMonthDayNanoType>(), |v| {
             let mut b = Vec::with_capacity(16);
             b.extend_from_slice(&v.months.to_be_bytes());
@@ -132,9 +139,93 @@ fn arr<const N: usize>(b: &[u8]) -> Result<[u8; N]> {
 
 /// Builds one Arrow column from field `field` of each row.
 pub fn decode_column(ty: SqlType, field: usize, rows: &[&[u8]]) -> Result<ArrayRef> {
-    let n = rows.len();
     let fields =
         rows.iter().map(|r| Tuple::parse(r).map(|t| t.field(field)).map_err(|e| SqlError::internal(e.to_string())));
+    decode_values(ty, rows.len(), fields)
+}
+
+/// An array's elements as one field: their count, then each as a 32-bit
+/// length (all ones for NULL) and its field bytes. Not order-preserving:
+/// arrays are not indexable.
+fn encode_array(elem: SqlType, values: &ArrayRef) -> Result<Vec<u8>> {
+    let fields = encode_column(elem, values)?;
+    let mut out = Vec::with_capacity(4 + fields.len() * 12);
+    out.extend_from_slice(&(fields.len() as u32).to_be_bytes());
+    for f in fields {
+        match f {
+            None => out.extend_from_slice(&u32::MAX.to_be_bytes()),
+            Some(b) => {
+                out.extend_from_slice(&(b.len() as u32).to_be_bytes());
+                out.extend_from_slice(&b);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Splits `n` bytes off the front of `b`.
+fn take<'a>(n: usize, b: &mut &'a [u8]) -> Result<&'a [u8]> {
+    let (head, tail) = b.split_at_checked(n).ok_or_else(|| SqlError::internal("stored array is malformed"))?;
+    *b = tail;
+    Ok(head)
+}
+
+/// The element fields of one stored array (see [`encode_array`]).
+fn array_elements(mut b: &[u8]) -> Result<Vec<Option<&[u8]>>> {
+    let count = u32::from_be_bytes(take(4, &mut b)?.try_into().expect("four bytes")) as usize;
+    let mut out = Vec::with_capacity(count.min(b.len()));
+    for _ in 0..count {
+        let len = u32::from_be_bytes(take(4, &mut b)?.try_into().expect("four bytes"));
+        out.push(if len == u32::MAX { None } else { Some(take(len as usize, &mut b)?) });
+    }
+    Ok(out)
+}
+
+/// Builds an array column from stored arrays.
+fn decode_arrays<'a>(
+    ty: SqlType,
+    n: usize,
+    fields: impl Iterator<Item = Result<Option<&'a [u8]>>>,
+) -> Result<ArrayRef> {
+    use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
+    let elem = ty.element().ok_or_else(|| SqlError::internal(format!("no element type for {ty}")))?;
+    let (mut elements, mut lengths, mut valid) = (Vec::new(), Vec::with_capacity(n), Vec::with_capacity(n));
+    for f in fields {
+        match f? {
+            None => {
+                lengths.push(0);
+                valid.push(false);
+            }
+            Some(b) => {
+                let items = array_elements(b)?;
+                lengths.push(items.len());
+                valid.push(true);
+                elements.extend(items);
+            }
+        }
+    }
+    let values = decode_values(elem, elements.len(), elements.into_iter().map(Ok))?;
+    let datafusion::arrow::datatypes::DataType::List(field) = ty.arrow_type() else {
+        unreachable!("an array type is a List")
+    };
+    let list = datafusion::arrow::array::ListArray::try_new(
+        field,
+        OffsetBuffer::from_lengths(lengths),
+        values,
+        Some(NullBuffer::from(valid)),
+    )?;
+    Ok(Arc::new(list))
+}
+
+/// Builds one Arrow column of `n` values from their field bytes.
+fn decode_values<'a>(
+    ty: SqlType,
+    n: usize,
+    fields: impl Iterator<Item = Result<Option<&'a [u8]>>>,
+) -> Result<ArrayRef> {
+    if matches!(ty, SqlType::Array { .. }) {
+        return decode_arrays(ty, n, fields);
+    }
     macro_rules! build {
         ($builder:expr, |$b:ident| $dec:expr) => {{
             let mut builder = $builder;
@@ -192,6 +283,7 @@ pub fn decode_column(ty: SqlType, field: usize, rows: &[&[u8]]) -> Result<ArrayR
                 i64::from_be_bytes(b[8..16].try_into().unwrap()),
             )
         }),
+        SqlType::Array { .. } => unreachable!("decoded above"),
     })
 }
 
@@ -207,6 +299,22 @@ mod tests {
         let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
         let back = decode_column(ty, 0, &refs).unwrap();
         assert_eq!(&back, &a);
+    }
+
+    #[test]
+    fn arrays_roundtrip() {
+        use datafusion::arrow::array::ListArray;
+        use datafusion::arrow::datatypes::Int32Type;
+        let ty = SqlType::array_of(SqlType::Int4);
+        let lists = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![
+            Some(vec![Some(1), None, Some(3)]),
+            None,
+            Some(vec![]),
+            Some(vec![Some(-7)]),
+        ]);
+        roundtrip(ty, Arc::new(lists));
+        let corrupt = encode_tuple(&[Some(&[0, 0, 0, 9, 0, 0][..])]);
+        assert!(decode_column(ty, 0, &[&corrupt]).is_err(), "a malformed array is an error, not a panic");
     }
 
     #[test]

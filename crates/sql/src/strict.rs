@@ -354,8 +354,10 @@ fn canonical(text: &str, zoned: bool, zone: crate::tz::Zone) -> Option<String> {
 }
 
 /// What a string constant compared with a column becomes.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Compared {
+    /// An array column: the constant is read as PostgreSQL's array text.
+    Array(DataType),
     /// A char(n) column: the constant loses its trailing blanks.
     Char,
     /// A timestamp column (with a time zone or not): the constant is read
@@ -369,6 +371,7 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema, zone: crate::
     let kind = |e: &Expr| match e {
         Expr::Column(c) => schema.field_from_column(c).ok().and_then(|f| match f.data_type() {
             DataType::Timestamp(_, tz) => Some(Compared::Timestamp(tz.is_some())),
+            t @ DataType::List(_) => Some(Compared::Array(t.clone())),
             _ if f.metadata().get(crate::types::PG_TYPE_KEY).is_some_and(|t| t.starts_with("character(")) => {
                 Some(Compared::Char)
             }
@@ -389,7 +392,7 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema, zone: crate::
             ) && (kind(&left).is_some() || kind(&right).is_some()) =>
         {
             let k = kind(&left).or(kind(&right)).expect("checked");
-            let (l, r) = (unpad(*left, k, zone), unpad(*right, k, zone));
+            let (l, r) = (unpad(*left, &k, zone), unpad(*right, &k, zone));
             let changed = l.transformed || r.transformed;
             let e = Expr::BinaryExpr(BinaryExpr { left: Box::new(l.data), op, right: Box::new(r.data) });
             Ok(if changed { Transformed::yes(e) } else { Transformed::no(e) })
@@ -399,7 +402,7 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema, zone: crate::
             let mut changed = false;
             list.list = (list.list.into_iter())
                 .map(|e| {
-                    let t = unpad(e, k, zone);
+                    let t = unpad(e, &k, zone);
                     changed |= t.transformed;
                     t.data
                 })
@@ -412,10 +415,18 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema, zone: crate::
 }
 
 /// A string constant as a comparison with a `k` column reads it.
-fn unpad(e: Expr, k: Compared, zone: crate::tz::Zone) -> Transformed<Expr> {
+fn unpad(e: Expr, k: &Compared, zone: crate::tz::Zone) -> Transformed<Expr> {
     match e {
+        Expr::Literal(ScalarValue::Utf8(Some(s)), meta) if matches!(k, Compared::Array(_)) => {
+            let Compared::Array(t) = k else { unreachable!("matched") };
+            match crate::array_types::scalar_from_text(&s, t, zone) {
+                Ok(list) => Transformed::yes(Expr::Literal(list, meta)),
+                // Left as it is, the comparison reports the mismatch.
+                Err(_) => Transformed::no(Expr::Literal(ScalarValue::Utf8(Some(s)), meta)),
+            }
+        }
         Expr::Literal(ScalarValue::Utf8(Some(s)), meta) => {
-            let fixed = match k {
+            let fixed = match *k {
                 Compared::Char if s.ends_with(' ') => Some(s.trim_end_matches(' ').to_string()),
                 Compared::Timestamp(zoned) => canonical(&s, zoned, zone).filter(|c| *c != s),
                 _ => None,
@@ -483,6 +494,7 @@ pub fn rewrite_statement(
         }
         crate::zones::rewrite(e);
         crate::intervals::rewrite(e);
+        crate::array_fns::rewrite_any(e);
         crate::json::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
         // characters (an assignment refuses a longer one instead); char(n)

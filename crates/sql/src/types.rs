@@ -45,7 +45,36 @@ pub enum SqlType {
     Uuid,
     Json,
     Jsonb,
+    /// `elem[]`: an array of the type with OID `elem` and type modifier
+    /// `typmod` (`SqlType::element`); one dimension (`array_types.rs`).
+    Array {
+        elem: u32,
+        typmod: i32,
+    },
 }
+
+/// PostgreSQL's array type OIDs by element OID.
+const ARRAY_OIDS: [(u32, u32); 19] = [
+    (16, 1000),
+    (17, 1001),
+    (21, 1005),
+    (23, 1007),
+    (25, 1009),
+    (1042, 1014),
+    (1043, 1015),
+    (20, 1016),
+    (700, 1021),
+    (701, 1022),
+    (1114, 1115),
+    (1082, 1182),
+    (1083, 1183),
+    (1184, 1185),
+    (1186, 1187),
+    (1700, 1231),
+    (2950, 2951),
+    (114, 199),
+    (3802, 3807),
+];
 
 impl SqlType {
     /// Unconstrained `numeric`: Arrow decimals need a fixed scale, so 38
@@ -127,6 +156,18 @@ impl SqlType {
             "uuid" => SqlType::Uuid,
             "json" => SqlType::Json,
             "jsonb" => SqlType::Jsonb,
+            _ if base.ends_with("[]") || base.ends_with(" array") => {
+                let elem = name.trim();
+                let elem = elem.strip_suffix("[]").or_else(|| elem.get(..elem.len() - 6)).unwrap_or(elem);
+                let elem = SqlType::parse(elem)?;
+                if matches!(elem, SqlType::Array { .. }) {
+                    return Err(SqlError::unsupported(format!(
+                        "the type {}: arrays have one dimension in Tessera (declare {elem})",
+                        name.trim()
+                    )));
+                }
+                SqlType::array_of(elem)
+            }
             _ => {
                 return Err(SqlError::new(code::UNDEFINED_OBJECT, format!("type \"{}\" does not exist", name.trim())));
             }
@@ -160,7 +201,31 @@ impl SqlType {
             SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
             SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(Arc::from(UTC))),
             SqlType::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
+            SqlType::Array { .. } => {
+                let elem = self.element().unwrap_or(SqlType::Text);
+                DataType::List(Arc::new(Field::new("item", elem.arrow_type(), true)))
+            }
         }
+    }
+
+    /// The array type of elements of `elem`.
+    pub fn array_of(elem: SqlType) -> SqlType {
+        SqlType::Array { elem: elem.oid(), typmod: elem.typmod() }
+    }
+
+    /// An array type's element type.
+    pub fn element(self) -> Option<SqlType> {
+        let SqlType::Array { elem, typmod } = self else { return None };
+        let base = SqlType::from_oid(elem)?;
+        let modifier = (typmod >= 4).then(|| (typmod - 4) as u32);
+        Some(match (base, modifier) {
+            (SqlType::Varchar(_), Some(n)) => SqlType::Varchar(Some(n)),
+            (SqlType::Char(_), Some(n)) => SqlType::Char(n),
+            (SqlType::Numeric { .. }, Some(m)) => {
+                SqlType::Numeric { precision: (m >> 16) as u8, scale: (m & 0xffff) as i8 }
+            }
+            (base, _) => base,
+        })
     }
 
     /// The SQL type DataFusion's result type most likely came from.
@@ -183,6 +248,10 @@ impl SqlType {
             DataType::Timestamp(_, Some(_)) => SqlType::TimestampTz,
             DataType::Interval(_) | DataType::Duration(_) => SqlType::Interval,
             DataType::Null => SqlType::Text,
+            DataType::List(f) | DataType::LargeList(f) => match SqlType::from_arrow(f.data_type())? {
+                SqlType::Array { .. } => return None,
+                elem => SqlType::array_of(elem),
+            },
             _ => return None,
         })
     }
@@ -237,6 +306,7 @@ impl SqlType {
             SqlType::Uuid => "uuid".into(),
             SqlType::Json => "json".into(),
             SqlType::Jsonb => "jsonb".into(),
+            SqlType::Array { .. } => format!("{}[]", self.element().map_or("text".into(), |e| e.name())),
         }
     }
 
@@ -262,6 +332,7 @@ impl SqlType {
             SqlType::Numeric { .. } => 1700,
             SqlType::Uuid => 2950,
             SqlType::Jsonb => 3802,
+            SqlType::Array { elem, .. } => ARRAY_OIDS.iter().find(|(e, _)| *e == elem).map_or(1009, |(_, a)| *a),
         }
     }
 
@@ -286,7 +357,10 @@ impl SqlType {
             1700 => SqlType::NUMERIC_DEFAULT,
             2950 => SqlType::Uuid,
             3802 => SqlType::Jsonb,
-            _ => return None,
+            _ => {
+                let (elem, _) = ARRAY_OIDS.iter().find(|(_, a)| *a == oid)?;
+                SqlType::array_of(SqlType::from_oid(*elem)?)
+            }
         })
     }
 
@@ -294,6 +368,7 @@ impl SqlType {
     pub fn typmod(self) -> i32 {
         match self {
             SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
+            SqlType::Array { typmod, .. } => typmod,
             SqlType::Numeric { precision, scale } if self != SqlType::NUMERIC_DEFAULT => {
                 ((precision as i32) << 16 | (scale as i32 & 0xffff)) + 4
             }
@@ -315,7 +390,7 @@ impl SqlType {
 
     /// Whether values can be ordered byte-wise in an index.
     pub fn indexable(self) -> bool {
-        !matches!(self, SqlType::Interval | SqlType::Json)
+        !matches!(self, SqlType::Interval | SqlType::Json | SqlType::Array { .. })
     }
 }
 
@@ -341,6 +416,17 @@ mod tests {
         assert!(SqlType::parse("frobnicate").is_err());
         for t in [SqlType::Int4, SqlType::Varchar(Some(5)), SqlType::Numeric { precision: 12, scale: 3 }] {
             assert_eq!(SqlType::parse(&t.name()).unwrap(), t);
+            let array = SqlType::array_of(t);
+            assert_eq!(SqlType::parse(&array.name()).unwrap(), array);
+            assert_eq!(array.element(), Some(t));
+            assert_eq!(
+                SqlType::from_arrow(&array.arrow_type()).map(|a| a.element().map(|e| e.oid())),
+                Some(Some(t.oid()))
+            );
         }
+        assert_eq!(SqlType::parse("int[]").unwrap().oid(), 1007);
+        assert_eq!(SqlType::parse("text ARRAY").unwrap().name(), "text[]");
+        assert_eq!(SqlType::from_oid(1016), Some(SqlType::array_of(SqlType::Int8)));
+        assert!(SqlType::parse("int[][]").is_err());
     }
 }

@@ -222,6 +222,24 @@ def server_errors(conn):
     conn.commit()
 
 
+@check("array columns and list parameters, text and binary")
+def arrays(conn):
+    conn.execute("CREATE TABLE pa (k int PRIMARY KEY, a int[], t text[])")
+    conn.execute("INSERT INTO pa VALUES (%s, %s, %s)", (1, [1, None, 3], ["x", "y z"]))
+    conn.cursor().executemany("INSERT INTO pa VALUES (%s, %s, %s)", [(2, [], None), (3, [4], ["q"])])
+    with conn.cursor(binary=True) as cur:
+        cur.execute("INSERT INTO pa VALUES (%s, %s, %s)", (4, [5, 6], ['b"c', "NULL"]))
+        rows = cur.execute("SELECT a, t FROM pa ORDER BY k").fetchall()
+    expected = [([1, None, 3], ["x", "y z"]), ([], None), ([4], ["q"]), ([5, 6], ['b"c', "NULL"])]
+    assert rows == expected, rows
+    assert conn.execute("SELECT a, t FROM pa ORDER BY k").fetchall() == expected
+    got = conn.execute("SELECT k FROM pa WHERE k = ANY(%s) ORDER BY k", ([1, 3],)).fetchall()
+    assert got == [(1,), (3,)], got
+    assert conn.execute("SELECT k FROM pa WHERE 3 = ANY(a)").fetchall() == [(1,)]
+    assert conn.execute("SELECT %s::text[]", (["a", "b"],)).fetchone() == (["a", "b"],)
+    conn.commit()
+
+
 @check("autocommit connection")
 def autocommit(conn):
     conn.autocommit = True

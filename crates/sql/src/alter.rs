@@ -338,6 +338,13 @@ fn add_unique(session: &mut Session, def: &TableDef, ci: CreateIndexLite) -> Res
     {
         crate::keyed::check_unique(def, &key, &ci.cols)?;
     }
+    for c in &ci.cols {
+        if let Some(col) = def.column(c)
+            && !col.ty.indexable()
+        {
+            return Err(SqlError::unsupported(format!("a unique constraint on a column of type {}", col.ty)));
+        }
+    }
     let fields = fields_of(def, &ci.cols)?;
     create_index_everywhere(session, def, IndexSpec::new(name.clone(), IndexKind::Ordered, ci.unique, fields))?;
     let mut new_def = def.clone();

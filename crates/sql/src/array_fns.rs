@@ -62,6 +62,21 @@ struct Dimension {
     signature: Signature,
 }
 
+/// An array's length in each dimension (see [`Dimension`]).
+fn dimensions(values: ArrayRef) -> Vec<usize> {
+    let mut out = vec![values.len()];
+    let mut level = values;
+    while let DataType::List(_) = level.data_type() {
+        let inner = level.as_list::<i32>();
+        if inner.is_empty() || inner.is_null(0) {
+            break;
+        }
+        level = inner.value(0);
+        out.push(level.len());
+    }
+    out
+}
+
 impl ScalarUDFImpl for Dimension {
     fn name(&self) -> &str {
         match self.kind {
@@ -85,10 +100,13 @@ impl ScalarUDFImpl for Dimension {
         let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
         let n = if scalar { 1 } else { args.number_rows };
         let lists = args.args[0].to_array(n)?;
-        let lengths: Vec<Option<usize>> = match lists.data_type() {
+        // Each row's lengths per dimension: the outer list's, then its
+        // first element's, … (an expression can nest lists,
+        // `ARRAY[[1,2],[3,4]]`; PostgreSQL's arrays are rectangular).
+        let lengths: Vec<Option<Vec<usize>>> = match lists.data_type() {
             DataType::List(_) => {
                 let l = lists.as_list::<i32>();
-                (0..n).map(|i| (!l.is_null(i)).then(|| l.value_length(i) as usize)).collect()
+                (0..n).map(|i| (!l.is_null(i)).then(|| dimensions(l.value(i)))).collect()
             }
             DataType::Null => vec![None; n],
             other => {
@@ -105,20 +123,22 @@ impl ScalarUDFImpl for Dimension {
             }
             None => vec![Some(1); n],
         };
-        // An empty array, or a dimension it does not have, answers NULL.
-        let present = |i: usize| lengths[i].filter(|len| *len > 0 && dims[i] == Some(1));
+        // An empty array has no dimensions; nor has any array a dimension
+        // beyond its own.
+        let shape = |i: usize| lengths[i].as_ref().filter(|l| l.first().is_some_and(|n| *n > 0));
+        let length = |i: usize| {
+            let d = usize::try_from(dims[i]?).ok()?.checked_sub(1)?;
+            shape(i)?.get(d).copied()
+        };
         let out: ArrayRef = match self.kind {
-            Kind::Dims => Arc::new((0..n).map(|i| present(i).map(|len| format!("[1:{len}]"))).collect::<StringArray>()),
-            kind => Arc::new(
+            Kind::Dims => Arc::new(
                 (0..n)
-                    .map(|i| {
-                        present(i).map(|len| match kind {
-                            Kind::Length | Kind::Upper => len as i32,
-                            _ => 1,
-                        })
-                    })
-                    .collect::<Int32Array>(),
+                    .map(|i| shape(i).map(|l| l.iter().map(|len| format!("[1:{len}]")).collect::<String>()))
+                    .collect::<StringArray>(),
             ),
+            Kind::Ndims => Arc::new((0..n).map(|i| shape(i).map(|l| l.len() as i32)).collect::<Int32Array>()),
+            Kind::Lower => Arc::new((0..n).map(|i| length(i).map(|_| 1)).collect::<Int32Array>()),
+            Kind::Length | Kind::Upper => Arc::new((0..n).map(|i| length(i).map(|l| l as i32)).collect::<Int32Array>()),
         };
         crate::udf_values::columnar(out, scalar)
     }
@@ -247,15 +267,21 @@ impl ScalarUDFImpl for AnyOp {
                 continue;
             }
             let x = Scalar::new(xs.slice(i, 1));
-            let hits: BooleanArray = match op.as_str() {
-                "=" => cmp::eq(&elems, &x)?,
-                "<>" => cmp::neq(&elems, &x)?,
-                // `x < elem` is `elem > x`.
-                "<" => cmp::gt(&elems, &x)?,
-                "<=" => cmp::gt_eq(&elems, &x)?,
-                ">" => cmp::lt(&elems, &x)?,
-                ">=" => cmp::lt_eq(&elems, &x)?,
-                other => return datafusion::common::plan_err!("tessera_any: unknown operator {other}"),
+            let hits: BooleanArray = if elems.data_type().is_nested() {
+                // Rows and arrays compare field by field (Arrow's kernels
+                // take flat values only).
+                nested_hits(&elems, &xs.slice(i, 1), &op)?
+            } else {
+                match op.as_str() {
+                    "=" => cmp::eq(&elems, &x)?,
+                    "<>" => cmp::neq(&elems, &x)?,
+                    // `x < elem` is `elem > x`.
+                    "<" => cmp::gt(&elems, &x)?,
+                    "<=" => cmp::gt_eq(&elems, &x)?,
+                    ">" => cmp::lt(&elems, &x)?,
+                    ">=" => cmp::lt_eq(&elems, &x)?,
+                    other => return datafusion::common::plan_err!("tessera_any: unknown operator {other}"),
+                }
             };
             out.push(if hits.true_count() > 0 {
                 Some(true)
@@ -268,6 +294,29 @@ impl ScalarUDFImpl for AnyOp {
         let out: ArrayRef = Arc::new(BooleanArray::from(out));
         crate::udf_values::columnar(out, scalar)
     }
+}
+
+/// `elem op x` for each element of a nested type (NULL for a NULL element).
+fn nested_hits(elems: &ArrayRef, x: &ArrayRef, op: &str) -> Result<datafusion::arrow::array::BooleanArray> {
+    use std::cmp::Ordering;
+    let cmp = datafusion::arrow::array::make_comparator(elems.as_ref(), x.as_ref(), Default::default())?;
+    Ok((0..elems.len())
+        .map(|k| {
+            if elems.is_null(k) {
+                return None;
+            }
+            let o = cmp(k, 0);
+            // `x op elem`, so the element is on the right of `op`.
+            Some(match op {
+                "=" => o == Ordering::Equal,
+                "<>" => o != Ordering::Equal,
+                "<" => o == Ordering::Greater,
+                "<=" => o != Ordering::Less,
+                ">" => o == Ordering::Less,
+                _ => o != Ordering::Greater,
+            })
+        })
+        .collect())
 }
 
 /// `a @> b` of arrays, row by row: whether every element of `b` equals

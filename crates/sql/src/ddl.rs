@@ -570,6 +570,13 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
     }
     for (cname, cols) in uniques {
         fields_of(&def, &cols)?;
+        for c in &cols {
+            if let Some(col) = def.column(c)
+                && !col.ty.indexable()
+            {
+                return Err(SqlError::unsupported(format!("a unique constraint on a column of type {}", col.ty)));
+            }
+        }
         let iname = cname.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
         def.indexes.push(IndexDef {
             name: iname,

@@ -287,19 +287,21 @@ pub fn duration_parts(array: &ArrayRef, row: usize) -> (i32, i64) {
     ((micros / DAY) as i32, micros % DAY)
 }
 
-/// PostgreSQL's default IntervalStyle ("postgres").
+/// PostgreSQL's default IntervalStyle ("postgres"). A positive field right
+/// after a negative one carries its sign (`-1 mons +2 days`), as
+/// PostgreSQL's `AddPostgresIntPart` writes it.
 pub fn write_interval(out: &mut String, months: i32, days: i32, micros: i64) {
     let mut parts: Vec<String> = Vec::new();
     let (years, mons) = (months / 12, months % 12);
-    let plural = |n: i64, unit: &str| format!("{n} {unit}{}", if n == 1 { "" } else { "s" });
-    if years != 0 {
-        parts.push(plural(years as i64, "year"));
-    }
-    if mons != 0 {
-        parts.push(plural(mons as i64, "mon"));
-    }
-    if days != 0 {
-        parts.push(plural(days as i64, "day"));
+    // Whether the last field written was negative.
+    let mut before_negative = false;
+    for (n, unit) in [(years as i64, "year"), (mons as i64, "mon"), (days as i64, "day")] {
+        if n == 0 {
+            continue;
+        }
+        let sign = if before_negative && n > 0 { "+" } else { "" };
+        parts.push(format!("{sign}{n} {unit}{}", if n == 1 { "" } else { "s" }));
+        before_negative = n < 0;
     }
     if micros != 0 || parts.is_empty() {
         let neg = micros < 0;
@@ -307,7 +309,14 @@ pub fn write_interval(out: &mut String, months: i32, days: i32, micros: i64) {
         let (h, rest) = (m / 3_600_000_000, m % 3_600_000_000);
         let (mi, rest) = (rest / 60_000_000, rest % 60_000_000);
         let (s, frac) = (rest / 1_000_000, rest % 1_000_000);
-        let mut t = format!("{}{:02}:{:02}:{:02}", if neg { "-" } else { "" }, h, mi, s);
+        let sign = if neg {
+            "-"
+        } else if before_negative {
+            "+"
+        } else {
+            ""
+        };
+        let mut t = format!("{sign}{h:02}:{mi:02}:{s:02}");
         write_fraction(&mut t, frac as i64);
         parts.push(t);
     }
@@ -517,6 +526,16 @@ mod tests {
         let mut s = String::new();
         write_interval(&mut s, 14, 3, 4 * 3_600_000_000 + 5 * 60_000_000 + 6_000_000);
         assert_eq!(s, "1 year 2 mons 3 days 04:05:06");
+        for (months, days, micros, text) in [
+            (-18, 208, 1_000_000, "-1 years -6 mons +208 days 00:00:01"),
+            (0, -3, 5_000_000, "-3 days +00:00:05"),
+            (-1, 0, -5_000_000, "-1 mons -00:00:05"),
+            (1, -1, 0, "1 mon -1 days"),
+        ] {
+            let mut s = String::new();
+            write_interval(&mut s, months, days, micros);
+            assert_eq!(s, text);
+        }
         s.clear();
         write_decimal(&mut s, -1205, 2);
         assert_eq!(s, "-12.05");

@@ -23,6 +23,7 @@ mod psycopg;
 mod quiet_groups;
 mod regress;
 mod robustness;
+mod roundtrip;
 mod session_threads;
 mod slt;
 mod spares;

@@ -156,7 +156,10 @@ pub fn decode_param(
             // An array's text form: '{1,2,NULL}'.
             Some(want @ DataType::List(_)) => return tessera_sql::array_types::scalar_from_text(s, want, zone),
             // pgjdbc sends dates as "2024-02-29 +00"; PostgreSQL ignores the zone.
-            Some(DataType::Date32) => ScalarValue::Utf8(Some(s.split_whitespace().next().unwrap_or(s).to_string())),
+            Some(DataType::Date32) => ScalarValue::Utf8(Some(
+                tessera_sql::dates::canonical_date(s)
+                    .unwrap_or_else(|| s.split_whitespace().next().unwrap_or(s).to_string()),
+            )),
             // Without an offset, a wall time of the session's zone.
             Some(DataType::Timestamp(_, Some(_))) if !zone.is_utc() => ScalarValue::Utf8(Some(
                 tessera_sql::tz::canonical_timestamptz(s, zone).unwrap_or_else(|| s.to_string()),

@@ -48,6 +48,23 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
             .collect();
         return cast_to(&(Arc::new(instants) as ArrayRef), ty, column, crate::tz::Zone::Utc);
     }
+    // Dates in PostgreSQL's other forms (`1/8/1999`, `January 8, 1999`, `… BC`).
+    if ty == SqlType::Date && array.data_type() == &DataType::Utf8 {
+        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
+        if let Some(bad) = texts.iter().flatten().find(|t| crate::dates::out_of_range(t)) {
+            return Err(SqlError::new(
+                code::DATETIME_OVERFLOW,
+                format!("date/time field value out of range: \"{bad}\""),
+            ));
+        }
+        if texts.iter().flatten().any(|t| crate::dates::canonical_date(t).is_some()) {
+            let read: datafusion::arrow::array::StringArray = texts
+                .iter()
+                .map(|t| t.map(|t| crate::dates::canonical_date(t).unwrap_or_else(|| t.to_string())))
+                .collect();
+            return cast_to(&(Arc::new(read) as ArrayRef), ty, column, zone);
+        }
+    }
     // Interval text as PostgreSQL prints and dumps it (`01:00:00`).
     if matches!(target, DataType::Interval(_)) && array.data_type() == &DataType::Utf8 {
         let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");

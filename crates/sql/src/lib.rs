@@ -102,6 +102,7 @@ pub mod context;
 pub mod copy;
 pub mod copy_binary;
 pub mod create_as;
+pub mod dates;
 pub mod ddl;
 pub mod dml;
 pub mod dml_params;

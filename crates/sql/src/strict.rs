@@ -360,6 +360,8 @@ enum Compared {
     Array(DataType),
     /// A char(n) column: the constant loses its trailing blanks.
     Char,
+    /// A date column: the constant is read in PostgreSQL's date forms.
+    Date,
     /// A timestamp column (with a time zone or not): the constant is read
     /// in PostgreSQL's forms (see [`canonical_timestamp`]).
     Timestamp(bool),
@@ -372,6 +374,7 @@ fn unpad_constants(e: Expr, schema: &datafusion::common::DFSchema, zone: crate::
         Expr::Column(c) => schema.field_from_column(c).ok().and_then(|f| match f.data_type() {
             DataType::Timestamp(_, tz) => Some(Compared::Timestamp(tz.is_some())),
             t @ DataType::List(_) => Some(Compared::Array(t.clone())),
+            DataType::Date32 => Some(Compared::Date),
             _ if f.metadata().get(crate::types::PG_TYPE_KEY).is_some_and(|t| t.starts_with("character(")) => {
                 Some(Compared::Char)
             }
@@ -429,6 +432,7 @@ fn unpad(e: Expr, k: &Compared, zone: crate::tz::Zone) -> Transformed<Expr> {
             let fixed = match *k {
                 Compared::Char if s.ends_with(' ') => Some(s.trim_end_matches(' ').to_string()),
                 Compared::Timestamp(zoned) => canonical(&s, zoned, zone).filter(|c| *c != s),
+                Compared::Date => crate::dates::canonical_date(&s),
                 _ => None,
             };
             match fixed {
@@ -520,19 +524,44 @@ pub fn rewrite_statement(
         {
             *text = canonical;
         }
+        // A date's fields out of range (`'2/30/2024'::date`): 22008.
+        let date_text = match e {
+            Ast::Cast { expr, data_type, .. } if data_type.to_string().eq_ignore_ascii_case("date") => {
+                match expr.as_ref() {
+                    Ast::Value(v) => match &v.value {
+                        Value::SingleQuotedString(t) => Some(t.clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            Ast::TypedString(ts) if ts.data_type.to_string().eq_ignore_ascii_case("date") => match &ts.value.value {
+                Value::SingleQuotedString(t) => Some(t.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(t) = date_text
+            && crate::dates::out_of_range(&t)
+        {
+            return std::ops::ControlFlow::Break(SqlError::new(
+                code::DATETIME_OVERFLOW,
+                format!("date/time field value out of range: \"{t}\""),
+            ));
+        }
         // Dates' special inputs: `'today'::date`, `DATE 'epoch'`.
         if let Ast::Cast { expr, data_type, .. } = e
             && data_type.to_string().eq_ignore_ascii_case("date")
             && let Ast::Value(v) = expr.as_mut()
             && let Value::SingleQuotedString(text) = &mut v.value
-            && let Some(day) = crate::tz::special_date(text, zone)
+            && let Some(day) = crate::tz::special_date(text, zone).or_else(|| crate::dates::canonical_date(text))
         {
             *text = day;
         }
         if let Ast::TypedString(ts) = e
             && ts.data_type.to_string().eq_ignore_ascii_case("date")
             && let Value::SingleQuotedString(text) = &mut ts.value.value
-            && let Some(day) = crate::tz::special_date(text, zone)
+            && let Some(day) = crate::tz::special_date(text, zone).or_else(|| crate::dates::canonical_date(text))
         {
             *text = day;
         }

@@ -6,7 +6,7 @@ use crate::tz::Zone;
 use std::fmt::Write;
 use std::sync::Arc;
 
-use chrono::{DateTime, NaiveDate, NaiveTime};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveTime};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Decimal256Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
@@ -159,9 +159,16 @@ fn write_bytea(out: &mut String, b: &[u8]) {
     }
 }
 
+/// A date as PostgreSQL prints it (`1999-01-08`, `2040-04-10 BC`).
 pub fn write_date(out: &mut String, days: i32) {
     match NaiveDate::from_num_days_from_ce_opt(days + 719_163) {
-        Some(d) => write!(out, "{}", d.format("%Y-%m-%d")).unwrap(),
+        Some(d) => {
+            let bc = crate::dates::write_year(out, d.year());
+            write!(out, "-{:02}-{:02}", d.month(), d.day()).unwrap();
+            if bc {
+                out.push_str(" BC");
+            }
+        }
         None => write!(out, "{days}").unwrap(),
     }
 }
@@ -182,16 +189,34 @@ fn write_fraction(out: &mut String, frac: i64) {
 }
 
 pub fn write_timestamp(out: &mut String, micros: i64, tz: bool) {
-    let secs = micros.div_euclid(1_000_000);
-    let frac = micros.rem_euclid(1_000_000);
-    match DateTime::from_timestamp(secs, 0) {
-        Some(dt) => write!(out, "{}", dt.naive_utc().format("%Y-%m-%d %H:%M:%S")).unwrap(),
-        None => write!(out, "{micros}").unwrap(),
-    }
-    write_fraction(out, frac);
+    let bc = write_wall_time(out, micros);
     if tz {
         out.push_str("+00");
     }
+    if bc {
+        out.push_str(" BC");
+    }
+}
+
+/// A timestamp's date and time (`1999-01-08 04:05:06.5`); whether it is
+/// before year 1 (PostgreSQL then writes ` BC` after the whole value).
+fn write_wall_time(out: &mut String, micros: i64) -> bool {
+    let secs = micros.div_euclid(1_000_000);
+    let frac = micros.rem_euclid(1_000_000);
+    let bc = match DateTime::from_timestamp(secs, 0) {
+        Some(dt) => {
+            let dt = dt.naive_utc();
+            let bc = crate::dates::write_year(out, dt.year());
+            write!(out, "-{:02}-{:02} {}", dt.month(), dt.day(), dt.format("%H:%M:%S")).unwrap();
+            bc
+        }
+        None => {
+            write!(out, "{micros}").unwrap();
+            false
+        }
+    };
+    write_fraction(out, frac);
+    bc
 }
 
 /// An array as PostgreSQL prints it: `{1,2,3}`, `{a,"b c",NULL}`,
@@ -266,8 +291,11 @@ fn write_quoted(out: &mut String, cell: &str, quote: bool, escape: char) {
 /// (`2024-07-01 08:00:00-04`).
 pub fn write_timestamptz(out: &mut String, utc: i64, zone: Zone) {
     let offset = zone.offset_at(utc);
-    write_timestamp(out, utc.saturating_add(i64::from(offset) * 1_000_000), false);
+    let bc = write_wall_time(out, utc.saturating_add(i64::from(offset) * 1_000_000));
     crate::tz::write_offset(out, offset);
+    if bc {
+        out.push_str(" BC");
+    }
 }
 
 /// A duration value as an interval's days and microseconds (each day 24

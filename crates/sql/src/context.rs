@@ -188,6 +188,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::numeric_ops::register(&ctx);
     crate::intervals::register(&ctx);
     crate::json::register(&ctx);
+    crate::json_sets::register(&ctx);
     crate::array_fns::register(&ctx);
     crate::array_types::register(&ctx);
     crate::to_char::register(&ctx);

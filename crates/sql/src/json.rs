@@ -16,10 +16,9 @@
 //!   `jsonb_set` are Tessera's functions.
 //!
 //! What they return is jsonb (canonical text) except `->>`/`#>>` (text)
-//! and the `json_` builders (json, in PostgreSQL's `{"k" : v}` form). Set-
-//! returning functions (`jsonb_array_elements`, `jsonb_each`, …), `?|`,
-//! `?&`, aggregates (`json_agg`) and JSON path are not built yet (42883 or
-//! 0A000). Numbers are kept exactly, with the scale they were written
+//! and the `json_` builders (json, in PostgreSQL's `{"k" : v}` form).
+//! `?|`, `?&`, the aggregates and the set-returning functions are in
+//! `json_sets`; `jsonb_each` and JSON path are not built yet (42883). Numbers are kept exactly, with the scale they were written
 //! with (`text::json_number`); `=` between jsonb values and `@>` compare
 //! numbers by value (`1.0` equals `1`).
 
@@ -107,6 +106,8 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
         B::AtArrow => ("tessera_json_contains", &left, &right),
         B::ArrowAt => ("tessera_json_contains", &right, &left),
         B::Question => ("tessera_json_has_key", &left, &right),
+        B::QuestionPipe => ("tessera_json_has_any", &left, &right),
+        B::QuestionAnd => ("tessera_json_has_all", &left, &right),
         _ => return,
     };
     if let Ok(call) = crate::parsing::parse_expr(&format!("{f}({l}, {r})")) {
@@ -179,11 +180,11 @@ struct JsonFn {
     signature: Signature,
 }
 
-fn refuse(e: SqlError) -> DataFusionError {
+pub(crate) fn refuse(e: SqlError) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
-fn parse(text: &str) -> Result<Value> {
+pub(crate) fn parse(text: &str) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| {
         refuse(SqlError::new(code::INVALID_TEXT, "invalid input syntax for type json").with_detail(e.to_string()))
     })
@@ -390,7 +391,7 @@ fn text_at(a: &ArrayRef, i: usize) -> Result<Option<String>> {
 
 /// A SQL value as JSON: json arguments embedded, numbers and booleans as
 /// themselves, everything else as its text.
-fn to_value(a: &ArrayRef, json: bool, i: usize) -> Result<Value> {
+pub(crate) fn to_value(a: &ArrayRef, json: bool, i: usize) -> Result<Value> {
     let Some(text) = cell(a, i) else { return Ok(Value::Null) };
     Ok(match a.data_type() {
         _ if json => parse(&text)?,
@@ -459,7 +460,7 @@ fn number_key(text: &str) -> String {
 }
 
 /// `?`: an object's key, an array's string element, or the string itself.
-fn has_key(doc: &Value, key: &str) -> bool {
+pub(crate) fn has_key(doc: &Value, key: &str) -> bool {
     match doc {
         Value::Object(map) => map.contains_key(key),
         Value::Array(items) => items.iter().any(|v| v.as_str() == Some(key)),

@@ -81,7 +81,8 @@
 //! PostgreSQL does; `bpchar` gives casts to char(n) their padding;
 //! `using_joins` orders `*` over USING joins and merges RIGHT/FULL keys;
 //! `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
-//! `json` gives json and jsonb their operators and functions; `windows`
+//! `json` gives json and jsonb their operators and functions, `json_sets`
+//! their aggregates, set-returning functions and `?|`/`?&`; `windows`
 //! writes named windows out; `array_types` gives array columns
 //! PostgreSQL's text form; `array_fns` gives `array_remove`,
 //! `array_replace`, the dimension functions and `op ANY (array)`
@@ -118,6 +119,7 @@ pub mod int_literals;
 pub mod intervals;
 pub mod jobs;
 pub mod json;
+pub mod json_sets;
 pub mod keyed;
 pub mod local_time;
 pub mod naming;

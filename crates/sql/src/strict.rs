@@ -500,6 +500,7 @@ pub fn rewrite_statement(
         crate::intervals::rewrite(e);
         crate::array_fns::rewrite_any(e);
         crate::json::rewrite(e);
+        crate::json_sets::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
         // characters (an assignment refuses a longer one instead); char(n)
         // is `bpchar`'s value.

@@ -3,7 +3,8 @@
 //! Accepts connections (pgwire handles framing, startup and the
 //! extended-protocol state machine) and hands every statement to the
 //! connection's `tessera_sql::Session`. This crate only translates: rows to
-//! DataRow messages in text or binary format (`values`), Bind parameters to
+//! DataRow messages in text or binary format (`values`, with the binary
+//! layouts of `tessera_sql::pg_binary`), Bind parameters to
 //! typed values, errors to ErrorResponse with their SQLSTATE, and the
 //! session's transaction state to ReadyForQuery.
 //!

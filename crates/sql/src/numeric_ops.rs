@@ -198,7 +198,7 @@ struct Convert {
     signature: Signature,
 }
 
-fn literal_u8(v: Option<&ScalarValue>) -> Result<i64> {
+fn constant_int(v: Option<&ScalarValue>) -> Result<i64> {
     match v.map(|v| v.cast_to(&DataType::Int64)) {
         Some(Ok(ScalarValue::Int64(Some(n)))) => Ok(n),
         _ => Err(DataFusionError::Plan("tessera_numeric_as takes a constant precision and scale".into())),
@@ -215,8 +215,8 @@ impl Convert {
             },
             ConvertKind::Default => UNCONSTRAINED,
             ConvertKind::Declared => {
-                let p = literal_u8(scalars.get(1).copied().flatten())?;
-                let s = literal_u8(scalars.get(2).copied().flatten())?;
+                let p = constant_int(scalars.get(1).copied().flatten())?;
+                let s = constant_int(scalars.get(2).copied().flatten())?;
                 DataType::Decimal256(p as u8, s as i8)
             }
         })

@@ -186,6 +186,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
     crate::numeric_ops::register(&ctx);
+    crate::real_sum::register(&ctx);
     crate::intervals::register(&ctx);
     crate::json::register(&ctx);
     crate::json_sets::register(&ctx);

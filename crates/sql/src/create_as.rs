@@ -30,6 +30,10 @@ pub(crate) async fn create_table_as(session: &mut Session, ct: &CreateTable, que
     let mut probe = query.clone();
     let names = crate::naming::alias_projection(&mut probe);
     let plan = session.plan_query(Statement::Query(Box::new(probe)), &[]).await?;
+    // The types after Tessera's analyzer rules (`a * 10` of an integer is an
+    // integer), as the INSERT below will produce them.
+    let state = session.ctx.state();
+    let plan = state.analyzer().execute_and_check(plan.clone(), state.config_options(), |_, _| {}).unwrap_or(plan);
     let schema = std::sync::Arc::new(plan.schema().as_arrow().clone());
     let schema = match &names {
         Some(n) => rename_schema(&schema, n),

@@ -73,7 +73,8 @@
 //! otherwise; `int_literals` types integer constants as PostgreSQL does;
 //! `int_casts` rounds casts to integers; `float_arith` raises float
 //! overflow and division by zero and casts floats to numeric through their
-//! significant digits; `numeric` and `numeric_ops` hold numerics beyond
+//! significant digits; `real_sum` keeps `sum(real)` single precision;
+//! `numeric` and `numeric_ops` hold numerics beyond
 //! Decimal128 (numeric(p, s) up to 76 digits, and unconstrained numeric
 //! exactly to 38 places) and multiply, divide and average them as
 //! PostgreSQL does; `numeric_div` divides and averages narrower numerics
@@ -134,6 +135,7 @@ pub mod pg_catalog;
 pub mod pg_typeof;
 pub mod provider;
 pub mod query_checks;
+pub mod real_sum;
 pub mod remote;
 pub mod row_waits;
 pub mod rowcodec;

@@ -1,0 +1,213 @@
+//! `sum(real)` is `real`, added in single precision, as in PostgreSQL.
+//!
+//! DataFusion sums `Float32` values as `Float64`, so `sum(1.1::real)`
+//! prints `1.100000023841858` where PostgreSQL prints `1.1` (its `float4pl`
+//! adds in single precision and the result is `real`). Tessera's `sum`
+//! ([`Sum`]) is DataFusion's for every other type; for `real` it adds in
+//! `f32`, raising 22003 when finite values overflow to infinity.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, AsArray};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float32Type};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
+use datafusion::logical_expr::{Accumulator, AggregateUDF, AggregateUDFImpl, GroupsAccumulator, Signature};
+
+use crate::error::{SqlError, code};
+
+/// Registers the `sum` that keeps `real` single precision.
+pub fn register(ctx: &SessionContext) {
+    let signature = Signature::user_defined(datafusion::logical_expr::Volatility::Immutable);
+    ctx.register_udaf(AggregateUDF::new_from_impl(Sum {
+        inner: datafusion::functions_aggregate::sum::sum_udaf(),
+        signature,
+    }));
+}
+
+/// DataFusion's `sum`, except over `real` (see the module's text).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Sum {
+    inner: Arc<AggregateUDF>,
+    /// Coercion is ours: DataFusion's signature widens `real` to `double`.
+    signature: Signature,
+}
+
+fn is_real(fields: &[FieldRef]) -> bool {
+    fields.first().is_some_and(|f| f.data_type() == &DataType::Float32)
+}
+
+impl AggregateUDFImpl for Sum {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn aliases(&self) -> &[String] {
+        self.inner.aliases()
+    }
+
+    fn coerce_types(&self, args: &[DataType]) -> Result<Vec<DataType>> {
+        match args {
+            [DataType::Float32] => Ok(vec![DataType::Float32]),
+            _ => {
+                let fields: Vec<FieldRef> = args.iter().map(|t| Arc::new(Field::new("arg", t.clone(), true))).collect();
+                let coerced =
+                    datafusion::logical_expr::type_coercion::functions::fields_with_udf(&fields, &*self.inner)?;
+                Ok(coerced.iter().map(|f| f.data_type().clone()).collect())
+            }
+        }
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        match args {
+            [DataType::Float32] => Ok(DataType::Float32),
+            _ => self.inner.return_type(args),
+        }
+    }
+
+    fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        if is_real(args.input_fields) {
+            return Ok(vec![Arc::new(Field::new(format!("{}[sum]", args.name), DataType::Float32, true))]);
+        }
+        self.inner.inner().state_fields(args)
+    }
+
+    fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if is_real(args.expr_fields) && !args.is_distinct {
+            return Ok(Box::new(RealSum { sum: None }));
+        }
+        self.inner.accumulator(args)
+    }
+
+    fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
+        !is_real(args.expr_fields) && self.inner.groups_accumulator_supported(args)
+    }
+
+    fn create_groups_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn GroupsAccumulator>> {
+        self.inner.create_groups_accumulator(args)
+    }
+
+    fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if is_real(args.expr_fields) {
+            // PostgreSQL recomputes a real sum per frame: so does this one.
+            return Ok(Box::new(FrameSum { values: std::collections::VecDeque::new() }));
+        }
+        self.inner.create_sliding_accumulator(args)
+    }
+
+    fn reverse_expr(&self) -> datafusion::logical_expr::ReversedUDAF {
+        self.inner.inner().reverse_expr()
+    }
+}
+
+/// A running single-precision sum (None until a value arrives).
+#[derive(Debug)]
+struct RealSum {
+    sum: Option<f32>,
+}
+
+impl RealSum {
+    fn add(&mut self, values: &ArrayRef) -> Result<()> {
+        for v in values.as_primitive::<Float32Type>().iter().flatten() {
+            let before = self.sum.unwrap_or(0.0);
+            let after = before + v;
+            if after.is_infinite() && before.is_finite() && v.is_finite() {
+                return Err(DataFusionError::External(Box::new(SqlError::new(
+                    code::OUT_OF_RANGE,
+                    "value out of range: overflow",
+                ))));
+            }
+            self.sum = Some(after);
+        }
+        Ok(())
+    }
+}
+
+impl Accumulator for RealSum {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        self.add(&values[0])
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        Ok(ScalarValue::Float32(self.sum))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![ScalarValue::Float32(self.sum)])
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        self.add(&states[0])
+    }
+}
+
+/// A real sum over a window frame: the frame's values, added again in
+/// order whenever the frame's sum is asked for (no subtraction, whose
+/// rounding would differ).
+#[derive(Debug)]
+struct FrameSum {
+    values: std::collections::VecDeque<Option<f32>>,
+}
+
+impl Accumulator for FrameSum {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        self.values.extend(values[0].as_primitive::<Float32Type>().iter());
+        Ok(())
+    }
+
+    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        for _ in 0..values[0].len() {
+            self.values.pop_front();
+        }
+        Ok(())
+    }
+
+    fn supports_retract_batch(&self) -> bool {
+        true
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        let mut sum = RealSum { sum: None };
+        let frame: ArrayRef = Arc::new(self.values.iter().copied().collect::<datafusion::arrow::array::Float32Array>());
+        sum.add(&frame)?;
+        Ok(ScalarValue::Float32(sum.sum))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self) + self.values.len() * std::mem::size_of::<Option<f32>>()
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![self.evaluate()?])
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        self.update_batch(states)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::Float32Array;
+
+    #[test]
+    fn adds_in_single_precision_and_refuses_overflow() {
+        let mut s = RealSum { sum: None };
+        assert_eq!(s.evaluate().unwrap(), ScalarValue::Float32(None));
+        s.update_batch(&[Arc::new(Float32Array::from(vec![Some(1.1f32), None, Some(2.2)]))]).unwrap();
+        assert_eq!(s.evaluate().unwrap(), ScalarValue::Float32(Some(1.1f32 + 2.2f32)));
+        let mut big = RealSum { sum: None };
+        let err = big.update_batch(&[Arc::new(Float32Array::from(vec![f32::MAX, f32::MAX]))]).unwrap_err();
+        assert!(err.to_string().contains("overflow"), "{err}");
+    }
+}

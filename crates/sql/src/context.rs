@@ -159,6 +159,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::int_literals::IntegerLiterals),
         Arc::new(crate::intervals::IntervalRules),
         Arc::new(crate::strict::ComparedConstants { zone: zone.clone() }),
+        Arc::new(crate::window_defaults::ShiftDefaults),
     ];
     analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
     analyzer.push(Arc::new(crate::exact_casts::KeepMergingCasts));

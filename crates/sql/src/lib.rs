@@ -84,7 +84,8 @@
 //! `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
 //! `json` gives json and jsonb their operators and functions, `json_sets`
 //! their aggregates, set-returning functions and `?|`/`?&`; `windows`
-//! writes named windows out; `array_types` gives array columns
+//! writes named windows out; `window_defaults` types `lead`/`lag` with
+//! a wider default as PostgreSQL does; `array_types` gives array columns
 //! PostgreSQL's text form; `array_fns` gives `array_remove`,
 //! `array_replace`, the dimension functions and `op ANY (array)`
 //! PostgreSQL's meaning; `parsing` parses the expressions
@@ -153,6 +154,7 @@ pub mod tz;
 pub mod udf_values;
 pub mod using_joins;
 pub mod volatile;
+pub mod window_defaults;
 pub mod windows;
 pub mod zones;
 

@@ -18,9 +18,12 @@
 //! (false for an empty array). DataFusion's `= ANY` ignores NULL elements
 //! and its `< ANY` compares with the bounds it finds, so
 //! [`rewrite_any`] makes such comparisons `tessera_any(x, array, 'op')`
-//! ([`AnyOp`]), except against a parameter (`= ANY($1)`), whose type only
-//! DataFusion's own planning infers (there a NULL element counts as no
-//! match, which a WHERE clause cannot tell apart).
+//! ([`AnyOp`]), except against a parameter (`op ANY($1)`), whose type only
+//! DataFusion's own planning infers: there the analyzer rule
+//! [`AnyParameters`] replaces the `array_has` that DataFusion plans for
+//! `= ANY($1)` once types are known (the other operators against a
+//! parameter keep DataFusion's reading, where a NULL element counts as no
+//! match).
 
 use std::sync::Arc;
 
@@ -354,4 +357,38 @@ pub fn contains(a: &ArrayRef, b: &ArrayRef) -> Result<datafusion::arrow::array::
         out.push(Some(all));
     }
     Ok(BooleanArray::from(out))
+}
+
+/// `= ANY($1)` as PostgreSQL answers it (see the module's text): after
+/// type coercion, DataFusion's `array_has(array, x)` becomes
+/// `tessera_any(x, array, '=')`. (PostgreSQL has no `array_has`, so every
+/// call of it here came from an `= ANY`.)
+#[derive(Debug)]
+pub struct AnyParameters;
+
+impl datafusion::optimizer::AnalyzerRule for AnyParameters {
+    fn name(&self) -> &str {
+        "tessera_any_parameters"
+    }
+
+    fn analyze(
+        &self,
+        plan: datafusion::logical_expr::LogicalPlan,
+        _config: &datafusion::common::config::ConfigOptions,
+    ) -> Result<datafusion::logical_expr::LogicalPlan> {
+        crate::exact_casts::rewrite_expressions(plan, |e, _schema| {
+            use datafusion::common::tree_node::Transformed;
+            use datafusion::logical_expr::Expr;
+            use datafusion::logical_expr::expr::ScalarFunction;
+            let Expr::ScalarFunction(f) = &e else { return Ok(Transformed::no(e)) };
+            if f.func.name() != "array_has" || f.args.len() != 2 {
+                return Ok(Transformed::no(e));
+            }
+            let any =
+                Arc::new(ScalarUDF::new_from_impl(AnyOp { signature: Signature::user_defined(Volatility::Immutable) }));
+            let op = Expr::Literal(datafusion::common::ScalarValue::Utf8(Some("=".into())), None);
+            let args = vec![f.args[1].clone(), f.args[0].clone(), op];
+            Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(any, args))))
+        })
+    }
 }

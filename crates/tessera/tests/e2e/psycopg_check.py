@@ -236,6 +236,10 @@ def arrays(conn):
     got = conn.execute("SELECT k FROM pa WHERE k = ANY(%s) ORDER BY k", ([1, 3],)).fetchall()
     assert got == [(1,), (3,)], got
     assert conn.execute("SELECT k FROM pa WHERE 3 = ANY(a)").fetchall() == [(1,)]
+    # = ANY against a parameter is three-valued too: a NULL element makes a miss unknown.
+    got = conn.execute("SELECT 2 = ANY(%s), 1 = ANY(%s)", ([1, None], [1, None])).fetchone()
+    assert got == (None, True), got
+    assert conn.execute("SELECT k FROM pa WHERE NOT (k = ANY(%s))", ([1, None],)).fetchall() == []
     assert conn.execute("SELECT %s::text[]", (["a", "b"],)).fetchone() == (["a", "b"],)
     conn.commit()
 

@@ -33,6 +33,21 @@ pub struct Format {
     pub escape: char,
 }
 
+impl Format {
+    /// PostgreSQL's default: text, tab-delimited, `\N` for NULL.
+    pub fn text() -> Self {
+        Format {
+            csv: false,
+            binary: false,
+            delimiter: '\t',
+            null: "\\N".into(),
+            header: false,
+            quote: '"',
+            escape: '"',
+        }
+    }
+}
+
 pub struct CopyIn {
     pub def: Arc<TableDef>,
     /// Target columns (indexes into the table's columns).
@@ -44,15 +59,7 @@ pub struct CopyIn {
 }
 
 fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Format> {
-    let mut f = Format {
-        csv: false,
-        binary: false,
-        delimiter: '\t',
-        null: "\\N".into(),
-        header: false,
-        quote: '"',
-        escape: '"',
-    };
+    let mut f = Format::text();
     let mut delim = None;
     let mut null = None;
     for o in options {
@@ -718,15 +725,7 @@ mod tests {
 
     #[test]
     fn parses_text_and_csv() {
-        let f = Format {
-            csv: false,
-            binary: false,
-            delimiter: '\t',
-            null: "\\N".into(),
-            header: false,
-            quote: '"',
-            escape: '"',
-        };
+        let f = Format::text();
         let lines = parse_text("1\ta\\tb\n2\t\\N\n\\.\n", &f).unwrap();
         assert_eq!(lines, vec![(1, vec![Some("1".into()), Some("a\tb".into())]), (2, vec![Some("2".into()), None])]);
         let owned = |fields: &[Option<&str>]| fields.iter().map(|f| f.map(|s| Cow::Owned(s.to_string()))).collect();

@@ -62,31 +62,10 @@ fn overflow() -> DataFusionError {
     DataFusionError::External(Box::new(SqlError::new(code::OUT_OF_RANGE, "value overflows numeric format")))
 }
 
-fn ten_to(n: u32) -> Option<i256> {
-    i256::from_i128(10).checked_pow(n)
-}
-
 /// `a / b` (of scales `sa`, `sb`) at scale `s`, rounded half away from
-/// zero; None if it does not fit in 38 digits.
+/// zero (`numeric::divide`); None if it does not fit in 38 digits.
 fn divide(a: i128, sa: i8, b: i128, sb: i8, s: i8) -> Option<i128> {
-    // a·10^-sa / b·10^-sb = (a · 10^(s + sb - sa) / b) · 10^-s
-    let shift = i32::from(s) + i32::from(sb) - i32::from(sa);
-    let (mut num, mut den) = (i256::from_i128(a), i256::from_i128(b));
-    if shift >= 0 {
-        num = num.checked_mul(ten_to(shift as u32)?)?;
-    } else {
-        den = den.checked_mul(ten_to(shift.unsigned_abs())?)?;
-    }
-    let (q, r) = (num.checked_div(den)?, num.checked_rem(den)?);
-    // |r| * 2 >= |den| rounds away from zero.
-    let twice = r.checked_abs()?.checked_mul(i256::from_i128(2))?;
-    let q = if twice >= den.checked_abs()? {
-        let away = if num.is_negative() != den.is_negative() { i256::from_i128(-1) } else { i256::from_i128(1) };
-        q.checked_add(away)?
-    } else {
-        q
-    };
-    let q = q.to_i128()?;
+    let q = crate::numeric::divide(i256::from_i128(a), sa, i256::from_i128(b), sb, i32::from(s))?.to_i128()?;
     (q.unsigned_abs() < 10u128.pow(u32::from(MAX_PRECISION))).then_some(q)
 }
 

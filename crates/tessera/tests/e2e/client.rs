@@ -80,3 +80,19 @@ pub async fn assert_serves(server: &Server) {
     let client = connect(server).await;
     assert_eq!(query_text(&client, "SELECT 1").await, rows(&[&["1"]]), "the server answered SELECT 1 wrongly");
 }
+
+/// Any column value as the raw bytes the server sent, for the types plain tokio-postgres cannot decode.
+pub struct Raw(pub Vec<u8>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for Raw {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Raw, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(raw.to_vec()))
+    }
+
+    fn accepts(_: &tokio_postgres::types::Type) -> bool {
+        true
+    }
+}

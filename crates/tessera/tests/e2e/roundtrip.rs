@@ -24,10 +24,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
-use tokio_postgres::types::{FromSql, Type};
 use tokio_postgres::{Client, NoTls};
 
-use crate::client::{block_on, connect, describe, exec, query_text};
+use crate::client::{Raw, block_on, connect, describe, exec, query_text};
 use crate::harness::Server;
 
 const ROWS: usize = 400;
@@ -108,19 +107,6 @@ fn row(rng: &mut Rng) -> [Option<String>; 6] {
 fn rows() -> Vec<[Option<String>; 6]> {
     let mut rng = Rng(0x7e55_e4a0_2026_1127);
     (0..ROWS).map(|_| row(&mut rng)).collect()
-}
-
-/// Any column value as the raw bytes the server sent.
-struct Raw(Vec<u8>);
-
-impl<'a> FromSql<'a> for Raw {
-    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Raw, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(Raw(raw.to_vec()))
-    }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -9,9 +9,9 @@
 use std::time::Duration;
 
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{FromSql, ToSql, Type};
+use tokio_postgres::types::{ToSql, Type};
 
-use crate::client::{block_on, connect, describe, exec, query_text, rows};
+use crate::client::{Raw, block_on, connect, describe, exec, query_text, rows};
 use crate::harness::Server;
 
 /// Generous for a debug build; every test here does a few hundred round trips at most.
@@ -281,19 +281,6 @@ fn casts_to_text_are_text_in_binary_results() {
             assert_eq!(got, expected, "row {}", case.typed.id);
         }
     });
-}
-
-/// Any column value as the raw bytes the server sent, for the types plain tokio-postgres cannot decode.
-struct Raw(Vec<u8>);
-
-impl<'a> FromSql<'a> for Raw {
-    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Raw, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(Raw(raw.to_vec()))
-    }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
 }
 
 /// PostgreSQL's binary numeric: digit count, weight (of the first base-10000 digit), sign, display scale, digits.

@@ -14,6 +14,10 @@ use tessera_sql::text::write_cell_in;
 use tessera_sql::tz::Zone;
 
 pub fn pg_type(ty: SqlType) -> Type {
+    if let SqlType::Enum(oid) = ty {
+        let labels = tessera_sql::user_types::enum_type(oid).map(|t| t.labels.clone()).unwrap_or_default();
+        return Type::new(ty.name(), oid, postgres_types::Kind::Enum(labels), "public".into());
+    }
     Type::from_oid(ty.oid()).unwrap_or(Type::TEXT)
 }
 

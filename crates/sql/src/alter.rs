@@ -108,15 +108,24 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
                 ));
             }
             let type_name = column_def.data_type.to_string();
-            let ty = SqlType::parse(&type_name)?;
+            let resolved = session.catalog().resolve_type(&def.db, &type_name)?;
+            if let Some(d) = resolved.domain.as_ref().and_then(|d| d.domain())
+                && (d.not_null || !d.checks.is_empty())
+            {
+                return Err(SqlError::unsupported(format!(
+                    "ALTER TABLE ADD COLUMN of a domain with constraints ({type_name})"
+                )));
+            }
             let mut col = ColumnDef {
                 name: cname.clone(),
-                ty,
+                ty: resolved.ty,
                 not_null: false,
-                default: None,
+                default: resolved.domain.as_ref().and_then(|d| d.domain()).and_then(|d| d.default.clone()),
                 identity: None,
                 field: def.next_field,
+                domain: resolved.domain.as_ref().map(|d| d.oid),
             };
+            let ty = col.ty;
             for opt in &column_def.options {
                 match &opt.option {
                     ColumnOption::NotNull => col.not_null = true,
@@ -443,7 +452,11 @@ async fn add_primary_key(session: &mut Session, def: &TableDef, cols: Vec<String
 }
 
 /// Rewrites every row of a table in one transaction.
-fn rewrite_rows(session: &Session, def: &TableDef, mut f: impl FnMut(&mut Vec<Option<Vec<u8>>>)) -> Result<()> {
+pub(crate) fn rewrite_rows(
+    session: &Session,
+    def: &TableDef,
+    mut f: impl FnMut(&mut Vec<Option<Vec<u8>>>),
+) -> Result<()> {
     let table = session.catalog().engine_table(def)?;
     let (stream, base) = session.catalog().base_engine(&def.db)?;
     let mut txn = crate::txn::Txn::begin(&base, stream, Isolation::Snapshot)?;

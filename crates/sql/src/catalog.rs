@@ -38,8 +38,10 @@ mod partitions;
 #[cfg(test)]
 mod replica_tests;
 mod sequences;
+mod types;
 pub use home::Home;
 pub use layout::block_home;
+pub use types::{DomainDef, ResolvedType, TypeDef, TypeKind, type_key};
 
 pub const CATALOG_TABLE: &str = "__catalog";
 pub const SEQUENCE_TABLE: &str = "__sequences";
@@ -70,6 +72,10 @@ pub struct ColumnDef {
     pub identity: Option<Identity>,
     /// The engine tuple field holding this column.
     pub field: u16,
+    /// The domain the column was declared with (its `ty` is the domain's
+    /// base type; the domain's constraints apply to its values).
+    #[serde(default)]
+    pub domain: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -233,6 +239,8 @@ enum Entry {
     /// A keyed database's partitions and schema version, in its home
     /// (`catalog/layout.rs`).
     Layout(layout::Layout),
+    /// An enum type or a domain (`catalog/types.rs`).
+    Type(TypeDef),
 }
 
 impl Entry {
@@ -245,6 +253,7 @@ impl Entry {
             Entry::Streams { .. } => "streams:0".into(),
             Entry::Job(j) => format!("job:{}", j.id),
             Entry::Layout(l) => format!("layout:{}", l.db),
+            Entry::Type(t) => format!("type:{}", t.oid),
         }
     }
 }
@@ -265,6 +274,7 @@ struct State {
     tables: BTreeMap<(String, String), Arc<TableDef>>,
     sequences: BTreeMap<(String, String), Arc<SequenceDef>>,
     roles: BTreeMap<String, RoleDef>,
+    types: BTreeMap<(String, String), Arc<TypeDef>>,
     jobs: BTreeMap<u32, JobDef>,
     next_oid: u32,
     next_stream: u32,
@@ -527,6 +537,7 @@ impl Catalog {
                 Entry::Table(t) => t.oid,
                 Entry::Sequence(s) => s.oid,
                 Entry::Role(r) => r.oid,
+                Entry::Type(t) => t.oid,
                 Entry::Streams { next } => {
                     state.next_stream = state.next_stream.max(*next);
                     continue;
@@ -558,6 +569,10 @@ impl Catalog {
                 }
                 Entry::Role(r) => {
                     state.roles.insert(r.name.clone(), r);
+                }
+                Entry::Type(t) => {
+                    t.publish();
+                    state.types.insert((t.db.clone(), t.name.clone()), Arc::new(t));
                 }
                 Entry::Streams { .. } | Entry::Layout(_) => {}
                 Entry::Job(j) => {
@@ -720,6 +735,11 @@ impl Catalog {
                     state.roles.retain(|_, x| x.oid != r.oid);
                     state.roles.insert(r.name.clone(), r);
                 }
+                Entry::Type(t) => {
+                    t.publish();
+                    state.types.retain(|_, x| x.oid != t.oid);
+                    state.types.insert((t.db.clone(), t.name.clone()), Arc::new(t));
+                }
                 Entry::Streams { next } => state.next_stream = state.next_stream.max(next),
                 Entry::Job(j) => {
                     state.jobs.insert(j.id, j);
@@ -749,6 +769,7 @@ impl Catalog {
                 "database" => state.databases.retain(|_, x| x.oid != oid),
                 "table" => state.tables.retain(|_, x| x.oid != oid),
                 "sequence" => state.sequences.retain(|_, x| x.oid != oid),
+                "type" => state.types.retain(|_, x| x.oid != oid),
                 _ => state.roles.retain(|_, x| x.oid != oid),
             }
         }

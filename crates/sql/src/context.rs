@@ -168,6 +168,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     analyzer.push(Arc::new(crate::float_arith::FloatArithmetic));
     analyzer.push(Arc::new(crate::numeric_ops::WideArithmetic));
     analyzer.push(Arc::new(crate::array_fns::AnyParameters));
+    analyzer.push(Arc::new(crate::enums::EnumOrder));
     analyzer.push(Arc::new(crate::numeric_div::NumericDivision));
     analyzer.push(Arc::new(crate::json::JsonConcat));
     analyzer.push(Arc::new(crate::local_time::SessionTimeZone { zone: zone.clone() }));
@@ -184,7 +185,9 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::int_casts::register(&ctx);
     crate::float_arith::register(&ctx);
     crate::pg_typeof::register(&ctx);
+    crate::pg_types::register(&ctx, &resolver);
     crate::bpchar::register(&ctx);
+    crate::enums::register(&ctx);
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
     crate::numeric_ops::register(&ctx);

@@ -46,6 +46,9 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
 }
 
 async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Output>> {
+    if let Some(done) = crate::type_ddl::try_execute(session, stmt) {
+        return done.map(Some);
+    }
     match stmt {
         Statement::CreateTable(ct) => create_table(session, ct).await,
         Statement::CreateIndex(ci) => create_index(session, ci),
@@ -481,9 +484,17 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
             return Err(SqlError::new(code::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
         }
         let type_name = c.data_type.to_string();
-        let ty = SqlType::parse(&type_name)?;
-        let mut col =
-            ColumnDef { name: cname.clone(), ty, not_null: false, default: None, identity: None, field: i as u16 };
+        let resolved = session.catalog().resolve_type(&db, &type_name)?;
+        let domain = resolved.domain.as_ref().and_then(|d| d.domain());
+        let mut col = ColumnDef {
+            name: cname.clone(),
+            ty: resolved.ty,
+            not_null: false,
+            default: domain.and_then(|d| d.default.clone()),
+            identity: None,
+            field: i as u16,
+            domain: resolved.domain.as_ref().map(|d| d.oid),
+        };
         if SqlType::is_serial_name(&type_name) {
             let seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())))?;
             col.default = Some(format!("nextval('{}'::regclass)", seq.name));
@@ -826,6 +837,9 @@ fn drop_objects(
                     }
                     for s in catalog.sequences(&name) {
                         catalog.drop_sequence_entry(s.oid)?;
+                    }
+                    for t in catalog.user_types(&name) {
+                        catalog.drop_type_entry(t.oid)?;
                     }
                     catalog.drop_database_entry(d.oid)?;
                     // The partitions and the home go with their database,

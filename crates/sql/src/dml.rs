@@ -102,9 +102,13 @@ pub(crate) fn cast_for(expr: &str, ty: SqlType) -> String {
 pub(crate) fn cast_type(ty: SqlType) -> String {
     match ty {
         SqlType::Numeric { precision, scale } => format!("DECIMAL({precision},{scale})"),
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
-            "TEXT".into()
-        }
+        SqlType::Text
+        | SqlType::Varchar(_)
+        | SqlType::Char(_)
+        | SqlType::Uuid
+        | SqlType::Json
+        | SqlType::Jsonb
+        | SqlType::Enum(_) => "TEXT".into(),
         SqlType::TimestampTz => "TIMESTAMPTZ".into(),
         other => other.name().to_uppercase(),
     }
@@ -555,33 +559,56 @@ pub(crate) async fn check_rows(session: &Session, def: &TableDef, batch: RecordB
         if let Some(fixed) = crate::text::enforce_text_type(col.ty, a)? {
             columns[ci] = fixed;
         }
+        crate::user_types::check_labels(col.ty, &columns[ci])?;
     }
     let batch = RecordBatch::try_new(batch.schema(), columns)?;
-    for check in &def.checks {
-        session.set_scratch("newrow", batch.clone());
-        let sql = format!("SELECT ({}) FROM __scratch.newrow AS {}", check.expr, quote_ident(&def.name));
-        let stmt = parse_sql(&sql)?.pop().expect("statement");
-        let plan = session.plan_query(stmt, &[]).await;
-        let result = match plan {
-            Ok(plan) => session.run_plan(plan).await.map(|(_, b)| b),
-            Err(e) => {
-                session.clear_scratch();
-                return Err(e);
-            }
-        };
-        session.clear_scratch();
-        for b in result? {
-            let col = b.column(0);
-            let Some(bools) = col.as_boolean_opt() else { continue };
-            if bools.iter().any(|v| v == Some(false)) {
-                return Err(SqlError::new(
-                    code::CHECK,
-                    format!("new row for relation \"{}\" violates check constraint \"{}\"", def.name, check.name),
-                ));
+    for (ci, col) in def.columns.iter().enumerate() {
+        let Some((t, d)) = crate::domains::domain_of(session.catalog(), col.domain) else { continue };
+        if d.not_null && batch.column(ci).null_count() > 0 {
+            return Err(crate::domains::null_error(&t));
+        }
+        let value = Expr::Identifier(datafusion::sql::sqlparser::ast::Ident::with_quote('"', col.name.clone()));
+        for c in &d.checks {
+            let check = crate::domains::substitute_value(&c.expr, &value)?;
+            if violates(session, def, &batch, &check.to_string()).await? {
+                return Err(crate::domains::check_error(&t, &c.name));
             }
         }
     }
+    for check in &def.checks {
+        if violates(session, def, &batch, &check.expr).await? {
+            return Err(SqlError::new(
+                code::CHECK,
+                format!("new row for relation \"{}\" violates check constraint \"{}\"", def.name, check.name),
+            ));
+        }
+    }
     Ok(batch)
+}
+
+/// Whether `check` (SQL over the table's columns) is false for a row of
+/// `batch`.
+async fn violates(session: &Session, def: &TableDef, batch: &RecordBatch, check: &str) -> Result<bool> {
+    session.set_scratch("newrow", batch.clone());
+    let sql = format!("SELECT ({check}) FROM __scratch.newrow AS {}", quote_ident(&def.name));
+    let stmt = parse_sql(&sql)?.pop().expect("statement");
+    let plan = session.plan_query(stmt, &[]).await;
+    let result = match plan {
+        Ok(plan) => session.run_plan(plan).await.map(|(_, b)| b),
+        Err(e) => {
+            session.clear_scratch();
+            return Err(e);
+        }
+    };
+    session.clear_scratch();
+    for b in result? {
+        let col = b.column(0);
+        let Some(bools) = col.as_boolean_opt() else { continue };
+        if bools.iter().any(|v| v == Some(false)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Encodes full rows (columns in catalog order) as engine tuples.

@@ -34,6 +34,7 @@ pub mod code {
     pub const UNDEFINED_DATABASE: &str = "3D000";
     pub const INVALID_PK: &str = "42P16";
     pub const DATATYPE_MISMATCH: &str = "42804";
+    pub const WRONG_OBJECT_TYPE: &str = "42809";
     pub const AMBIGUOUS_COLUMN: &str = "42702";
     pub const GROUPING_ERROR: &str = "42803";
     pub const UNIQUE: &str = "23505";

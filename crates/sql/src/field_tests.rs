@@ -162,6 +162,7 @@ mod tests {
             default: None,
             identity: None,
             field,
+            domain: None,
         };
         TableDef {
             oid: 1,

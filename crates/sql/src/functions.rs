@@ -367,6 +367,19 @@ fn string_literal(e: &datafusion::sql::sqlparser::ast::Expr) -> Option<String> {
 /// `::jsonb`, `::regclass`, `::oid`) into Tessera's conversion functions.
 pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
     use datafusion::sql::sqlparser::ast::{DataType as AstType, Expr, visit_expressions_mut};
+    // A regtype shown as text is the type's name (`t.oid::regtype::text`),
+    // before the pass below makes the regtype an OID.
+    let _ = visit_expressions_mut(stmt, |e| {
+        if let Expr::Cast { expr: inner, data_type, .. } = e
+            && matches!(data_type, AstType::Text | AstType::Varchar(_))
+            && let Expr::Cast { data_type: inner_type, .. } = inner.as_ref()
+            && inner_type.to_string().eq_ignore_ascii_case("regtype")
+            && let Ok(name) = crate::parsing::parse_expr(&format!("format_type({inner}, NULL)"))
+        {
+            *e = name;
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
     let _ = visit_expressions_mut(stmt, |e| {
         if let Expr::Cast { expr, data_type, .. } = e {
             let t = data_type.to_string().to_lowercase();
@@ -383,6 +396,8 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                 "json" => Some("tessera_to_json"),
                 "jsonb" => Some("tessera_to_jsonb"),
                 "regclass" => Some("tessera_to_regclass"),
+                // A type's name read as its OID (`'mood'::regtype`).
+                "regtype" if string_literal(expr).is_some() => Some("tessera_to_regtype"),
                 "oid" | "regtype" | "regproc" | "regnamespace" | "regrole" | "xid" => {
                     *data_type = AstType::BigInt(None);
                     None
@@ -747,10 +762,17 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             })
         }),
     ));
-    for (name, argc) in [("obj_description", 2), ("col_description", 2), ("shobj_description", 2)] {
+    // No object has a comment (COMMENT ON is not built): NULL, as for
+    // PostgreSQL's objects without one. The second argument names the
+    // catalog (`'pg_class'`), or a column's number for col_description.
+    for (name, second) in [
+        ("obj_description", DataType::Utf8),
+        ("col_description", DataType::Int64),
+        ("shobj_description", DataType::Utf8),
+    ] {
         ctx.register_udf(create_udf(
             name,
-            vec![DataType::Int64; argc],
+            vec![DataType::Int64, second],
             DataType::Utf8,
             Volatility::Stable,
             Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Utf8(None)))),
@@ -905,7 +927,9 @@ fn map_int_i64(arg: &ColumnarValue, mut f: impl FnMut(i64) -> Option<i64>) -> Df
 
 /// `format_type(oid, typmod)`.
 pub fn format_type(oid: u32, typmod: i32) -> String {
-    let Some(t) = SqlType::from_oid(oid) else { return "???".into() };
+    let Some(t) = SqlType::from_oid(oid) else {
+        return crate::user_types::type_name(oid).unwrap_or_else(|| "???".into());
+    };
     if let Some(elem) = t.element() {
         return format!("{}[]", format_type(elem.oid(), typmod));
     }

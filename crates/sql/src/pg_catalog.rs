@@ -18,6 +18,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_class",
     "pg_attribute",
     "pg_type",
+    "pg_enum",
     "pg_index",
     "pg_database",
     "pg_roles",
@@ -63,13 +64,13 @@ pub(crate) fn s(v: impl Into<String>) -> V {
 pub(crate) fn i(v: i64) -> V {
     V::Int64(Some(v))
 }
-fn i32v(v: i32) -> V {
+pub(crate) fn i32v(v: i32) -> V {
     V::Int32(Some(v))
 }
-fn i16v(v: i16) -> V {
+pub(crate) fn i16v(v: i16) -> V {
     V::Int16(Some(v))
 }
-fn b(v: bool) -> V {
+pub(crate) fn b(v: bool) -> V {
     V::Boolean(Some(v))
 }
 pub(crate) fn null_s() -> V {
@@ -127,7 +128,7 @@ const ALL_TYPES: &[SqlType] = &[
     SqlType::Jsonb,
 ];
 
-fn typname(t: SqlType) -> String {
+pub(crate) fn typname(t: SqlType) -> String {
     if let Some(elem) = t.element() {
         return format!("_{}", typname(elem));
     }
@@ -152,6 +153,7 @@ fn typname(t: SqlType) -> String {
         SqlType::Uuid => "uuid",
         SqlType::Jsonb => "jsonb",
         SqlType::Array { .. } => "_text",
+        SqlType::Enum(_) => return t.name(),
     }
     .to_string()
 }
@@ -332,7 +334,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     rows.push(vec![
                         i(t.oid as i64),
                         s(&c.name),
-                        i(c.ty.oid() as i64),
+                        i(c.domain.unwrap_or(c.ty.oid()) as i64),
                         i16v(k as i16 + 1),
                         i32v(c.ty.typmod()),
                         b(c.not_null),
@@ -376,7 +378,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
         "pg_type" => {
             // Each type and its array type (typelem names the element).
             let types = ALL_TYPES.iter().flat_map(|t| [*t, SqlType::array_of(*t)]);
-            let rows: Vec<Vec<V>> = types
+            let mut rows: Vec<Vec<V>> = types
                 .map(|t| {
                     vec![
                         i(t.oid() as i64),
@@ -425,6 +427,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     ]
                 })
                 .collect();
+            rows.extend(crate::pg_types::user_type_rows(r));
             table(
                 &[
                     ("oid", I8),
@@ -448,6 +451,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                 rows,
             )?
         }
+        "pg_enum" => crate::pg_types::pg_enum(r)?,
         "pg_index" => {
             let mut rows = Vec::new();
             for t in &tables {

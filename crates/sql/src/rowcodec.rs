@@ -52,7 +52,13 @@ pub fn encode_column(ty: SqlType, array: &ArrayRef) -> Result<Vec<Option<Vec<u8>
             each!(array.as_primitive::<Decimal128Type>(), |v| ((v as u128) ^ (1u128 << 127)).to_be_bytes().to_vec())
         }
         SqlType::Numeric { .. } => each!(array.as_primitive::<Decimal256Type>(), |v| enc_i256(v).to_vec()),
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
+        SqlType::Text
+        | SqlType::Varchar(_)
+        | SqlType::Char(_)
+        | SqlType::Uuid
+        | SqlType::Json
+        | SqlType::Jsonb
+        | SqlType::Enum(_) => {
             each!(array.as_string::<i32>(), |v| v.as_bytes().to_vec())
         }
         SqlType::Bytea => each!(array.as_binary::<i32>(), |v| v.to_vec()),
@@ -258,7 +264,7 @@ fn decode_values<'a>(
         SqlType::Char(_) => build!(StringBuilder::with_capacity(n, n * 16), |b| std::str::from_utf8(b)
             .map_err(|_| SqlError::internal("stored text is not UTF-8"))?
             .trim_end_matches(' ')),
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb | SqlType::Enum(_) => {
             build!(StringBuilder::with_capacity(n, n * 16), |b| std::str::from_utf8(b)
                 .map_err(|_| SqlError::internal("stored text is not UTF-8"))?)
         }

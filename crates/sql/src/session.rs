@@ -185,6 +185,8 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
         return split.map(|s| vec![s]);
     }
     let sql = &normalize_copy_options(sql);
+    let domain = crate::type_ddl::normalize_create_domain(sql);
+    let sql = domain.as_deref().unwrap_or(sql);
     // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
     // GC pass it triggers covers every table anyway.
     let head = sql.trim_start();
@@ -558,6 +560,7 @@ impl Session {
     /// Plans a query statement with DataFusion and binds parameters.
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
         self.expand_using_wildcards(&mut stmt)?;
+        crate::enums::rewrite_casts(&mut stmt, self.catalog(), self.db())?;
         crate::strict::rewrite_statement(&mut stmt, self.zone())?;
         crate::functions::rewrite_casts(&mut stmt);
         crate::naming::name_function_columns(&mut stmt);
@@ -755,6 +758,7 @@ impl Session {
                 let names = crate::naming::alias_projection(&mut q);
                 let mut stmt = Statement::Query(q);
                 self.expand_using_wildcards(&mut stmt)?;
+                crate::enums::rewrite_casts(&mut stmt, self.catalog(), self.db())?;
                 crate::strict::rewrite_statement(&mut stmt, self.zone())?;
                 crate::functions::rewrite_casts(&mut stmt);
                 crate::naming::name_function_columns(&mut stmt);

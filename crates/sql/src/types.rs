@@ -16,6 +16,10 @@ use crate::error::{Result, SqlError, code};
 /// Field metadata key carrying the SQL type name.
 pub const PG_TYPE_KEY: &str = "tessera.pg_type";
 
+/// How an enum type is named in field metadata: by OID, since two
+/// databases may each have a type of the same name.
+const ENUM_META_PREFIX: &str = "enum:";
+
 /// The time zone timestamptz values carry inside DataFusion.
 pub const UTC: &str = "+00:00";
 
@@ -51,6 +55,10 @@ pub enum SqlType {
         elem: u32,
         typmod: i32,
     },
+    /// A user's enum type (`CREATE TYPE … AS ENUM`), by OID: its values
+    /// travel as their labels (Utf8), ordered by the type's label order
+    /// (`user_types.rs`).
+    Enum(u32),
 }
 
 /// PostgreSQL's array type OIDs by element OID.
@@ -97,6 +105,9 @@ impl SqlType {
             None => (lower.clone(), vec![]),
         };
         let base = base.trim_start_matches("pg_catalog.").to_string();
+        if let Some(oid) = base.strip_prefix(ENUM_META_PREFIX).and_then(|o| o.parse().ok()) {
+            return Ok(SqlType::Enum(oid));
+        }
         let arg = |i: usize| -> Result<Option<u32>> {
             match args.get(i) {
                 None => Ok(None),
@@ -192,9 +203,13 @@ impl SqlType {
             SqlType::Float8 => DataType::Float64,
             SqlType::Numeric { precision, scale } if precision <= 38 => DataType::Decimal128(precision, scale),
             SqlType::Numeric { precision, scale } => DataType::Decimal256(precision, scale),
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
-                DataType::Utf8
-            }
+            SqlType::Text
+            | SqlType::Varchar(_)
+            | SqlType::Char(_)
+            | SqlType::Uuid
+            | SqlType::Json
+            | SqlType::Jsonb
+            | SqlType::Enum(_) => DataType::Utf8,
             SqlType::Bytea => DataType::Binary,
             SqlType::Date => DataType::Date32,
             SqlType::Time => DataType::Time64(TimeUnit::Microsecond),
@@ -273,8 +288,17 @@ impl SqlType {
     /// An Arrow field for a column of this type.
     pub fn field(self, name: &str, nullable: bool) -> Field {
         let mut meta = HashMap::new();
-        meta.insert(PG_TYPE_KEY.to_string(), self.name());
+        meta.insert(PG_TYPE_KEY.to_string(), self.meta_name());
         Field::new(name, self.arrow_type(), nullable).with_metadata(meta)
+    }
+
+    /// The name field metadata carries ([`PG_TYPE_KEY`]): [`SqlType::name`],
+    /// or an enum's OID.
+    pub fn meta_name(self) -> String {
+        match self {
+            SqlType::Enum(oid) => format!("{ENUM_META_PREFIX}{oid}"),
+            other => other.name(),
+        }
     }
 
     /// PostgreSQL's name for the type, as `format_type` prints it.
@@ -307,6 +331,9 @@ impl SqlType {
             SqlType::Json => "json".into(),
             SqlType::Jsonb => "jsonb".into(),
             SqlType::Array { .. } => format!("{}[]", self.element().map_or("text".into(), |e| e.name())),
+            SqlType::Enum(oid) => {
+                crate::user_types::enum_type(oid).map_or_else(|| format!("enum {oid}"), |t| t.name.clone())
+            }
         }
     }
 
@@ -333,6 +360,7 @@ impl SqlType {
             SqlType::Uuid => 2950,
             SqlType::Jsonb => 3802,
             SqlType::Array { elem, .. } => ARRAY_OIDS.iter().find(|(e, _)| *e == elem).map_or(1009, |(_, a)| *a),
+            SqlType::Enum(oid) => oid,
         }
     }
 
@@ -357,6 +385,7 @@ impl SqlType {
             1700 => SqlType::NUMERIC_DEFAULT,
             2950 => SqlType::Uuid,
             3802 => SqlType::Jsonb,
+            _ if crate::user_types::enum_type(oid).is_some() => SqlType::Enum(oid),
             _ => {
                 let (elem, _) = ARRAY_OIDS.iter().find(|(_, a)| *a == oid)?;
                 SqlType::array_of(SqlType::from_oid(*elem)?)
@@ -381,7 +410,7 @@ impl SqlType {
         match self {
             SqlType::Bool => 1,
             SqlType::Int2 => 2,
-            SqlType::Int4 | SqlType::Float4 | SqlType::Date => 4,
+            SqlType::Int4 | SqlType::Float4 | SqlType::Date | SqlType::Enum(_) => 4,
             SqlType::Int8 | SqlType::Float8 | SqlType::Time | SqlType::Timestamp | SqlType::TimestampTz => 8,
             SqlType::Interval | SqlType::Uuid => 16,
             _ => -1,

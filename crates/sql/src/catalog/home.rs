@@ -282,6 +282,7 @@ impl Catalog {
             Entry::Table(t) => self.home_of(&t.db),
             Entry::Sequence(s) => self.home_of(&s.db),
             Entry::Job(j) => self.home_of(&j.db),
+            Entry::Type(t) => self.home_of(&t.db),
             Entry::Layout(l) => self.attach_home(l.home)?.ok_or_else(|| {
                 SqlError::new(
                     crate::error::code::CANNOT_CONNECT_NOW,
@@ -319,6 +320,7 @@ impl Catalog {
             match kind {
                 "table" => s.tables.values().find(|t| t.oid == oid).map(|t| t.db.clone()),
                 "sequence" => s.sequences.values().find(|q| q.oid == oid).map(|q| q.db.clone()),
+                "type" => s.types.values().find(|t| t.oid == oid).map(|t| t.db.clone()),
                 _ => None,
             }
         };

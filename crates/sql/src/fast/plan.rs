@@ -11,7 +11,7 @@
 //! DELETE FROM t [AS a] WHERE key = e [AND …] [RETURNING items]
 //! ```
 //!
-//! Anything else (joins, ORDER BY, ON CONFLICT, CHECK constraints, a key
+//! Anything else (joins, ORDER BY, ON CONFLICT, CHECK constraints or domains, a key
 //! that changes, a type the fast path does not compute with) is left to the
 //! general path: classification returns None and costs nothing more.
 
@@ -405,7 +405,7 @@ fn insert(session: &Session, ins: &Insert, kinds: &[ParamKind], params: &mut Vec
     }
     let TableObject::TableName(name) = &ins.table else { return None };
     let def = table_def(session, name)?;
-    if !def.checks.is_empty() {
+    if !def.checks.is_empty() || def.columns.iter().any(|c| c.domain.is_some()) {
         return None;
     }
     let targets: Vec<usize> = if ins.columns.is_empty() {
@@ -497,7 +497,7 @@ fn update(session: &Session, upd: &Update, kinds: &[ParamKind], params: &mut Vec
     }
     let (name, qualifiers) = target(&upd.table)?;
     let def = table_def(session, name)?;
-    if !def.checks.is_empty() {
+    if !def.checks.is_empty() || def.columns.iter().any(|c| c.domain.is_some()) {
         return None;
     }
     let mut scope = Scope { def: &def, qualifiers: &qualifiers, row: true, kinds, params };

@@ -244,6 +244,39 @@ def arrays(conn):
     conn.commit()
 
 
+@check("an enum type: labels in order, its OID on the wire, psycopg's EnumInfo and register_enum")
+def enums(conn):
+    import enum
+
+    from psycopg.types.enum import EnumInfo, register_enum
+
+    conn.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
+    conn.execute("CREATE TABLE pe (k int PRIMARY KEY, m mood)")
+    conn.cursor().executemany("INSERT INTO pe VALUES (%s, %s)", [(1, "happy"), (2, "sad"), (3, "ok")])
+    conn.commit()
+    oid = conn.execute("SELECT oid FROM pg_type WHERE typname = 'mood'").fetchone()[0]
+    cur = conn.execute("SELECT m FROM pe ORDER BY m")
+    assert cur.description[0].type_code == oid, (cur.description[0].type_code, oid)
+    assert cur.fetchall() == [("sad",), ("ok",), ("happy",)]
+    info = EnumInfo.fetch(conn, "mood")
+    assert info is not None and info.labels == ["sad", "ok", "happy"], info and info.labels
+
+    class Mood(enum.Enum):
+        sad = "sad"
+        ok = "ok"
+        happy = "happy"
+
+    register_enum(info, conn, Mood)
+    assert conn.execute("SELECT m FROM pe WHERE m > %s ORDER BY k", (Mood.sad,)).fetchall() == [(Mood.happy,), (Mood.ok,)]
+    with conn.cursor(binary=True) as cur:
+        assert cur.execute("SELECT m FROM pe WHERE k = %s", (2,)).fetchone() == (Mood.sad,)
+    try:
+        conn.execute("INSERT INTO pe VALUES (4, %s)", ("meh",))
+        raise AssertionError("a value that is not a label was stored")
+    except errors.InvalidTextRepresentation:
+        conn.rollback()
+
+
 @check("autocommit connection")
 def autocommit(conn):
     conn.autocommit = True

@@ -15,10 +15,11 @@
 //!   (`mood = 'bogus'` is 22P02, as in PostgreSQL), by wrapping it in
 //!   `tessera_enum`.
 //!
-//! Where an enum value would be ordered after passing through an
-//! expression that DataFusion types as plain text (`coalesce`, `CASE`,
-//! `greatest`, `least`, `min`, `max`), the statement is refused (0A000)
-//! rather than ordered alphabetically.
+//! `min` and `max` of enum values are `enum_aggregates.rs`'s. Where an
+//! enum value would be ordered after passing through an expression that
+//! DataFusion types as plain text (`coalesce`, `CASE`, `greatest`,
+//! `least`), the statement is refused (0A000) rather than ordered
+//! alphabetically.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -312,9 +313,18 @@ impl datafusion::optimizer::AnalyzerRule for EnumOrder {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &datafusion::common::config::ConfigOptions) -> Result<LogicalPlan> {
-        let plan = crate::exact_casts::rewrite_expressions(plan, order_expression)?;
+        let changed = std::cell::Cell::new(false);
+        let plan = crate::exact_casts::rewrite_expressions(plan, |e, schema| {
+            let t = order_expression(e, schema)?;
+            changed.set(changed.get() || t.transformed);
+            Ok(t)
+        })?;
+        let changed = changed.get();
         plan.transform_up_with_subqueries(|node| {
-            let LogicalPlan::Sort(mut sort) = node else { return Ok(Transformed::no(node)) };
+            // Schemas again, bottom up: an enum's min or max now says it
+            // is the enum type, for the sorts above it.
+            let node = if changed { node.recompute_schema()? } else { node };
+            let LogicalPlan::Sort(mut sort) = node else { return Ok(Transformed::new_transformed(node, changed)) };
             let schema = sort.input.schema().clone();
             let changed = order_sort_keys(&mut sort.expr, &schema)?;
             Ok(Transformed::new_transformed(LogicalPlan::Sort(sort), changed))
@@ -453,13 +463,15 @@ fn order_expression(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             Ok(Transformed::new_transformed(Expr::WindowFunction(w), changed))
         }
         Expr::AggregateFunction(mut a) => {
+            let mut changed = false;
             if matches!(a.func.name(), "min" | "max")
                 && let Some(arg) = a.params.args.first()
-                && enum_of(arg, schema)?.is_some()
+                && let Some(oid) = enum_of(arg, schema)?
             {
-                return Err(external(SqlError::unsupported(format!("{}() of an enum type", a.func.name()))));
+                a.func = crate::enum_aggregates::extreme(oid, a.func.name() == "max");
+                changed = true;
             }
-            let changed = order_sort_keys(&mut a.params.order_by, schema)?;
+            changed |= order_sort_keys(&mut a.params.order_by, schema)?;
             Ok(Transformed::new_transformed(Expr::AggregateFunction(a), changed))
         }
         other => Ok(Transformed::no(other)),

@@ -93,6 +93,16 @@
 //! `volatile` gives every row its own value of `nextval()` and
 //! `gen_random_uuid()`; `to_char` reads PostgreSQL's templates; `zones`
 //! computes AT TIME ZONE with IANA zones; `pg_typeof` names types.
+//!
+//! Users' types: `type_ddl` creates, alters and drops enum types and
+//! domains, kept per database in the catalog (`catalog/types.rs`);
+//! `user_types` tells every layer an enum type's name and labels by OID
+//! (an enum column's `SqlType` is its OID; its values travel as labels);
+//! `enums` reads casts to enum types and domains and orders enum values
+//! by their labels' positions, `enum_aggregates` gives them `min`/`max`;
+//! `domains` checks domains' constraints where values are written or
+//! cast; `pg_types` shows the types in `pg_type`/`pg_enum` and reads type
+//! names as `regtype`.
 
 pub mod alter;
 pub mod array_fns;
@@ -110,6 +120,7 @@ pub mod ddl;
 pub mod dml;
 pub mod dml_params;
 pub mod domains;
+pub mod enum_aggregates;
 pub mod enums;
 pub mod error;
 pub mod exact_casts;

@@ -28,8 +28,14 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
         return crate::array_types::to_array_type(array, ty, column, zone);
     }
     if let DataType::Decimal256(p, s) = target {
+        let declared_beyond = matches!(ty, SqlType::Numeric { precision, .. } if precision > u16::from(p));
         return crate::numeric_ops::to_decimal256(array, p, s, ty == SqlType::NUMERIC_DEFAULT).map_err(|e| {
-            if e.code == code::OUT_OF_RANGE {
+            if e.code == code::OUT_OF_RANGE && declared_beyond {
+                // PostgreSQL would take it: refused, not said to overflow.
+                SqlError::unsupported(format!(
+                    "a value of more than {p} digits for column \"{column}\" of type {ty} (Tessera's numeric holds 76)"
+                ))
+            } else if e.code == code::OUT_OF_RANGE {
                 SqlError::new(
                     code::OUT_OF_RANGE,
                     format!("numeric field overflow for column \"{column}\" of type {ty}"),

@@ -60,12 +60,13 @@ pub fn numeric_literal(text: &str) -> Option<datafusion::sql::sqlparser::ast::Ex
 }
 
 /// `numeric(p, s)` (as a lower-case type name) when p is beyond
-/// Decimal128's 38 digits: (p, s).
-pub fn wide_declared(type_name: &str) -> Option<(u8, i8)> {
+/// Decimal128's 38 digits: (p, s). Values of a precision beyond 76 hold
+/// 76 digits (`tessera_numeric_as` refuses more, 0A000).
+pub fn wide_declared(type_name: &str) -> Option<(u16, i8)> {
     let args = ["numeric(", "decimal(", "dec("].iter().find_map(|k| type_name.strip_prefix(k))?.strip_suffix(')')?;
     let (p, s) = args.split_once(',').unwrap_or((args, "0"));
-    let (p, s): (u8, i8) = (p.trim().parse().ok()?, s.trim().parse().ok()?);
-    (p > 38 && p <= MAX_DIGITS).then_some((p, s))
+    let (p, s): (u16, i8) = (p.trim().parse().ok()?, s.trim().parse().ok()?);
+    (p > 38 && p <= 1000 && s >= 0 && s as u8 <= MAX_DIGITS).then_some((p, s))
 }
 
 fn external(e: SqlError) -> DataFusionError {
@@ -217,7 +218,7 @@ impl Convert {
             ConvertKind::Declared => {
                 let p = constant_int(scalars.get(1).copied().flatten())?;
                 let s = constant_int(scalars.get(2).copied().flatten())?;
-                DataType::Decimal256(p as u8, s as i8)
+                DataType::Decimal256(p.min(i64::from(MAX_DIGITS)) as u8, s as i8)
             }
         })
     }
@@ -251,7 +252,20 @@ impl ScalarUDFImpl for Convert {
         let out = match args.return_field.data_type() {
             t if t == values.data_type() => values,
             DataType::Decimal256(p, s) => {
-                to_decimal256(&values, *p, *s, self.kind != ConvertKind::Declared).map_err(external)?
+                let declared = match (&self.kind, args.args.get(1)) {
+                    (ConvertKind::Declared, Some(ColumnarValue::Scalar(d))) => constant_int(Some(d))?,
+                    _ => i64::from(*p),
+                };
+                to_decimal256(&values, *p, *s, self.kind != ConvertKind::Declared).map_err(|e| {
+                    external(if e.code == code::OUT_OF_RANGE && declared > i64::from(*p) {
+                        // PostgreSQL would take it: refused, not said to overflow.
+                        SqlError::unsupported(format!(
+                            "a value of more than {p} digits in numeric({declared},{s}) (Tessera's numeric holds 76)"
+                        ))
+                    } else {
+                        e
+                    })
+                })?
             }
             t => datafusion::arrow::compute::cast(&values, t)?,
         };

@@ -252,11 +252,11 @@ fn decode_values<'a>(
         SqlType::Float4 => build!(Float32Builder::with_capacity(n), |b| dec_f32(arr(b)?)),
         SqlType::Float8 => build!(Float64Builder::with_capacity(n), |b| dec_f64(arr(b)?)),
         SqlType::Numeric { precision, scale } if precision <= 38 => {
-            let builder = Decimal128Builder::with_capacity(n).with_precision_and_scale(precision, scale)?;
+            let builder = Decimal128Builder::with_capacity(n).with_precision_and_scale(precision as u8, scale)?;
             build!(builder, |b| (u128::from_be_bytes(arr(b)?) ^ (1u128 << 127)) as i128)
         }
-        SqlType::Numeric { precision, scale } => {
-            let builder = Decimal256Builder::with_capacity(n).with_precision_and_scale(precision, scale)?;
+        SqlType::Numeric { scale, .. } => {
+            let builder = Decimal256Builder::with_capacity(n).with_precision_and_scale(ty.stored_precision(), scale)?;
             build!(builder, |b| dec_i256(arr(b)?))
         }
         // char(n) is kept without its padding; values written padded (by

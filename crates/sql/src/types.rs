@@ -33,8 +33,10 @@ pub enum SqlType {
     Float8,
     /// numeric(precision, scale); unconstrained numeric is
     /// [`SqlType::NUMERIC_DEFAULT`] (see `numeric.rs`).
+    /// numeric(p, s) beyond 76 digits keeps its declared precision (for
+    /// the catalog) and holds values of up to 76 digits (see `numeric.rs`).
     Numeric {
-        precision: u8,
+        precision: u16,
         scale: i8,
     },
     Text,
@@ -88,7 +90,7 @@ impl SqlType {
     /// Unconstrained `numeric`: Arrow decimals need a fixed scale, so 38
     /// digits before the point and 38 after (`numeric.rs`).
     pub const NUMERIC_DEFAULT: SqlType =
-        SqlType::Numeric { precision: crate::numeric::MAX_DIGITS, scale: crate::numeric::UNCONSTRAINED_SCALE };
+        SqlType::Numeric { precision: crate::numeric::MAX_DIGITS as u16, scale: crate::numeric::UNCONSTRAINED_SCALE };
 
     /// Parses a type name as written in DDL or a cast (`integer`,
     /// `varchar(10)`, `timestamp with time zone`, `numeric(10,2)`).
@@ -138,21 +140,21 @@ impl SqlType {
                             format!("NUMERIC precision {p} must be between 1 and 1000"),
                         ));
                     }
-                    if p > u32::from(crate::numeric::MAX_DIGITS) {
-                        return Err(SqlError::new(
-                            code::FEATURE_NOT_SUPPORTED,
-                            format!(
-                                "numeric({p}, {s}): Tessera's numeric holds at most 76 digits (declare numeric(76, {s}) or less)"
-                            ),
-                        ));
-                    }
                     if s > p {
                         return Err(SqlError::new(
                             code::INVALID_PARAMETER,
                             format!("NUMERIC scale {s} must be between 0 and precision {p}"),
                         ));
                     }
-                    SqlType::Numeric { precision: p as u8, scale: s as i8 }
+                    if s > u32::from(crate::numeric::MAX_DIGITS) {
+                        return Err(SqlError::new(
+                            code::FEATURE_NOT_SUPPORTED,
+                            format!(
+                                "numeric({p}, {s}): Tessera's numeric holds at most 76 digits, so at most 76 places"
+                            ),
+                        ));
+                    }
+                    SqlType::Numeric { precision: p as u16, scale: s as i8 }
                 }
             },
             "text" | "string" | "name" | "citext" => SqlType::Text,
@@ -201,8 +203,8 @@ impl SqlType {
             SqlType::Int8 => DataType::Int64,
             SqlType::Float4 => DataType::Float32,
             SqlType::Float8 => DataType::Float64,
-            SqlType::Numeric { precision, scale } if precision <= 38 => DataType::Decimal128(precision, scale),
-            SqlType::Numeric { precision, scale } => DataType::Decimal256(precision, scale),
+            SqlType::Numeric { precision, scale } if precision <= 38 => DataType::Decimal128(precision as u8, scale),
+            SqlType::Numeric { scale, .. } => DataType::Decimal256(self.stored_precision(), scale),
             SqlType::Text
             | SqlType::Varchar(_)
             | SqlType::Char(_)
@@ -223,6 +225,15 @@ impl SqlType {
         }
     }
 
+    /// The digits a numeric column's values may have: its precision, but
+    /// at most the 76 of Decimal256 (0 for other types).
+    pub fn stored_precision(self) -> u8 {
+        match self {
+            SqlType::Numeric { precision, .. } => precision.min(u16::from(crate::numeric::MAX_DIGITS)) as u8,
+            _ => 0,
+        }
+    }
+
     /// The array type of elements of `elem`.
     pub fn array_of(elem: SqlType) -> SqlType {
         SqlType::Array { elem: elem.oid(), typmod: elem.typmod() }
@@ -237,7 +248,7 @@ impl SqlType {
             (SqlType::Varchar(_), Some(n)) => SqlType::Varchar(Some(n)),
             (SqlType::Char(_), Some(n)) => SqlType::Char(n),
             (SqlType::Numeric { .. }, Some(m)) => {
-                SqlType::Numeric { precision: (m >> 16) as u8, scale: (m & 0xffff) as i8 }
+                SqlType::Numeric { precision: (m >> 16) as u16, scale: (m & 0xffff) as i8 }
             }
             (base, _) => base,
         })
@@ -252,7 +263,9 @@ impl SqlType {
             DataType::Int64 | DataType::UInt32 | DataType::UInt64 => SqlType::Int8,
             DataType::Float16 | DataType::Float32 => SqlType::Float4,
             DataType::Float64 => SqlType::Float8,
-            DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => SqlType::Numeric { precision: *p, scale: *s },
+            DataType::Decimal128(p, s) | DataType::Decimal256(p, s) => {
+                SqlType::Numeric { precision: u16::from(*p), scale: *s }
+            }
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => SqlType::Text,
             DataType::Binary | DataType::LargeBinary | DataType::BinaryView | DataType::FixedSizeBinary(_) => {
                 SqlType::Bytea

@@ -27,6 +27,28 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
     if matches!(ty, SqlType::Array { .. }) {
         return crate::array_types::to_array_type(array, ty, column, zone);
     }
+    // NaN and infinities in text: numeric(p, s) holds NaN, not infinities.
+    if let (DataType::Decimal128(p, s), DataType::Utf8) = (&target, array.data_type()) {
+        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
+        if texts.iter().flatten().any(|t| crate::numeric_special::Special::parse(t).is_some()) {
+            let mut cells = Vec::with_capacity(array.len());
+            for (i, t) in texts.iter().enumerate() {
+                cells.push(match t.and_then(crate::numeric_special::Special::parse) {
+                    Some(crate::numeric_special::Special::NaN) => datafusion::common::ScalarValue::Decimal128(
+                        Some(crate::numeric_special::Special::NaN.i128()),
+                        *p,
+                        *s,
+                    ),
+                    Some(_) => return Err(crate::numeric_special::infinite_overflow(*p, *s)),
+                    None => {
+                        let one = cast_to(&array.slice(i, 1), ty, column, zone)?;
+                        datafusion::common::ScalarValue::try_from_array(&one, 0)?
+                    }
+                });
+            }
+            return Ok(datafusion::common::ScalarValue::iter_to_array(cells)?);
+        }
+    }
     if let DataType::Decimal256(p, s) = target {
         let declared_beyond = matches!(ty, SqlType::Numeric { precision, .. } if precision > u16::from(p));
         return crate::numeric_ops::to_decimal256(array, p, s, ty == SqlType::NUMERIC_DEFAULT).map_err(|e| {

@@ -172,6 +172,8 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     analyzer.push(Arc::new(crate::numeric_div::NumericDivision));
     analyzer.push(Arc::new(crate::json::JsonConcat));
     analyzer.push(Arc::new(crate::local_time::SessionTimeZone { zone: zone.clone() }));
+    // Last: it guards the computations the rules above may have made.
+    analyzer.push(Arc::new(crate::numeric_special::NumericSpecials));
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
@@ -191,6 +193,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
     crate::numeric_ops::register(&ctx);
+    crate::numeric_special::register(&ctx);
     crate::real_sum::register(&ctx);
     crate::intervals::register(&ctx);
     crate::json::register(&ctx);

@@ -89,8 +89,10 @@ pub(crate) fn cast_for(expr: &str, ty: SqlType) -> String {
     if let SqlType::Array { .. } = ty {
         return format!("tessera_to_array({expr}, '{}')", ty.name());
     }
+    // Beyond Decimal128, and text (which may spell NaN), by Tessera's
+    // conversion.
     if let SqlType::Numeric { precision, scale } = ty
-        && precision > 38
+        && (precision > 38 || expr.trim_start().starts_with('\''))
     {
         return format!("tessera_numeric_as({expr}, {precision}, {scale})");
     }

@@ -188,12 +188,8 @@ pub fn float_to(values: &ArrayRef, target: &DataType) -> Result<ArrayRef, SqlErr
             for v in floats.iter() {
                 out.push(match v {
                     None => None,
-                    Some(v) if !v.is_finite() => {
-                        return Err(SqlError::new(
-                            code::FEATURE_NOT_SUPPORTED,
-                            "numeric NaN and infinities are not supported yet",
-                        ));
-                    }
+                    Some(v) if v.is_nan() => Some(crate::numeric_special::Special::NaN.i128()),
+                    Some(v) if !v.is_finite() => return Err(crate::numeric_special::infinite_overflow(*p, *s)),
                     Some(v) => Some(
                         float_as_decimal(v, if single { 6 } else { 15 }, *p, *s)
                             .ok_or_else(|| SqlError::new(code::OUT_OF_RANGE, "numeric field overflow"))?,

@@ -77,6 +77,14 @@ pub fn round_to_integer(values: &ArrayRef, target: &DataType) -> std::result::Re
         DataType::Int32 => (i32::MIN as i128, i32::MAX as i128),
         _ => (i64::MIN as i128, i64::MAX as i128),
     };
+    if let Some(special) = (0..values.len()).find_map(|i| crate::numeric_special::Special::at(values, i)) {
+        let what = if special == crate::numeric_special::Special::NaN { "NaN" } else { "infinity" };
+        // PostgreSQL's SQLSTATE for it is 0A000.
+        return Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("cannot convert {what} to {}", type_name(target)),
+        ));
+    }
     let rounded: Vec<Option<i64>> = match values.data_type() {
         DataType::Decimal128(_, scale) => {
             let unit = 10i128.checked_pow(u32::from(*scale as u8)).ok_or_else(out_of_range)?;

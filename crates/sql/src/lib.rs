@@ -77,7 +77,8 @@
 //! `numeric` and `numeric_ops` hold numerics beyond
 //! Decimal128 (numeric(p, s) up to 76 digits, and unconstrained numeric
 //! exactly to 38 places) and multiply, divide and average them as
-//! PostgreSQL does; `numeric_div` divides and averages narrower numerics
+//! PostgreSQL does; `numeric_special` keeps NaN and the infinities
+//! (stored, compared, cast; refused in arithmetic); `numeric_div` divides and averages narrower numerics
 //! exactly, rounded; `intervals` reads, compares and multiplies intervals as
 //! PostgreSQL does; `bpchar` gives casts to char(n) their padding;
 //! `using_joins` orders `*` over USING joins and merges RIGHT/FULL keys;
@@ -141,6 +142,7 @@ pub mod naming;
 pub mod numeric;
 pub mod numeric_div;
 pub mod numeric_ops;
+pub mod numeric_special;
 pub mod overflow;
 pub mod parsing;
 pub mod partition;

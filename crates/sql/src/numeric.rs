@@ -4,7 +4,10 @@
 //! per value. Tessera maps the two kinds of numeric PostgreSQL has:
 //! - **`numeric(p, s)`** is Arrow's `Decimal128(p, s)` up to 38 digits
 //!   and `Decimal256(p, s)` up to 76; every value has the column's scale,
-//!   as in PostgreSQL, so it prints with `s` places. Wider is refused.
+//!   as in PostgreSQL, so it prints with `s` places. A wider declared
+//!   precision (up to PostgreSQL's 1000) is `Decimal256(76, s)`: the
+//!   catalog keeps the declaration, a value of more than 76 digits is
+//!   refused (0A000). NaN and the infinities are `numeric_special.rs`'s.
 //! - **Unconstrained `numeric`** is `Decimal256(76, 38)`: 38 digits before
 //!   the point and 38 after, every value stored exactly (a value needing
 //!   more is refused, 0A000, never rounded). Because Arrow values have no

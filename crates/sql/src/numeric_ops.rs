@@ -34,6 +34,7 @@ use datafusion::optimizer::AnalyzerRule;
 
 use crate::error::{SqlError, code};
 use crate::numeric::{self, InputError, MAX_DIGITS, UNCONSTRAINED, UNCONSTRAINED_SCALE};
+use crate::numeric_special::Special;
 
 /// `'1.50'::numeric` as the number literal `1.50` (a Decimal128 of its own
 /// scale, printed as written), when the text is a plain decimal of at
@@ -99,6 +100,28 @@ fn overflow(p: u8, s: i8) -> SqlError {
         "A field with precision {p}, scale {s} must round to an absolute value less than 10^{}.",
         i16::from(p) - i16::from(s)
     ))
+}
+
+/// Text as `numeric(p, s)` of at most 38 digits: Arrow's cast, and NaN
+/// (an infinity does not fit, 22003).
+fn text_to_decimal128(values: &ArrayRef, p: u8, s: i8) -> std::result::Result<ArrayRef, SqlError> {
+    let options = datafusion::arrow::compute::CastOptions { safe: false, ..Default::default() };
+    let target = DataType::Decimal128(p, s);
+    if (0..values.len()).all(|i| values.is_null(i) || Special::input(values, i).is_none()) {
+        return Ok(datafusion::arrow::compute::cast_with_options(values, &target, &options)?);
+    }
+    let mut cells = Vec::with_capacity(values.len());
+    for i in 0..values.len() {
+        cells.push(match Special::input(values, i).filter(|_| !values.is_null(i)) {
+            Some(Special::NaN) => ScalarValue::Decimal128(Some(Special::NaN.i128()), p, s),
+            Some(_) => return Err(crate::numeric_special::infinite_overflow(p, s)),
+            None => {
+                let one = datafusion::arrow::compute::cast_with_options(&values.slice(i, 1), &target, &options)?;
+                ScalarValue::try_from_array(&one, 0)?
+            }
+        });
+    }
+    Ok(ScalarValue::iter_to_array(cells)?)
 }
 
 /// One value of `array` (any number or text) as an integer and its scale.
@@ -168,6 +191,13 @@ pub fn to_decimal256(array: &ArrayRef, p: u8, s: i8, exact: bool) -> std::result
             out.push(None);
             continue;
         }
+        if let Some(special) = Special::input(array, i) {
+            if special != Special::NaN && !exact {
+                return Err(crate::numeric_special::infinite_overflow(p, s));
+            }
+            out.push(Some(special.i256()));
+            continue;
+        }
         let (v, from) = exact_value(array, i)?;
         let moved = if exact {
             numeric::rescale(v, from, s).filter(|v| numeric::fits(*v, p)).ok_or_else(|| {
@@ -218,7 +248,11 @@ impl Convert {
             ConvertKind::Declared => {
                 let p = constant_int(scalars.get(1).copied().flatten())?;
                 let s = constant_int(scalars.get(2).copied().flatten())?;
-                DataType::Decimal256(p.min(i64::from(MAX_DIGITS)) as u8, s as i8)
+                if p <= 38 {
+                    DataType::Decimal128(p as u8, s as i8)
+                } else {
+                    DataType::Decimal256(p.min(i64::from(MAX_DIGITS)) as u8, s as i8)
+                }
             }
         })
     }
@@ -257,7 +291,10 @@ impl ScalarUDFImpl for Convert {
                     _ => i64::from(*p),
                 };
                 to_decimal256(&values, *p, *s, self.kind != ConvertKind::Declared).map_err(|e| {
-                    external(if e.code == code::OUT_OF_RANGE && declared > i64::from(*p) {
+                    let infinite = e.detail.as_deref().is_some_and(|d| d.contains("infinite"));
+                    external(if infinite {
+                        crate::numeric_special::infinite_overflow(declared.min(1000) as u16, *s)
+                    } else if e.code == code::OUT_OF_RANGE && declared > i64::from(*p) {
                         // PostgreSQL would take it: refused, not said to overflow.
                         SqlError::unsupported(format!(
                             "a value of more than {p} digits in numeric({declared},{s}) (Tessera's numeric holds 76)"
@@ -266,6 +303,9 @@ impl ScalarUDFImpl for Convert {
                         e
                     })
                 })?
+            }
+            DataType::Decimal128(p, s) if values.data_type() == &DataType::Utf8 => {
+                text_to_decimal128(&values, *p, *s).map_err(external)?
             }
             t => datafusion::arrow::compute::cast(&values, t)?,
         };

@@ -85,6 +85,19 @@ pub fn write_value(buf: &mut impl BufMut, col: &ArrayRef, r: usize, ty: Option<S
             buf.put_i32(days);
             buf.put_i32(0);
         }
+        DataType::Decimal128(..) | DataType::Decimal256(..)
+            if let Some(special) = crate::numeric_special::Special::at(col, r) =>
+        {
+            // PostgreSQL's numeric header with no digits: the sign says which.
+            let sign: u16 = match special {
+                crate::numeric_special::Special::NaN => 0xC000,
+                crate::numeric_special::Special::PosInf => 0xD000,
+                crate::numeric_special::Special::NegInf => 0xF000,
+            };
+            for word in [0u16, 0, sign, 0] {
+                buf.put_u16(word);
+            }
+        }
         DataType::Decimal128(_, scale) => {
             let v = col.as_primitive::<Decimal128Type>().value(r);
             let mut s = String::new();
@@ -204,8 +217,11 @@ fn read_numeric(raw: &[u8]) -> Option<String> {
     let weight = i16::from_be_bytes([raw[2], raw[3]]) as i32;
     let sign = u16::from_be_bytes([raw[4], raw[5]]);
     let dscale = i16::from_be_bytes([raw[6], raw[7]]) as usize;
-    if sign == 0xC000 {
-        return Some("NaN".into());
+    match sign {
+        0xC000 => return Some("NaN".into()),
+        0xD000 => return Some("Infinity".into()),
+        0xF000 => return Some("-Infinity".into()),
+        _ => {}
     }
     let digits: Vec<i32> = (0..n).map(|k| i16::from_be_bytes([raw[8 + 2 * k], raw[9 + 2 * k]]) as i32).collect();
     let mut int = String::new();

@@ -55,6 +55,11 @@ pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, zone: Zone)
         DataType::UInt64 => write!(out, "{}", array.as_primitive::<UInt64Type>().value(row)).unwrap(),
         DataType::Float32 => write_float(out, array.as_primitive::<Float32Type>().value(row) as f64, true),
         DataType::Float64 => write_float(out, array.as_primitive::<Float64Type>().value(row), false),
+        DataType::Decimal128(..) | DataType::Decimal256(..)
+            if let Some(special) = crate::numeric_special::Special::at(array, row) =>
+        {
+            out.push_str(special.text())
+        }
         DataType::Decimal128(_, scale) => write_decimal(out, array.as_primitive::<Decimal128Type>().value(row), *scale),
         DataType::Decimal256(_, scale) => crate::numeric::write(
             out,

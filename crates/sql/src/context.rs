@@ -190,6 +190,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::pg_types::register(&ctx, &resolver);
     crate::bpchar::register(&ctx);
     crate::enums::register(&ctx);
+    crate::formatting::register(&ctx);
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
     crate::numeric_ops::register(&ctx);

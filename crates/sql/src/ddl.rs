@@ -439,9 +439,6 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
         }
         return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
     }
-    if ct.columns.is_empty() {
-        return Err(SqlError::unsupported("a table without columns"));
-    }
     // Accepted and ignored, these would store rows PostgreSQL refuses or
     // hide rows it shows: refused until they are built.
     if ct.inherits.is_some() {
@@ -451,6 +448,9 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
         return Err(SqlError::unsupported(
             "declarative partitioning (PARTITION BY / PARTITION OF); a keyed database partitions its tables itself",
         ));
+    }
+    if ct.columns.is_empty() {
+        return Err(SqlError::unsupported("a table without columns"));
     }
     let oid = session.catalog().alloc_oid_in(&session.info.db)?;
     let mut def = TableDef {

@@ -129,6 +129,7 @@ pub mod explain;
 pub mod fast;
 pub mod field_tests;
 pub mod float_arith;
+pub mod formatting;
 pub mod functions;
 pub mod int_casts;
 pub mod int_literals;

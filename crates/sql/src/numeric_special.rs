@@ -354,6 +354,12 @@ fn numeric_source(e: &Expr, schema: &DFSchema) -> bool {
     }
 }
 
+/// The same for aggregates (PostgreSQL's `variance`, `stddev` and their
+/// kin return numeric for a numeric argument; `corr`, `covar_*` and
+/// `regr_*` are double precision there too).
+const FLOAT_ONLY_AGGREGATES: &[&str] =
+    &["stddev", "stddev_pop", "stddev_samp", "var", "var_pop", "var_samp", "variance"];
+
 fn decimal(e: &Expr, schema: &DFSchema) -> Result<bool> {
     Ok(is_decimal(&e.get_type(schema)?))
 }
@@ -455,6 +461,14 @@ fn guard(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         Expr::ScalarFunction(mut f) if !PASSING.contains(&f.func.name()) => {
             let changed = guard_all(&mut f.args, schema)?;
             Ok(Transformed::new_transformed(Expr::ScalarFunction(f), changed))
+        }
+        Expr::AggregateFunction(a)
+            if FLOAT_ONLY_AGGREGATES.contains(&a.func.name())
+                && a.params.args.iter().any(|x| numeric_source(x, schema)) =>
+        {
+            Err(external(SqlError::unsupported(format!("{}() of a numeric", a.func.name())).with_hint(
+                "PostgreSQL computes it in numeric, Tessera only in double precision: cast the argument to float8.",
+            )))
         }
         Expr::AggregateFunction(mut a) if !PASSING.contains(&a.func.name()) => {
             let changed = guard_all(&mut a.params.args, schema)?;

@@ -54,6 +54,67 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("work_mem", "4MB", "Sets the maximum memory to be used for query workspaces."),
     ("maintenance_work_mem", "64MB", "Sets the maximum memory to be used for maintenance operations."),
     ("enable_seqscan", "on", "Enables the planner's use of sequential-scan plans."),
+    // PostgreSQL's planner method and cost settings: they choose among
+    // plans of the same answer, so Tessera keeps them (SET, SHOW, RESET)
+    // and its plans do not change.
+    ("enable_async_append", "on", "Enables the planner's use of async append plans."),
+    ("enable_bitmapscan", "on", "Enables the planner's use of bitmap-scan plans."),
+    ("enable_gathermerge", "on", "Enables the planner's use of gather merge plans."),
+    ("enable_hashagg", "on", "Enables the planner's use of hashed aggregation plans."),
+    ("enable_hashjoin", "on", "Enables the planner's use of hash join plans."),
+    ("enable_incremental_sort", "on", "Enables the planner's use of incremental sort steps."),
+    ("enable_indexonlyscan", "on", "Enables the planner's use of index-only-scan plans."),
+    ("enable_indexscan", "on", "Enables the planner's use of index-scan plans."),
+    ("enable_material", "on", "Enables the planner's use of materialization."),
+    ("enable_memoize", "on", "Enables the planner's use of memoization."),
+    ("enable_mergejoin", "on", "Enables the planner's use of merge join plans."),
+    ("enable_nestloop", "on", "Enables the planner's use of nested-loop join plans."),
+    ("enable_parallel_append", "on", "Enables the planner's use of parallel append plans."),
+    ("enable_parallel_hash", "on", "Enables the planner's use of parallel hash plans."),
+    ("enable_partition_pruning", "on", "Enables plan-time and execution-time partition pruning."),
+    ("enable_partitionwise_aggregate", "off", "Enables partitionwise aggregation and grouping."),
+    ("enable_partitionwise_join", "off", "Enables partitionwise join."),
+    (
+        "enable_presorted_aggregate",
+        "on",
+        "Enables the planner's ability to produce plans that provide presorted input for ORDER BY / DISTINCT aggregate functions.",
+    ),
+    ("enable_sort", "on", "Enables the planner's use of explicit sort steps."),
+    ("enable_tidscan", "on", "Enables the planner's use of TID scan plans."),
+    ("seq_page_cost", "1", "Sets the planner's estimate of the cost of a sequentially fetched disk page."),
+    ("random_page_cost", "4", "Sets the planner's estimate of the cost of a nonsequentially fetched disk page."),
+    ("cpu_tuple_cost", "0.01", "Sets the planner's estimate of the cost of processing each tuple (row)."),
+    (
+        "cpu_index_tuple_cost",
+        "0.005",
+        "Sets the planner's estimate of the cost of processing each index entry during an index scan.",
+    ),
+    (
+        "cpu_operator_cost",
+        "0.0025",
+        "Sets the planner's estimate of the cost of processing each operator or function call.",
+    ),
+    (
+        "parallel_setup_cost",
+        "1000",
+        "Sets the planner's estimate of the cost of starting up worker processes for parallel query.",
+    ),
+    (
+        "parallel_tuple_cost",
+        "0.1",
+        "Sets the planner's estimate of the cost of passing each tuple (row) from worker to leader backend.",
+    ),
+    ("min_parallel_table_scan_size", "8MB", "Sets the minimum amount of table data for a parallel scan."),
+    ("min_parallel_index_scan_size", "512kB", "Sets the minimum amount of index data for a parallel scan."),
+    ("max_parallel_workers_per_gather", "2", "Sets the maximum number of parallel processes per executor node."),
+    ("effective_cache_size", "4GB", "Sets the planner's assumption about the total size of the data caches."),
+    ("from_collapse_limit", "8", "Sets the FROM-list size beyond which subqueries are not collapsed."),
+    ("join_collapse_limit", "8", "Sets the FROM-list size beyond which JOIN constructs are not flattened."),
+    ("geqo", "on", "Enables genetic query optimization."),
+    ("plan_cache_mode", "auto", "Controls the planner's selection of custom or generic plan."),
+    ("jit_above_cost", "100000", "Perform JIT compilation if query is more expensive."),
+    ("escape_string_warning", "on", "Warn about backslash escapes in ordinary string literals."),
+    ("max_stack_depth", "2MB", "Sets the maximum stack depth, in kilobytes."),
     ("tessera.fast_path", "on", "Runs short primary-key statements on Tessera's fast path."),
     (
         "tessera.read_from",
@@ -286,11 +347,17 @@ fn validate(key: &str, value: &str) -> Result<String> {
         | "transaction_read_only"
         | "tessera.fast_path"
         | "jit"
-        | "enable_seqscan"
+        | "geqo"
+        | "escape_string_warning"
         | "row_security"
         | "standard_conforming_strings" => match value.to_lowercase().as_str() {
             "on" | "true" | "1" | "yes" => Ok("on".into()),
             "off" | "false" | "0" | "no" if key != "standard_conforming_strings" => Ok("off".into()),
+            _ => Err(bad("Use on or off.")),
+        },
+        k if k.starts_with("enable_") => match value.to_lowercase().as_str() {
+            "on" | "true" | "1" | "yes" => Ok("on".into()),
+            "off" | "false" | "0" | "no" => Ok("off".into()),
             _ => Err(bad("Use on or off.")),
         },
         _ => Ok(value.to_string()),

@@ -76,6 +76,17 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
             .collect();
         return cast_to(&(Arc::new(instants) as ArrayRef), ty, column, crate::tz::Zone::Utc);
     }
+    // Timestamps in PostgreSQL's other forms (`Mon Feb 10 17:32:01 1997`).
+    if ty == SqlType::Timestamp && array.data_type() == &DataType::Utf8 {
+        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
+        let canonical =
+            |t: &str| crate::tz::special_timestamp(t, zone, false).or_else(|| crate::tz::canonical_timestamp(t, false));
+        if texts.iter().flatten().any(|t| canonical(t).is_some_and(|c| c != t)) {
+            let read: datafusion::arrow::array::StringArray =
+                texts.iter().map(|t| t.map(|t| canonical(t).unwrap_or_else(|| t.to_string()))).collect();
+            return cast_to(&(Arc::new(read) as ArrayRef), ty, column, zone);
+        }
+    }
     // Dates in PostgreSQL's other forms (`1/8/1999`, `January 8, 1999`, `… BC`).
     if ty == SqlType::Date && array.data_type() == &DataType::Utf8 {
         let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");

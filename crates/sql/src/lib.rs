@@ -164,6 +164,7 @@ pub mod sql_engine;
 pub mod strict;
 pub mod tessera_views;
 pub mod text;
+pub mod timestamps;
 pub mod to_char;
 pub mod txn;
 pub mod type_ddl;

@@ -140,6 +140,11 @@ pub fn canonical_timestamp(text: &str, zoned: bool) -> Option<String> {
     if let Some(special) = special_timestamp(text, Zone::Utc, zoned) {
         return Some(special);
     }
+    iso_timestamp(text, zoned).or_else(|| crate::timestamps::canonical(text, zoned))
+}
+
+/// [`canonical_timestamp`] of the ISO shapes.
+fn iso_timestamp(text: &str, zoned: bool) -> Option<String> {
     let t = text.trim();
     let date = t.get(..10)?;
     chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;

@@ -4,7 +4,9 @@
 //!   forms PostgreSQL prints and dumps (`01:00:00`, `1 day 02:30:00`,
 //!   `-01:30`), nor `ago`, and spreads a fractional week over hours (`1.5
 //!   weeks` is `7 days 84:00:00`, where PostgreSQL has `10 days
-//!   12:00:00`). [`normalize_text`] rewrites such text into units Arrow
+//!   12:00:00`), nor ISO 8601 (`P1Y2M3DT4H`, `P0002-10-15T10:30:20`) or
+//!   SQL's year-month and day-time forms (`1-2`, `1 2:03:04`).
+//!   [`normalize_text`] rewrites such text into units Arrow
 //!   reads the same way PostgreSQL does: for literals (`INTERVAL '…'`,
 //!   `'…'::interval`) before planning, and for values stored into an
 //!   interval column (`dml::cast_to`: INSERT, UPDATE, COPY).
@@ -54,6 +56,9 @@ pub fn register(ctx: &SessionContext) {
 /// Interval text in the units Arrow reads as PostgreSQL does; None when it
 /// needs no change.
 pub fn normalize_text(text: &str) -> Option<String> {
+    if let Some(iso) = iso8601(text) {
+        return Some(iso);
+    }
     let mut tokens: Vec<String> = Vec::new();
     let words: Vec<&str> = text.trim().trim_start_matches('@').split_whitespace().collect();
     let mut changed = text.trim_start().starts_with('@');
@@ -67,6 +72,14 @@ pub fn normalize_text(text: &str) -> Option<String> {
             changed = true;
         } else if let Some(parts) = clock(w) {
             tokens.extend(parts);
+            changed = true;
+        } else if let Some((sign, y, m)) = year_month(w) {
+            // SQL's year-month form: `1-2` is 1 year 2 months.
+            tokens.extend([format!("{sign}{y}"), "years".into(), format!("{sign}{m}"), "months".into()]);
+            changed = true;
+        } else if w.parse::<i64>().is_ok() && words.get(i + 1).is_some_and(|next| clock(next).is_some()) {
+            // A number before a time of day counts days (`1 2:03:04`).
+            tokens.extend([w.trim_start_matches('+').to_string(), "days".into()]);
             changed = true;
         } else if let (Ok(n), Some(u)) = (w.parse::<f64>(), &unit)
             && (u.starts_with("week") || u == "w")
@@ -92,6 +105,91 @@ pub fn normalize_text(text: &str) -> Option<String> {
                 };
             }
         }
+    }
+    Some(tokens.join(" "))
+}
+
+/// `[±]Y-M`: the sign and the two numbers.
+fn year_month(w: &str) -> Option<(&'static str, u32, u32)> {
+    let (sign, rest) = match w.as_bytes().first()? {
+        b'-' => ("-", &w[1..]),
+        b'+' => ("", &w[1..]),
+        _ => ("", w),
+    };
+    let (y, m) = rest.split_once('-')?;
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if !digits(y) || !digits(m) {
+        return None;
+    }
+    Some((sign, y.parse().ok()?, m.parse().ok()?))
+}
+
+/// An ISO 8601 duration (`P1Y2M3DT4H5M6S`, `P1W`, `P0002-10-15T10:30:20`,
+/// `P00021015T103020`) in units Arrow reads as PostgreSQL does.
+fn iso8601(text: &str) -> Option<String> {
+    let t = text.trim();
+    let rest = t.strip_prefix(['P', 'p'])?;
+    if rest.is_empty() {
+        return None;
+    }
+    let (date, time) = match rest.find(['T', 't']) {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let designated = |part: &str, units: &[(char, &str)]| -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        let mut number = String::new();
+        for c in part.chars() {
+            if c.is_ascii_digit() || c == '.' || c == '-' || c == '+' {
+                number.push(c);
+                continue;
+            }
+            let (_, unit) = units.iter().find(|(u, _)| c.eq_ignore_ascii_case(u))?;
+            let n: f64 = number.parse().ok()?;
+            number.clear();
+            if *unit == "weeks" {
+                out.extend([format!("{}", n * 7.0), "days".to_string()]);
+            } else {
+                out.extend([format!("{n}"), unit.to_string()]);
+            }
+        }
+        number.is_empty().then_some(out)
+    };
+    let alternative = date.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+        && time.is_none_or(|t| t.bytes().all(|b| b.is_ascii_digit() || b == b':' || b == b'.'));
+    let mut tokens = Vec::new();
+    if alternative {
+        // `YYYY-MM-DD` or `YYYYMMDD`, then `hh:mm:ss` or `hhmmss`.
+        let fields: Vec<&str> = if date.contains('-') {
+            date.split('-').collect()
+        } else {
+            [0..4, 4..6, 6..8].iter().filter_map(|r| date.get(r.clone())).collect()
+        };
+        for (f, unit) in fields.iter().zip(["years", "months", "days"]) {
+            tokens.extend([f.parse::<i64>().ok()?.to_string(), unit.to_string()]);
+        }
+        if let Some(time) = time {
+            let fields: Vec<&str> = if time.contains(':') {
+                time.split(':').collect()
+            } else {
+                [0..2, 2..4, 4..time.len()]
+                    .iter()
+                    .filter_map(|r| time.get(r.clone()))
+                    .filter(|f| !f.is_empty())
+                    .collect()
+            };
+            for (f, unit) in fields.iter().zip(["hours", "minutes", "seconds"]) {
+                tokens.extend([format!("{}", f.parse::<f64>().ok()?), unit.to_string()]);
+            }
+        }
+    } else {
+        tokens.extend(designated(date, &[('Y', "years"), ('M', "months"), ('W', "weeks"), ('D', "days")])?);
+        if let Some(time) = time {
+            tokens.extend(designated(time, &[('H', "hours"), ('M', "minutes"), ('S', "seconds")])?);
+        }
+    }
+    if tokens.is_empty() {
+        return Some("0 seconds".into());
     }
     Some(tokens.join(" "))
 }

@@ -160,6 +160,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::intervals::IntervalRules),
         Arc::new(crate::strict::ComparedConstants { zone: zone.clone() }),
         Arc::new(crate::window_defaults::ShiftDefaults),
+        Arc::new(crate::numeric_special::FloatOnlyOfNumeric),
     ];
     analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
     analyzer.push(Arc::new(crate::exact_casts::KeepMergingCasts));
@@ -199,6 +200,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::intervals::register(&ctx);
     crate::json::register(&ctx);
     crate::json_sets::register(&ctx);
+    crate::json_more::register(&ctx);
     crate::array_fns::register(&ctx);
     crate::array_types::register(&ctx);
     crate::to_char::register(&ctx);

@@ -203,6 +203,9 @@ fn parse_spec(chars: &[char], i: &mut usize) -> std::result::Result<Spec, SqlErr
         *i += 1;
         let save = *i;
         let at = match number(chars, i) {
+            Some(0) if chars.get(*i) == Some(&'$') => {
+                return Err(format_error("format specifies argument 0, but arguments are numbered from 1"));
+            }
             Some(n) if chars.get(*i) == Some(&'$') => {
                 *i += 1;
                 Some(n)
@@ -582,6 +585,7 @@ mod tests {
         assert_eq!(f("|%10s|%-10s|", &[Some("x"), Some("y")]), "|         x|y         |");
         assert_eq!(f("|%*s|", &[Some("-5"), Some("x")]), "|x    |");
         assert_eq!(f("100%%", &[]), "100%");
+        assert_eq!(f("%*0$s", &[Some("x")]), "ERROR format specifies argument 0, but arguments are numbered from 1");
         assert_eq!(f("%s %s", &[Some("a")]), "ERROR too few arguments for format()");
         assert_eq!(f("%x", &[Some("a")]), "ERROR unrecognized format() type specifier \"x\"");
         assert_eq!(quote_ident("select"), "\"select\"");

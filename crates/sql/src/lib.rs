@@ -136,6 +136,7 @@ pub mod int_literals;
 pub mod intervals;
 pub mod jobs;
 pub mod json;
+pub mod json_more;
 pub mod json_sets;
 pub mod keyed;
 pub mod local_time;

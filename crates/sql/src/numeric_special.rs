@@ -291,6 +291,37 @@ pub fn cast_with_specials(values: &ArrayRef, target: &DataType) -> std::result::
     Ok(ScalarValue::iter_to_array(cells)?)
 }
 
+/// The analyzer rule that refuses [`FLOAT_ONLY`] functions and
+/// [`FLOAT_ONLY_AGGREGATES`] of numerics; it runs before type coercion,
+/// where an argument's type is still the one written (`x::float8` is a
+/// float, a numeric column is a numeric).
+#[derive(Debug)]
+pub struct FloatOnlyOfNumeric;
+
+impl datafusion::optimizer::AnalyzerRule for FloatOnlyOfNumeric {
+    fn name(&self) -> &str {
+        "tessera_float_only_of_numeric"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &datafusion::common::config::ConfigOptions) -> Result<LogicalPlan> {
+        crate::exact_casts::rewrite_expressions(plan, |e, schema| {
+            let (name, args) = match &e {
+                Expr::ScalarFunction(f) if FLOAT_ONLY.contains(&f.func.name()) => (f.func.name(), &f.args),
+                Expr::AggregateFunction(a) if FLOAT_ONLY_AGGREGATES.contains(&a.func.name()) => {
+                    (a.func.name(), &a.params.args)
+                }
+                _ => return Ok(Transformed::no(e)),
+            };
+            if args.iter().any(|a| decimal(a, schema).unwrap_or(false)) {
+                return Err(external(SqlError::unsupported(format!("{name}() of a numeric")).with_hint(
+                    "PostgreSQL computes it in numeric, Tessera only in double precision: cast the argument to float8.",
+                )));
+            }
+            Ok(Transformed::no(e))
+        })
+    }
+}
+
 /// The analyzer rule (see the module's text).
 #[derive(Debug)]
 pub struct NumericSpecials;
@@ -341,18 +372,6 @@ const PASSING: &[&str] = &[
 /// PostgreSQL gives at least 16 and as many as the argument's scale): a
 /// numeric argument is refused rather than answered approximately.
 const FLOAT_ONLY: &[&str] = &["sqrt", "cbrt", "ln", "log", "log10", "log2", "exp", "power", "pow"];
-
-/// Whether `e` is a decimal, or one cast (to the float a function takes).
-fn numeric_source(e: &Expr, schema: &DFSchema) -> bool {
-    match e {
-        Expr::Cast(c) => numeric_source(&c.expr, schema),
-        Expr::TryCast(c) => numeric_source(&c.expr, schema),
-        Expr::ScalarFunction(f) if f.func.name() == "tessera_numeric_cast" => {
-            f.args.first().is_some_and(|a| numeric_source(a, schema))
-        }
-        other => decimal(other, schema).unwrap_or(false),
-    }
-}
 
 /// The same for aggregates (PostgreSQL's `variance`, `stddev` and their
 /// kin return numeric for a numeric argument; `corr`, `covar_*` and
@@ -451,24 +470,9 @@ fn guard(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             let [x] = one;
             Ok(Transformed::yes(Expr::TryCast(datafusion::logical_expr::TryCast::new_from_field(Box::new(x), c.field))))
         }
-        Expr::ScalarFunction(f)
-            if FLOAT_ONLY.contains(&f.func.name()) && f.args.iter().any(|a| numeric_source(a, schema)) =>
-        {
-            Err(external(SqlError::unsupported(format!("{}() of a numeric", f.func.name())).with_hint(
-                "PostgreSQL computes it in numeric, Tessera only in double precision: cast the argument to float8.",
-            )))
-        }
         Expr::ScalarFunction(mut f) if !PASSING.contains(&f.func.name()) => {
             let changed = guard_all(&mut f.args, schema)?;
             Ok(Transformed::new_transformed(Expr::ScalarFunction(f), changed))
-        }
-        Expr::AggregateFunction(a)
-            if FLOAT_ONLY_AGGREGATES.contains(&a.func.name())
-                && a.params.args.iter().any(|x| numeric_source(x, schema)) =>
-        {
-            Err(external(SqlError::unsupported(format!("{}() of a numeric", a.func.name())).with_hint(
-                "PostgreSQL computes it in numeric, Tessera only in double precision: cast the argument to float8.",
-            )))
         }
         Expr::AggregateFunction(mut a) if !PASSING.contains(&a.func.name()) => {
             let changed = guard_all(&mut a.params.args, schema)?;

@@ -201,6 +201,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::json::register(&ctx);
     crate::json_sets::register(&ctx);
     crate::json_more::register(&ctx);
+    crate::regexps::register(&ctx);
     crate::array_fns::register(&ctx);
     crate::array_types::register(&ctx);
     crate::to_char::register(&ctx);

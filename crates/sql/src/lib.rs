@@ -155,6 +155,7 @@ pub mod pg_types;
 pub mod provider;
 pub mod query_checks;
 pub mod real_sum;
+pub mod regexps;
 pub mod remote;
 pub mod row_waits;
 pub mod rowcodec;

@@ -17,3 +17,14 @@ pub fn parse_expr(sql: &str) -> Result<Expr> {
         .and_then(|mut p| p.parse_expr())
         .map_err(|e| SqlError::syntax(format!("syntax error: {e}")))
 }
+
+/// Parses one SQL statement (PostgreSQL dialect), for rewrites that build
+/// a subquery as text.
+pub fn parse_statement(sql: &str) -> Result<datafusion::sql::sqlparser::ast::Statement> {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statement())
+        .map_err(|e| SqlError::syntax(format!("syntax error: {e}")))
+}

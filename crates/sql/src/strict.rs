@@ -490,6 +490,7 @@ pub fn rewrite_statement(
 ) -> std::result::Result<(), SqlError> {
     use datafusion::sql::sqlparser::ast::{Expr as Ast, Value, visit_expressions_mut};
     crate::query_checks::check(stmt)?;
+    crate::regexps::rewrite_from(stmt);
     crate::windows::inline_named_windows(stmt);
     keep_subquery_order(stmt);
     let flow = visit_expressions_mut(stmt, |e| {
@@ -501,6 +502,7 @@ pub fn rewrite_statement(
         crate::array_fns::rewrite_any(e);
         crate::json::rewrite(e);
         crate::json_sets::rewrite(e);
+        crate::regexps::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
         // characters (an assignment refuses a longer one instead); char(n)
         // is `bpchar`'s value.

@@ -102,18 +102,7 @@ pub(crate) fn cast_for(expr: &str, ty: SqlType) -> String {
 /// The SQL type to CAST a VALUES cell to for a column (DataFusion's own
 /// spelling; uuid, json and char(n) travel as text and are checked here).
 pub(crate) fn cast_type(ty: SqlType) -> String {
-    match ty {
-        SqlType::Numeric { precision, scale } => format!("DECIMAL({precision},{scale})"),
-        SqlType::Text
-        | SqlType::Varchar(_)
-        | SqlType::Char(_)
-        | SqlType::Uuid
-        | SqlType::Json
-        | SqlType::Jsonb
-        | SqlType::Enum(_) => "TEXT".into(),
-        SqlType::TimestampTz => "TIMESTAMPTZ".into(),
-        other => other.name().to_uppercase(),
-    }
+    ty.cast_name()
 }
 
 fn string_literal(e: &Expr) -> Option<String> {
@@ -561,11 +550,13 @@ pub(crate) async fn check_rows(session: &Session, def: &TableDef, batch: RecordB
         if let Some(fixed) = crate::text::enforce_text_type(col.ty, a)? {
             columns[ci] = fixed;
         }
-        crate::user_types::check_labels(col.ty, &columns[ci])?;
+        if let SqlType::Enum(oid) = col.ty {
+            crate::user_types::check_labels(oid, &columns[ci])?;
+        }
     }
     let batch = RecordBatch::try_new(batch.schema(), columns)?;
     for (ci, col) in def.columns.iter().enumerate() {
-        let Some((t, d)) = crate::domains::domain_of(session.catalog(), col.domain) else { continue };
+        let Some((t, d)) = session.catalog().domain(col.domain) else { continue };
         if d.not_null && batch.column(ci).null_count() > 0 {
             return Err(crate::domains::null_error(&t));
         }

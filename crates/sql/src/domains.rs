@@ -9,8 +9,8 @@
 
 use datafusion::sql::sqlparser::ast::{Expr, visit_expressions_mut};
 
-use crate::catalog::{DomainDef, TypeDef};
 use crate::error::{Result, SqlError, code};
+use crate::user_types::{DomainDef, TypeDef};
 
 /// `check` with every unquoted `VALUE` replaced by `value` (SQL text).
 pub fn substitute_value(check: &str, value: &Expr) -> Result<Expr> {
@@ -35,18 +35,11 @@ pub fn check_error(t: &TypeDef, constraint: &str) -> SqlError {
     SqlError::new(code::CHECK, format!("value for domain {} violates check constraint \"{constraint}\"", t.name))
 }
 
-/// The domain of a column, with its definition.
-pub fn domain_of(catalog: &crate::catalog::Catalog, oid: Option<u32>) -> Option<(std::sync::Arc<TypeDef>, DomainDef)> {
-    let t = catalog.user_type_by_oid(oid?)?;
-    let d = t.domain()?.clone();
-    Some((t, d))
-}
-
 /// `x::domain` in a query: the cast to the base type, checked against the
 /// domain's constraints by `tessera_domain_check(value, ok, …)` calls
 /// that pass the value through or raise the domain's error.
 pub fn cast_expr(t: &TypeDef, d: &DomainDef, operand: &Expr) -> Result<Expr> {
-    let base = crate::parsing::parse_expr(&format!("CAST(({operand}) AS {})", crate::dml::cast_type(d.base)))?;
+    let base = crate::parsing::parse_expr(&format!("CAST(({operand}) AS {})", d.base.cast_name()))?;
     let mut out = base.clone();
     if d.not_null {
         out = crate::parsing::parse_expr(&format!(

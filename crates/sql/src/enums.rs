@@ -36,9 +36,9 @@ use datafusion::logical_expr::{
 };
 use datafusion::sql::sqlparser::ast::{DataType as AstType, Expr as Ast, Statement, visit_expressions_mut};
 
-use crate::catalog::Catalog;
 use crate::error::SqlError;
 use crate::types::{PG_TYPE_KEY, SqlType};
+use crate::user_types::TypeDef;
 
 /// Registers `tessera_enum`, `tessera_enum_order` and `tessera_domain_check`.
 pub fn register(ctx: &SessionContext) {
@@ -111,7 +111,10 @@ const POSTGRES_TYPES: &[&str] = &[
 
 /// Rewrites casts to the database's enum types and domains (see the
 /// module's text). Statements naming no user type are left as they are.
-pub fn rewrite_casts(stmt: &mut Statement, catalog: &Catalog, db: &str) -> crate::error::Result<()> {
+pub fn rewrite_casts(
+    stmt: &mut Statement,
+    user_type: &dyn Fn(&str) -> Option<Arc<TypeDef>>,
+) -> crate::error::Result<()> {
     let flow = visit_expressions_mut(stmt, |e| {
         let (operand, data_type) = match e {
             Ast::Cast { expr, data_type: data_type @ AstType::Custom(..), .. } => ((**expr).clone(), data_type.clone()),
@@ -124,8 +127,8 @@ pub fn rewrite_casts(stmt: &mut Statement, catalog: &Catalog, db: &str) -> crate
         if SqlType::parse(&name).is_ok() {
             return std::ops::ControlFlow::Continue(());
         }
-        let key = crate::catalog::type_key(&name);
-        let Some(t) = catalog.user_type(db, &key) else {
+        let key = crate::user_types::type_key(&name);
+        let Some(t) = user_type(&key) else {
             if POSTGRES_TYPES.contains(&key.as_str()) || !key.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
                 // DataFusion's planner, or another rewrite, answers for it.
                 return std::ops::ControlFlow::Continue(());
@@ -212,7 +215,7 @@ impl ScalarUDFImpl for EnumInput {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let oid = scalar_oid(&args)?;
         let (values, scalar) = text_values(&args)?;
-        crate::user_types::check_labels(SqlType::Enum(oid), &values).map_err(external)?;
+        crate::user_types::check_labels(oid, &values).map_err(external)?;
         output(values, scalar)
     }
 }
@@ -287,11 +290,11 @@ impl ScalarUDFImpl for DomainCheck {
             None => ok.data_type() != &DataType::Null,
         };
         if failed {
-            let t = crate::catalog::TypeDef {
+            let t = TypeDef {
                 oid: 0,
                 db: String::new(),
                 name: domain,
-                body: crate::catalog::TypeKind::Enum { labels: vec![] },
+                body: crate::user_types::TypeKind::Enum { labels: vec![] },
             };
             return Err(external(if constraint.is_empty() {
                 crate::domains::null_error(&t)

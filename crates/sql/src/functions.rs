@@ -928,7 +928,7 @@ fn map_int_i64(arg: &ColumnarValue, mut f: impl FnMut(i64) -> Option<i64>) -> Df
 /// `format_type(oid, typmod)`.
 pub fn format_type(oid: u32, typmod: i32) -> String {
     let Some(t) = SqlType::from_oid(oid) else {
-        return crate::user_types::type_name(oid).unwrap_or_else(|| "???".into());
+        return crate::enum_registry::type_name(oid).unwrap_or_else(|| "???".into());
     };
     if let Some(elem) = t.element() {
         return format!("{}[]", format_type(elem.oid(), typmod));

@@ -122,6 +122,7 @@ pub mod dml;
 pub mod dml_params;
 pub mod domains;
 pub mod enum_aggregates;
+pub mod enum_registry;
 pub mod enums;
 pub mod error;
 pub mod exact_casts;

@@ -11,10 +11,10 @@ use datafusion::common::ScalarValue as V;
 use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DfResult;
 
-use crate::catalog::TypeKind;
 use crate::context::Resolver;
 use crate::pg_catalog::{PUBLIC_NS, b, i, i16v, i32v, s, table};
 use crate::types::SqlType;
+use crate::user_types::TypeKind;
 
 /// PostgreSQL's type category letter.
 fn category(t: SqlType) -> &'static str {

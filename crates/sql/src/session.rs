@@ -560,7 +560,7 @@ impl Session {
     /// Plans a query statement with DataFusion and binds parameters.
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
         self.expand_using_wildcards(&mut stmt)?;
-        crate::enums::rewrite_casts(&mut stmt, self.catalog(), self.db())?;
+        crate::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
         crate::strict::rewrite_statement(&mut stmt, self.zone())?;
         crate::functions::rewrite_casts(&mut stmt);
         crate::naming::name_function_columns(&mut stmt);
@@ -758,7 +758,7 @@ impl Session {
                 let names = crate::naming::alias_projection(&mut q);
                 let mut stmt = Statement::Query(q);
                 self.expand_using_wildcards(&mut stmt)?;
-                crate::enums::rewrite_casts(&mut stmt, self.catalog(), self.db())?;
+                crate::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
                 crate::strict::rewrite_statement(&mut stmt, self.zone())?;
                 crate::functions::rewrite_casts(&mut stmt);
                 crate::naming::name_function_columns(&mut stmt);

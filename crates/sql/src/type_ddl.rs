@@ -13,10 +13,10 @@ use datafusion::sql::sqlparser::ast::{
     TableConstraint, UserDefinedTypeRepresentation,
 };
 
-use crate::catalog::{CheckDef, DomainDef, TypeDef, TypeKind};
 use crate::error::{Result, SqlError, code};
 use crate::session::{Output, Session};
 use crate::types::SqlType;
+use crate::user_types::{DomainCheck, DomainDef, TypeDef, TypeKind};
 
 /// The constraint name `CREATE DOMAIN … NOT NULL` is parsed into (see
 /// [`normalize_create_domain`]).
@@ -123,7 +123,7 @@ fn create_domain(session: &mut Session, d: &CreateDomain) -> Result<Output> {
             continue;
         }
         def.checks
-            .push(CheckDef { name: cname.unwrap_or_else(|| format!("{name}_check")), expr: check.expr.to_string() });
+            .push(DomainCheck { name: cname.unwrap_or_else(|| format!("{name}_check")), expr: check.expr.to_string() });
     }
     let oid = catalog.alloc_oid_in(session.db())?;
     catalog.put_type(TypeDef { oid, db: session.db().to_string(), name, body: TypeKind::Domain(def) })?;
@@ -316,10 +316,5 @@ mod tests {
         );
         assert!(normalize_create_domain("create domain d as int check (value > 0)").is_none());
         assert!(normalize_create_domain("select 'create domain not null'").is_none());
-    }
-
-    #[test]
-    fn type_keys() {
-        assert_eq!(crate::catalog::type_key("Mood"), "mood");
     }
 }

@@ -234,6 +234,23 @@ impl SqlType {
         }
     }
 
+    /// The type as a CAST names it to DataFusion (its own spelling;
+    /// uuid, json, char(n) and enums travel as text).
+    pub fn cast_name(self) -> String {
+        match self {
+            SqlType::Numeric { precision, scale } => format!("DECIMAL({precision},{scale})"),
+            SqlType::Text
+            | SqlType::Varchar(_)
+            | SqlType::Char(_)
+            | SqlType::Uuid
+            | SqlType::Json
+            | SqlType::Jsonb
+            | SqlType::Enum(_) => "TEXT".into(),
+            SqlType::TimestampTz => "TIMESTAMPTZ".into(),
+            other => other.name().to_uppercase(),
+        }
+    }
+
     /// The array type of elements of `elem`.
     pub fn array_of(elem: SqlType) -> SqlType {
         SqlType::Array { elem: elem.oid(), typmod: elem.typmod() }
@@ -345,7 +362,7 @@ impl SqlType {
             SqlType::Jsonb => "jsonb".into(),
             SqlType::Array { .. } => format!("{}[]", self.element().map_or("text".into(), |e| e.name())),
             SqlType::Enum(oid) => {
-                crate::user_types::enum_type(oid).map_or_else(|| format!("enum {oid}"), |t| t.name.clone())
+                crate::enum_registry::enum_type(oid).map_or_else(|| format!("enum {oid}"), |t| t.name.clone())
             }
         }
     }
@@ -398,7 +415,7 @@ impl SqlType {
             1700 => SqlType::NUMERIC_DEFAULT,
             2950 => SqlType::Uuid,
             3802 => SqlType::Jsonb,
-            _ if crate::user_types::enum_type(oid).is_some() => SqlType::Enum(oid),
+            _ if crate::enum_registry::enum_type(oid).is_some() => SqlType::Enum(oid),
             _ => {
                 let (elem, _) = ARRAY_OIDS.iter().find(|(_, a)| *a == oid)?;
                 SqlType::array_of(SqlType::from_oid(*elem)?)

@@ -1,98 +1,104 @@
-//! Users' enum types as every layer sees them: a name and its labels by
-//! OID.
-//!
-//! A [`SqlType`] is a small `Copy` value that Arrow field metadata names,
-//! so an enum column's type is just its OID (`SqlType::Enum`); what the
-//! OID stands for lives here. The catalog publishes each enum type when it
-//! loads or changes one. OIDs are never reused and are unique across the
-//! cluster (each home hands out its own block), so one map per process
-//! answers for every catalog in it, and a type dropped while a statement
-//! still names it leaves only an unused entry.
+//! Users' types (enum types and domains): their definitions, which the
+//! catalog keeps per database (`catalog/types.rs`) and publishes to
+//! `enum_registry.rs`, where every layer finds an enum type's name and
+//! labels by OID: a [`SqlType`] is a small `Copy` value that Arrow field
+//! metadata names, so an enum column's type is just its OID
+//! (`SqlType::Enum`).
 //!
 //! Values of an enum travel as their labels (Utf8): equality, hashing,
 //! GROUP BY and joins need nothing more. Order does: `enums.rs` rewrites
 //! comparisons, sorts and window orders of enum values into the labels'
 //! positions.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
+use serde::{Deserialize, Serialize};
 
-use parking_lot::RwLock;
-
-use crate::error::{Result, SqlError, code};
+pub use crate::enum_registry::{
+    EnumType, check_labels, enum_type, publish_domain, publish_enum, require_enum, type_name,
+};
 use crate::types::SqlType;
 
-/// An enum type: its name and its labels in their order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnumType {
+/// An enum type or a domain of one database.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TypeDef {
+    pub oid: u32,
+    pub db: String,
     pub name: String,
-    pub labels: Vec<String>,
+    /// (Not `kind`: catalog entries are tagged with that name.)
+    pub body: TypeKind,
 }
 
-impl EnumType {
-    /// Where `label` sorts among the type's labels.
-    pub fn position(&self, label: &str) -> Option<usize> {
-        self.labels.iter().position(|l| l == label)
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum TypeKind {
+    /// `CREATE TYPE … AS ENUM`: the labels in their sort order.
+    Enum { labels: Vec<String> },
+    /// `CREATE DOMAIN`: a base type with constraints.
+    Domain(DomainDef),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DomainDef {
+    pub base: SqlType,
+    pub not_null: bool,
+    /// The DEFAULT expression as SQL text.
+    pub default: Option<String>,
+    /// CHECK constraints over `VALUE`.
+    pub checks: Vec<DomainCheck>,
+}
+
+/// A domain's CHECK constraint: its name and SQL over `VALUE`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DomainCheck {
+    pub name: String,
+    pub expr: String,
+}
+
+impl TypeDef {
+    /// Makes the type known to every layer (see the module's text).
+    pub fn publish(&self) {
+        match &self.body {
+            TypeKind::Enum { labels } => publish_enum(self.oid, &self.name, labels),
+            TypeKind::Domain(_) => publish_domain(self.oid, &self.name),
+        }
     }
 
-    /// The position of `label`, or PostgreSQL's error for a value that is
-    /// not one of the type's labels.
-    pub fn require(&self, label: &str) -> Result<usize> {
-        self.position(label).ok_or_else(|| {
-            SqlError::new(code::INVALID_TEXT, format!("invalid input value for enum {}: \"{label}\"", self.name))
-        })
+    pub fn domain(&self) -> Option<&DomainDef> {
+        match &self.body {
+            TypeKind::Domain(d) => Some(d),
+            TypeKind::Enum { .. } => None,
+        }
+    }
+
+    /// The SQL type a column or cast of this type has.
+    pub fn sql_type(&self) -> SqlType {
+        match &self.body {
+            TypeKind::Enum { .. } => SqlType::Enum(self.oid),
+            TypeKind::Domain(d) => d.base,
+        }
     }
 }
 
-static ENUMS: LazyLock<RwLock<HashMap<u32, Arc<EnumType>>>> = LazyLock::new(Default::default);
-/// Domains' names, for `format_type`.
-static DOMAINS: LazyLock<RwLock<HashMap<u32, String>>> = LazyLock::new(Default::default);
-
-/// Makes domain `oid`'s name known (again, after a rename).
-pub fn publish_domain(oid: u32, name: &str) {
-    DOMAINS.write().insert(oid, name.to_string());
-}
-
-/// The name of user type `oid` (an enum type or a domain).
-pub fn type_name(oid: u32) -> Option<String> {
-    enum_type(oid).map(|t| t.name.clone()).or_else(|| DOMAINS.read().get(&oid).cloned())
-}
-
-/// Makes enum type `oid` known (again, after a change).
-pub fn publish_enum(oid: u32, name: &str, labels: &[String]) {
-    let t = Arc::new(EnumType { name: name.to_string(), labels: labels.to_vec() });
-    ENUMS.write().insert(oid, t);
-}
-
-/// The enum type with OID `oid`, if there is one.
-pub fn enum_type(oid: u32) -> Option<Arc<EnumType>> {
-    ENUMS.read().get(&oid).cloned()
-}
-
-/// Enum type `oid`, or an internal error: a plan names it, so it existed.
-pub fn require_enum(oid: u32) -> Result<Arc<EnumType>> {
-    enum_type(oid).ok_or_else(|| SqlError::new(code::UNDEFINED_OBJECT, format!("type with OID {oid} does not exist")))
-}
-
-/// Checks that every value of a column of enum type `ty` is one of its
-/// labels (nothing to check for other types).
-pub fn check_labels(ty: SqlType, values: &datafusion::arrow::array::ArrayRef) -> Result<()> {
-    let SqlType::Enum(oid) = ty else { return Ok(()) };
-    let t = require_enum(oid)?;
-    let strings = datafusion::arrow::compute::cast(values, &datafusion::arrow::datatypes::DataType::Utf8)?;
-    let strings = strings
-        .as_any()
-        .downcast_ref::<datafusion::arrow::array::StringArray>()
-        .ok_or_else(|| SqlError::internal("enum values are not text"))?;
-    for v in strings.iter().flatten() {
-        t.require(v)?;
+/// A user's type name as written (`mood`, `"Mood"`, `public.mood`) in the
+/// form the catalog keeps it.
+pub fn type_key(name: &str) -> String {
+    let name = name.trim();
+    let name = name.strip_prefix("public.").unwrap_or(name);
+    match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(quoted) => quoted.replace("\"\"", "\""),
+        None => name.to_lowercase(),
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::code;
+
+    #[test]
+    fn type_names_as_kept() {
+        assert_eq!(type_key("Mood"), "mood");
+        assert_eq!(type_key("\"Mood\""), "Mood");
+        assert_eq!(type_key("public.mood"), "mood");
+    }
 
     #[test]
     fn labels_have_positions() {

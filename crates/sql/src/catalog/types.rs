@@ -1,65 +1,13 @@
-//! Users' types: enum types and domains, kept per database like its
-//! tables (in its home), and how a type name in DDL or a cast resolves.
+//! Users' types (`user_types.rs`): enum types and domains, kept per
+//! database like its tables (in its home), and how a type name in DDL or
+//! a cast resolves.
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
-use super::{Catalog, CheckDef};
+use super::Catalog;
 use crate::error::{Result, SqlError, code};
 use crate::types::SqlType;
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TypeDef {
-    pub oid: u32,
-    pub db: String,
-    pub name: String,
-    /// (Not `kind`: catalog entries are tagged with that name.)
-    pub body: TypeKind,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum TypeKind {
-    /// `CREATE TYPE … AS ENUM`: the labels in their sort order.
-    Enum { labels: Vec<String> },
-    /// `CREATE DOMAIN`: a base type with constraints.
-    Domain(DomainDef),
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DomainDef {
-    pub base: SqlType,
-    pub not_null: bool,
-    /// The DEFAULT expression as SQL text.
-    pub default: Option<String>,
-    /// CHECK constraints over `VALUE`.
-    pub checks: Vec<CheckDef>,
-}
-
-impl TypeDef {
-    /// Makes an enum type's labels known to every layer (`user_types`).
-    pub(super) fn publish(&self) {
-        match &self.body {
-            TypeKind::Enum { labels } => crate::user_types::publish_enum(self.oid, &self.name, labels),
-            TypeKind::Domain(_) => crate::user_types::publish_domain(self.oid, &self.name),
-        }
-    }
-
-    pub fn domain(&self) -> Option<&DomainDef> {
-        match &self.body {
-            TypeKind::Domain(d) => Some(d),
-            TypeKind::Enum { .. } => None,
-        }
-    }
-
-    /// The SQL type a column or cast of this type has.
-    pub fn sql_type(&self) -> SqlType {
-        match &self.body {
-            TypeKind::Enum { .. } => SqlType::Enum(self.oid),
-            TypeKind::Domain(d) => d.base,
-        }
-    }
-}
+pub use crate::user_types::{DomainDef, TypeDef, TypeKind, type_key};
 
 /// A type name resolved: the SQL type values have, and the domain whose
 /// constraints apply, if the name was a domain's.
@@ -69,17 +17,6 @@ pub struct ResolvedType {
     pub domain: Option<Arc<TypeDef>>,
 }
 
-/// A user's type name as written (`mood`, `"Mood"`, `public.mood`) in the
-/// form the catalog keeps it.
-pub fn type_key(name: &str) -> String {
-    let name = name.trim();
-    let name = name.strip_prefix("public.").unwrap_or(name);
-    match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-        Some(quoted) => quoted.replace("\"\"", "\""),
-        None => name.to_lowercase(),
-    }
-}
-
 impl Catalog {
     pub fn user_type(&self, db: &str, name: &str) -> Option<Arc<TypeDef>> {
         self.state.read().types.get(&(db.to_string(), name.to_string())).cloned()
@@ -87,6 +24,13 @@ impl Catalog {
 
     pub fn user_type_by_oid(&self, oid: u32) -> Option<Arc<TypeDef>> {
         self.state.read().types.values().find(|t| t.oid == oid).cloned()
+    }
+
+    /// The domain with OID `oid`, if it is one.
+    pub fn domain(&self, oid: Option<u32>) -> Option<(Arc<TypeDef>, DomainDef)> {
+        let t = self.user_type_by_oid(oid?)?;
+        let d = t.domain()?.clone();
+        Some((t, d))
     }
 
     pub fn user_types(&self, db: &str) -> Vec<Arc<TypeDef>> {
@@ -141,17 +85,5 @@ impl Catalog {
 
     pub fn drop_type_entry(&self, oid: u32) -> Result<()> {
         self.delete_entries(&[format!("type:{oid}")])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn type_names_as_kept() {
-        assert_eq!(type_key("Mood"), "mood");
-        assert_eq!(type_key("\"Mood\""), "Mood");
-        assert_eq!(type_key("public.mood"), "mood");
     }
 }

@@ -117,6 +117,7 @@ pub mod copy;
 pub mod copy_binary;
 pub mod create_as;
 pub mod dates;
+pub mod datetime_fns;
 pub mod ddl;
 pub mod dml;
 pub mod dml_params;

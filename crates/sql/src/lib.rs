@@ -122,6 +122,7 @@ pub mod ddl;
 pub mod dml;
 pub mod dml_params;
 pub mod domains;
+pub mod encoding;
 pub mod enum_aggregates;
 pub mod enum_registry;
 pub mod enums;

@@ -257,6 +257,49 @@ fn substr(
     Ok(caps.get(sub as usize).map(|m| m.as_str().to_string()))
 }
 
+/// PostgreSQL's `.` matches a newline unless a pattern asks otherwise;
+/// Rust's regex (behind DataFusion's `~`, `regexp_replace`, `regexp_like`,
+/// …, and SIMILAR TO, which `strict.rs` makes a `~`) does not: their
+/// patterns get the `s` flag in front (`'(?s)' || pattern`).
+pub fn dot_matches_newline(e: &mut datafusion::sql::sqlparser::ast::Expr) {
+    use datafusion::sql::sqlparser::ast::{
+        BinaryOperator as B, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value,
+    };
+    let prefix = |p: &mut Expr| {
+        if let Expr::Value(v) = p
+            && let Value::SingleQuotedString(text) | Value::EscapedStringLiteral(text) = &mut v.value
+        {
+            if !text.starts_with("(?s)") {
+                text.insert_str(0, "(?s)");
+            }
+            return;
+        }
+        if let Ok(new) = crate::parsing::parse_expr(&format!("'(?s)' || ({p})")) {
+            *p = new;
+        }
+    };
+    match e {
+        Expr::BinaryOp {
+            op: B::PGRegexMatch | B::PGRegexIMatch | B::PGRegexNotMatch | B::PGRegexNotIMatch,
+            right,
+            ..
+        } => prefix(right),
+        Expr::Function(f) => {
+            let name = f.name.to_string().to_lowercase();
+            let name = name.trim_start_matches("pg_catalog.");
+            if !matches!(name, "regexp_replace" | "regexp_like" | "regexp_match" | "regexp_count" | "regexp_instr") {
+                return;
+            }
+            if let FunctionArguments::List(list) = &mut f.args
+                && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(pattern))) = list.args.get_mut(1)
+            {
+                prefix(pattern);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The set-returning functions written as `unnest` of an array form, and
 /// the column name PostgreSQL gives each.
 const SETS: &[(&str, &str, &str)] = &[

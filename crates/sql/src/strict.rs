@@ -503,6 +503,7 @@ pub fn rewrite_statement(
         crate::json::rewrite(e);
         crate::json_sets::rewrite(e);
         crate::regexps::rewrite(e);
+        crate::regexps::dot_matches_newline(e);
         crate::datetime_fns::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
         // characters (an assignment refuses a longer one instead); char(n)

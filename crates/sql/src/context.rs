@@ -170,6 +170,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     analyzer.push(Arc::new(crate::numeric_ops::WideArithmetic));
     analyzer.push(Arc::new(crate::array_fns::AnyParameters));
     analyzer.push(Arc::new(crate::enums::EnumOrder));
+    analyzer.push(Arc::new(crate::interval_groups::IntervalGroups));
     analyzer.push(Arc::new(crate::numeric_div::NumericDivision));
     analyzer.push(Arc::new(crate::json::JsonConcat));
     analyzer.push(Arc::new(crate::local_time::SessionTimeZone { zone: zone.clone() }));

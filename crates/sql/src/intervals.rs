@@ -299,6 +299,12 @@ enum Kind {
     Mul,
 }
 
+/// `tessera_interval_span(iv)`: an interval's length as PostgreSQL
+/// compares it (nanoseconds, a month counted as 30 days).
+pub fn span_udf() -> ScalarUDF {
+    udf(Kind::Span)
+}
+
 fn udf(kind: Kind) -> ScalarUDF {
     let arity = if kind == Kind::Span { 1 } else { 2 };
     ScalarUDF::new_from_impl(IntervalFn { kind, signature: Signature::any(arity, Volatility::Immutable) })

@@ -136,6 +136,7 @@ pub mod formatting;
 pub mod functions;
 pub mod int_casts;
 pub mod int_literals;
+pub mod interval_groups;
 pub mod intervals;
 pub mod jobs;
 pub mod json;

@@ -7,10 +7,10 @@
 //! instead and shows, for each group, one of its values (`first_value`,
 //! as PostgreSQL shows whichever it met first), renamed back to the
 //! column the plan above refers to. `DISTINCT` over intervals becomes
-//! that grouping too.
+//! that grouping too, and `count(DISTINCT d)` counts distinct lengths.
 //!
-//! Not covered yet: `count(DISTINCT interval)` and window `PARTITION BY`
-//! an interval still tell `1 mon` from `30 days`.
+//! Not covered yet: window `PARTITION BY` an interval still tells `1 mon`
+//! from `30 days`.
 
 use std::sync::Arc;
 
@@ -30,6 +30,24 @@ impl AnalyzerRule for IntervalGroups {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &datafusion::common::config::ConfigOptions) -> Result<LogicalPlan> {
+        // `count(DISTINCT d)`: distinct lengths.
+        let plan = crate::exact_casts::rewrite_expressions(plan, |e, schema| match e {
+            Expr::AggregateFunction(mut a)
+                if a.params.distinct
+                    && a.func.name() == "count"
+                    && a.params.args.len() == 1
+                    && is_interval(&a.params.args[0], schema) =>
+            {
+                let span = Arc::new(crate::intervals::span_udf());
+                let arg = a.params.args.remove(0);
+                a.params.args.push(Expr::ScalarFunction(datafusion::logical_expr::expr::ScalarFunction::new_udf(
+                    span,
+                    vec![arg],
+                )));
+                Ok(Transformed::yes(Expr::AggregateFunction(a)))
+            }
+            other => Ok(Transformed::no(other)),
+        })?;
         plan.transform_up_with_subqueries(|node| match node {
             LogicalPlan::Aggregate(agg) => regroup(agg),
             LogicalPlan::Distinct(Distinct::All(input)) if interval_columns(input.schema()) => {

@@ -22,8 +22,8 @@
 //!   and fractional days into time. (An interval column times a number is
 //!   still refused.)
 //!
-//! GROUP BY and DISTINCT group by the same length (`interval_groups.rs`);
-//! `count(DISTINCT …)` and window PARTITION BY still tell `1 month` from
+//! GROUP BY, DISTINCT and `count(DISTINCT …)` go by the same length
+//! (`interval_groups.rs`); window PARTITION BY still tells `1 month` from
 //! `30 days`.
 
 use std::sync::Arc;

@@ -494,19 +494,24 @@ fn concat(a: Value, b: Value) -> Value {
 }
 
 /// `jsonb_set(doc, path, new, create)`.
+/// One step into a document for a change: an object's key, or an
+/// array's index (negative from the end).
+pub(crate) fn step_mut<'a>(doc: &'a mut Value, key: &str) -> Option<&'a mut Value> {
+    match doc {
+        Value::Object(map) => map.get_mut(key),
+        Value::Array(items) => key.parse::<i64>().ok().and_then(|k| {
+            let i = if k < 0 { items.len() as i64 + k } else { k };
+            usize::try_from(i).ok().and_then(|i| items.get_mut(i))
+        }),
+        _ => None,
+    }
+}
+
 fn set(doc: &mut Value, path: &[String], new: Value, create: bool) {
     let Some((last, parents)) = path.split_last() else { return };
     let mut at = doc;
     for p in parents {
-        let next = match at {
-            Value::Object(map) => map.get_mut(p),
-            Value::Array(items) => p.parse::<i64>().ok().and_then(|k| {
-                let i = if k < 0 { items.len() as i64 + k } else { k };
-                usize::try_from(i).ok().and_then(|i| items.get_mut(i))
-            }),
-            _ => None,
-        };
-        match next {
+        match step_mut(at, p) {
             Some(n) => at = n,
             None => return,
         }

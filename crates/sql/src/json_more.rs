@@ -109,15 +109,7 @@ fn insert(doc: &mut Value, path: &[Option<String>], new: Value, after: bool) -> 
     let mut at = doc;
     for p in parents {
         let Some(p) = p else { return Err(error("22004", "path element at position 1 is null")) };
-        let next = match at {
-            Value::Object(map) => map.get_mut(p),
-            Value::Array(items) => p.parse::<i64>().ok().and_then(|k| {
-                let i = if k < 0 { items.len() as i64 + k } else { k };
-                usize::try_from(i).ok().and_then(|i| items.get_mut(i))
-            }),
-            _ => None,
-        };
-        match next {
+        match crate::json::step_mut(at, p) {
             Some(n) => at = n,
             None => return Ok(()),
         }

@@ -19,6 +19,7 @@ use crate::dml::target_table;
 use crate::error::{Result, SqlError, code};
 use crate::session::{Output, Session};
 use crate::types::SqlType;
+use crate::view_ddl::{ColumnChange, alter_view};
 
 fn cmd(tag: &str) -> Result<Option<Output>> {
     Ok(Some(Output::Command(tag.to_string())))
@@ -30,6 +31,9 @@ pub(crate) async fn alter_table(
     if_exists: bool,
     ops: &[AlterTableOperation],
 ) -> Result<Option<Output>> {
+    if let Some(view) = session.catalog().view(session.db(), &object_name(name)) {
+        return alter_view(session, &view, ops);
+    }
     for op in ops {
         let def = match target_table(session, name) {
             Ok(d) => d,
@@ -191,6 +195,8 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
                 if new_def.primary_key.contains(&cname) {
                     return Err(SqlError::unsupported("dropping a primary key column"));
                 }
+                let catalog = session.catalog();
+                crate::view_ddl::check_column_change(catalog, &def.db, &def.name, def.oid, &cname, ColumnChange::Drop)?;
                 for ix in new_def.indexes.iter().filter(|i| i.columns.contains(&cname)) {
                     for engine in session.catalog().engines_of_name(&def.db)? {
                         engine.drop_index(&def.engine_name, &ix.name)?;
@@ -204,6 +210,8 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
         AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
             let _g = session.catalog().ddl_lock();
             let (old, new) = (ident(old_column_name), ident(new_column_name));
+            let catalog = session.catalog();
+            crate::view_ddl::check_column_change(catalog, &def.db, &def.name, def.oid, &old, ColumnChange::Rename)?;
             let mut new_def = (*def).clone();
             if new_def.column(&new).is_some() {
                 return Err(SqlError::new(
@@ -230,12 +238,13 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
             let new = match table_name {
                 RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => object_name(n),
             };
-            if session.catalog().table(&def.db, &new).is_some() {
+            if session.catalog().relation_oid(&def.db, &new).is_some() {
                 return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{new}\" already exists")));
             }
             let mut new_def = (*def).clone();
-            new_def.name = new;
+            new_def.name = new.clone();
             session.catalog().put_table(new_def)?;
+            crate::view_ddl::relation_renamed(session.catalog(), &def.db, def.oid, &def.name, &new)?;
         }
         AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
             TableConstraint::PrimaryKey(p) => {
@@ -298,6 +307,17 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
                     code::UNDEFINED_COLUMN,
                     format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
                 ));
+            }
+            if matches!(op, AlterColumnOperation::SetDataType { .. }) {
+                let catalog = session.catalog();
+                crate::view_ddl::check_column_change(
+                    catalog,
+                    &def.db,
+                    &def.name,
+                    def.oid,
+                    &cname,
+                    ColumnChange::Retype,
+                )?;
             }
             if matches!(op, AlterColumnOperation::SetNotNull) {
                 let nulls = count(session, &format!("SELECT count(*) FROM {quoted} WHERE \"{cname}\" IS NULL")).await?;

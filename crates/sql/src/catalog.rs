@@ -39,6 +39,7 @@ mod partitions;
 mod replica_tests;
 mod sequences;
 mod types;
+mod views;
 pub use home::Home;
 pub use layout::block_home;
 pub use types::{DomainDef, ResolvedType, TypeDef, TypeKind, type_key};
@@ -241,6 +242,8 @@ enum Entry {
     Layout(layout::Layout),
     /// An enum type or a domain (`catalog/types.rs`).
     Type(TypeDef),
+    /// A view (`catalog/views.rs`).
+    View(crate::views::ViewDef),
 }
 
 impl Entry {
@@ -254,6 +257,7 @@ impl Entry {
             Entry::Job(j) => format!("job:{}", j.id),
             Entry::Layout(l) => format!("layout:{}", l.db),
             Entry::Type(t) => format!("type:{}", t.oid),
+            Entry::View(v) => format!("view:{}", v.oid),
         }
     }
 }
@@ -275,6 +279,7 @@ struct State {
     sequences: BTreeMap<(String, String), Arc<SequenceDef>>,
     roles: BTreeMap<String, RoleDef>,
     types: BTreeMap<(String, String), Arc<TypeDef>>,
+    views: BTreeMap<(String, String), Arc<crate::views::ViewDef>>,
     jobs: BTreeMap<u32, JobDef>,
     next_oid: u32,
     next_stream: u32,
@@ -538,6 +543,7 @@ impl Catalog {
                 Entry::Sequence(s) => s.oid,
                 Entry::Role(r) => r.oid,
                 Entry::Type(t) => t.oid,
+                Entry::View(v) => v.oid,
                 Entry::Streams { next } => {
                     state.next_stream = state.next_stream.max(*next);
                     continue;
@@ -573,6 +579,9 @@ impl Catalog {
                 Entry::Type(t) => {
                     t.publish();
                     state.types.insert((t.db.clone(), t.name.clone()), Arc::new(t));
+                }
+                Entry::View(v) => {
+                    state.views.insert((v.db.clone(), v.name.clone()), Arc::new(v));
                 }
                 Entry::Streams { .. } | Entry::Layout(_) => {}
                 Entry::Job(j) => {
@@ -740,6 +749,10 @@ impl Catalog {
                     state.types.retain(|_, x| x.oid != t.oid);
                     state.types.insert((t.db.clone(), t.name.clone()), Arc::new(t));
                 }
+                Entry::View(v) => {
+                    state.views.retain(|_, x| x.oid != v.oid);
+                    state.views.insert((v.db.clone(), v.name.clone()), Arc::new(v));
+                }
                 Entry::Streams { next } => state.next_stream = state.next_stream.max(next),
                 Entry::Job(j) => {
                     state.jobs.insert(j.id, j);
@@ -770,6 +783,7 @@ impl Catalog {
                 "table" => state.tables.retain(|_, x| x.oid != oid),
                 "sequence" => state.sequences.retain(|_, x| x.oid != oid),
                 "type" => state.types.retain(|_, x| x.oid != oid),
+                "view" => state.views.retain(|_, x| x.oid != oid),
                 _ => state.roles.retain(|_, x| x.oid != oid),
             }
         }

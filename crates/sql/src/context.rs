@@ -161,6 +161,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::strict::ComparedConstants { zone: zone.clone() }),
         Arc::new(crate::window_defaults::ShiftDefaults),
         Arc::new(crate::numeric_special::FloatOnlyOfNumeric),
+        Arc::new(crate::float_compare::NumericFloatComparisons),
     ];
     analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
     analyzer.push(Arc::new(crate::exact_casts::KeepMergingCasts));

@@ -19,7 +19,7 @@ use crate::types::SqlType;
 pub(crate) async fn create_table_as(session: &mut Session, ct: &CreateTable, query: &Query) -> Result<Option<Output>> {
     let name = crate::ddl::object_name(&ct.name);
     let db = session.db().to_string();
-    if session.catalog().table(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
+    if session.catalog().relation_oid(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
         if ct.if_not_exists {
             return Ok(Some(Output::Command("SELECT 0".into())));
         }

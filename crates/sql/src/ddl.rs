@@ -49,6 +49,9 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
     if let Some(done) = crate::type_ddl::try_execute(session, stmt) {
         return done.map(Some);
     }
+    if let Some(done) = crate::view_ddl::try_execute(session, stmt).await {
+        return done.map(Some);
+    }
     match stmt {
         Statement::CreateTable(ct) => create_table(session, ct).await,
         Statement::CreateIndex(ci) => create_index(session, ci),
@@ -159,7 +162,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             let name = object_name(name);
             let _g = session.catalog().ddl_lock();
             if session.catalog().sequence(session.db(), &name).is_some()
-                || session.catalog().table(session.db(), &name).is_some()
+                || session.catalog().relation_oid(session.db(), &name).is_some()
             {
                 if *if_not_exists {
                     return cmd("CREATE SEQUENCE");
@@ -232,7 +235,6 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             session.catalog().put_role(role)?;
             cmd("ALTER ROLE")
         }
-        Statement::CreateView { .. } => Err(SqlError::unsupported("CREATE VIEW")),
         Statement::CreateSchema { .. } => Err(SqlError::unsupported("CREATE SCHEMA (Tessera has one schema, public)")),
         Statement::CreateFunction(_) => Err(SqlError::unsupported("CREATE FUNCTION")),
         Statement::CreateTrigger(_) => Err(SqlError::unsupported("CREATE TRIGGER")),
@@ -433,7 +435,7 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
     let name = object_name(&ct.name);
     let _g = session.catalog().ddl_lock();
     let db = session.db().to_string();
-    if session.catalog().table(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
+    if session.catalog().relation_oid(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
         if ct.if_not_exists {
             return cmd("CREATE TABLE");
         }
@@ -670,7 +672,7 @@ fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output
             n
         }
     };
-    if session.catalog().index(&def.db, &name).is_some() || session.catalog().table(&def.db, &name).is_some() {
+    if session.catalog().index(&def.db, &name).is_some() || session.catalog().relation_oid(&def.db, &name).is_some() {
         if ci.if_not_exists {
             return cmd("CREATE INDEX");
         }
@@ -725,6 +727,8 @@ fn drop_objects(
         match kind {
             ObjectType::Table => match catalog.table(&db, &name) {
                 Some(def) => {
+                    let views = crate::view_ddl::views_dropped_with(&catalog, &db, &name, def.oid, cascade)?;
+                    catalog.drop_view_entries(&views)?;
                     // The entry goes first: a stop between leaves engine
                     // tables no entry owns, which the next open drops.
                     let engines = catalog.engines_of_name(&db)?;
@@ -732,6 +736,10 @@ fn drop_objects(
                     for engine in engines {
                         engine.drop_table(&def.engine_name)?;
                     }
+                }
+                None if catalog.view(&db, &name).is_some() => {
+                    return Err(SqlError::new(code::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a table"))
+                        .with_hint("Use DROP VIEW to remove a view."));
                 }
                 None => missing("table")?,
             },

@@ -64,6 +64,9 @@ pub fn target_table(session: &Session, name: &ObjectName) -> Result<Arc<TableDef
     if schema != "public" {
         return Err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{schema}.{table}\" does not exist")));
     }
+    if session.catalog().view(session.db(), table).is_some() {
+        return Err(SqlError::unsupported(format!("writing to a view ({table})")));
+    }
     session
         .catalog()
         .table(session.db(), table)

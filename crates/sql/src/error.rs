@@ -23,6 +23,7 @@ pub mod code {
     pub const SYNTAX: &str = "42601";
     pub const INVALID_TXN_STATE: &str = "25000";
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
+    pub const INVALID_OBJECT_DEFINITION: &str = "42P17";
     pub const UNDEFINED_TABLE: &str = "42P01";
     pub const UNDEFINED_COLUMN: &str = "42703";
     pub const UNDEFINED_OBJECT: &str = "42704";

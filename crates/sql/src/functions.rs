@@ -183,8 +183,10 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                 }
                 // pg_get_expr(expr, rel, pretty): the pretty flag changes nothing here.
                 let name = f.name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_lowercase());
-                if matches!(name.as_deref(), Some("pg_get_expr" | "pg_get_constraintdef" | "pg_get_indexdef"))
-                    && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &mut f.args
+                if matches!(
+                    name.as_deref(),
+                    Some("pg_get_expr" | "pg_get_constraintdef" | "pg_get_indexdef" | "pg_get_viewdef")
+                ) && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &mut f.args
                 {
                     let keep = if name.as_deref() == Some("pg_get_expr") { 2 } else { 1 };
                     list.args.truncate(keep);
@@ -565,8 +567,8 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
                 if let Some(oid) = system_relation_oid(&name) {
                     return Ok(Some(ScalarValue::Int64(Some(oid))));
                 }
-                if let Some(t) = c.table(&d, &name) {
-                    return Ok(Some(ScalarValue::Int64(Some(t.oid as i64))));
+                if let Some(oid) = c.relation_oid(&d, &name) {
+                    return Ok(Some(ScalarValue::Int64(Some(oid as i64))));
                 }
                 if let Some(s) = c.sequence(&d, &name) {
                     return Ok(Some(ScalarValue::Int64(Some(s.oid as i64))));
@@ -814,6 +816,17 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
                     t.indexes.iter().find(|i| i.oid as i64 == oid).map(|i| crate::pg_catalog::index_def(t, i))
                 })
             })
+        }),
+    ));
+    let (c, d) = (r.catalog.clone(), db.clone());
+    ctx.register_udf(create_udf(
+        "pg_get_viewdef",
+        vec![DataType::Int64],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(move |args| {
+            let views = c.views(&d);
+            map_int(&args[0], |oid| views.iter().find(|v| v.oid as i64 == oid).map(|v| format!(" {};", v.query)))
         }),
     ));
     let (c, d) = (r.catalog.clone(), db.clone());

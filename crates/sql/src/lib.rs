@@ -68,8 +68,10 @@
 //! comparisons; `overflow` and `strict` raise PostgreSQL's errors where
 //! DataFusion would return a value (integer overflow, constants included;
 //! logarithms of zero; float input out of range), read constants as PostgreSQL does (char(n)
-//! without padding, timestamps in ISO forms, SIMILAR TO) and keep a
-//! subquery's ORDER BY; `query_checks` refuses what DataFusion reads
+//! without padding, timestamps in ISO forms) and keep a subquery's ORDER
+//! BY; `patterns` rewrites SIMILAR TO and LIKE … ESCAPE into what
+//! DataFusion matches; `float_compare` compares numerics with floats in
+//! float8; `query_checks` refuses what DataFusion reads
 //! otherwise; `int_literals` types integer constants as PostgreSQL does;
 //! `int_casts` rounds casts to integers; `float_arith` raises float
 //! overflow and division by zero and casts floats to numeric through their
@@ -104,6 +106,12 @@
 //! `domains` checks domains' constraints where values are written or
 //! cast; `pg_types` shows the types in `pg_type`/`pg_enum` and reads type
 //! names as `regtype`.
+//!
+//! Views: `view_ddl` creates, replaces and drops them and keeps what
+//! reads a table or view from losing it (`catalog/views.rs` stores them
+//! and their dependencies); `views` qualifies a view's query when it is
+//! stored and puts it in place of the view in each statement that reads
+//! it, before any other rewrite.
 
 pub mod alter;
 pub mod array_fns;
@@ -132,6 +140,7 @@ pub mod explain;
 pub mod fast;
 pub mod field_tests;
 pub mod float_arith;
+pub mod float_compare;
 pub mod formatting;
 pub mod functions;
 pub mod int_casts;
@@ -152,6 +161,7 @@ pub mod numeric_special;
 pub mod overflow;
 pub mod parsing;
 pub mod partition;
+pub mod patterns;
 pub mod pg_binary;
 pub mod pg_catalog;
 pub mod pg_typeof;
@@ -179,6 +189,8 @@ pub mod tz;
 pub mod udf_values;
 pub mod user_types;
 pub mod using_joins;
+pub mod view_ddl;
+pub mod views;
 pub mod volatile;
 pub mod window_defaults;
 pub mod windows;

@@ -9,7 +9,7 @@ use datafusion::common::ScalarValue;
 use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::error::Result as DfResult;
 
-use crate::catalog::{IndexDef, IndexMethod, TableDef};
+use crate::catalog::{ColumnDef, IndexDef, IndexMethod, TableDef};
 use crate::context::Resolver;
 use crate::types::SqlType;
 
@@ -24,6 +24,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
     "pg_roles",
     "pg_user",
     "pg_tables",
+    "pg_views",
     "pg_indexes",
     "pg_constraint",
     "pg_attrdef",
@@ -50,7 +51,7 @@ pub const PG_CATALOG_TABLES: &[&str] = &[
 ];
 
 pub const INFORMATION_SCHEMA_TABLES: &[&str] =
-    &["tables", "columns", "schemata", "table_constraints", "key_column_usage"];
+    &["tables", "columns", "views", "schemata", "table_constraints", "key_column_usage"];
 
 pub const PG_CATALOG_NS: i64 = 11;
 pub const PUBLIC_NS: i64 = 2200;
@@ -104,6 +105,29 @@ use DataType::{Boolean as B, Float32 as F4, Int16 as I2, Int32 as I4, Int64 as I
 
 fn visible_tables(r: &Resolver) -> Vec<Arc<TableDef>> {
     r.catalog.tables(&r.db)
+}
+
+/// Each table's and view's OID and columns (a view's as columns without
+/// defaults or constraints).
+fn relation_columns(r: &Resolver, tables: &[Arc<TableDef>]) -> Vec<(u32, Vec<ColumnDef>)> {
+    let mut out: Vec<(u32, Vec<ColumnDef>)> = tables.iter().map(|t| (t.oid, t.columns.clone())).collect();
+    for v in r.catalog.views(&r.db) {
+        let columns = v
+            .columns
+            .iter()
+            .map(|c| ColumnDef {
+                name: c.name.clone(),
+                ty: c.ty,
+                not_null: false,
+                default: None,
+                identity: None,
+                field: 0,
+                domain: None,
+            })
+            .collect();
+        out.push((v.oid, columns));
+    }
+    out
 }
 
 const ALL_TYPES: &[SqlType] = &[
@@ -262,6 +286,34 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     ]);
                 }
             }
+            for v in r.catalog.views(&r.db) {
+                rows.push(vec![
+                    i(v.oid as i64),
+                    s(&v.name),
+                    i(PUBLIC_NS),
+                    s("v"),
+                    i(10),
+                    V::Float32(Some(0.0)),
+                    b(false),
+                    s("p"),
+                    i(0),
+                    i16v(v.columns.len() as i16),
+                    i(0),
+                    b(true),
+                    b(false),
+                    b(false),
+                    b(false),
+                    b(false),
+                    s("n"),
+                    null_s(),
+                    i(0),
+                    i(0),
+                    b(true),
+                    i16v(0),
+                    i32v(0),
+                    null_s(),
+                ]);
+            }
             for sq in r.catalog.sequences(&r.db).iter().filter(|s| !s.name.starts_with("__")) {
                 rows.push(vec![
                     i(sq.oid as i64),
@@ -313,7 +365,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     ("relforcerowsecurity", B),
                     ("relispartition", B),
                     ("relreplident", T),
-                    ("reloptions", T),
+                    ("reloptions", acl()),
                     ("reltablespace", I8),
                     ("reloftype", I8),
                     ("relispopulated", B),
@@ -329,10 +381,10 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
         }
         "pg_attribute" => {
             let mut rows = Vec::new();
-            for t in &tables {
-                for (k, c) in t.columns.iter().enumerate() {
+            for (oid, columns) in relation_columns(r, &tables) {
+                for (k, c) in columns.iter().enumerate() {
                     rows.push(vec![
-                        i(t.oid as i64),
+                        i(oid as i64),
                         s(&c.name),
                         i(c.domain.unwrap_or(c.ty.oid()) as i64),
                         i16v(k as i16 + 1),
@@ -582,6 +634,14 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                 rows,
             )?
         }
+        "pg_views" => table(
+            &[("schemaname", T), ("viewname", T), ("viewowner", T), ("definition", T)],
+            r.catalog
+                .views(&r.db)
+                .iter()
+                .map(|v| vec![s("public"), s(&v.name), s("tessera"), s(format!(" {};", v.query))])
+                .collect(),
+        )?,
         "pg_tables" => table(
             &[
                 ("schemaname", T),
@@ -798,7 +858,34 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
     let t = match name {
         "tables" => table(
             &[("table_catalog", T), ("table_schema", T), ("table_name", T), ("table_type", T)],
-            tables.iter().map(|t| vec![s(&r.db), s("public"), s(&t.name), s("BASE TABLE")]).collect(),
+            tables
+                .iter()
+                .map(|t| vec![s(&r.db), s("public"), s(&t.name), s("BASE TABLE")])
+                .chain(r.catalog.views(&r.db).iter().map(|v| vec![s(&r.db), s("public"), s(&v.name), s("VIEW")]))
+                .collect(),
+        )?,
+        "views" => table(
+            &[
+                ("table_catalog", T),
+                ("table_schema", T),
+                ("table_name", T),
+                ("view_definition", T),
+                ("check_option", T),
+                ("is_updatable", T),
+                ("is_insertable_into", T),
+                ("is_trigger_updatable", T),
+                ("is_trigger_deletable", T),
+                ("is_trigger_insertable_into", T),
+            ],
+            r.catalog
+                .views(&r.db)
+                .iter()
+                .map(|v| {
+                    let mut row = vec![s(&r.db), s("public"), s(&v.name), s(format!(" {};", v.query)), s("NONE")];
+                    row.extend((0..5).map(|_| s("NO")));
+                    row
+                })
+                .collect(),
         )?,
         "schemata" => table(
             &[("catalog_name", T), ("schema_name", T), ("schema_owner", T)],
@@ -809,8 +896,9 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
         )?,
         "columns" => {
             let mut rows = Vec::new();
-            for t in &tables {
-                for (k, c) in t.columns.iter().enumerate() {
+            for (oid, columns) in relation_columns(r, &tables) {
+                let name = r.catalog.relation_name(&r.db, oid).unwrap_or_default();
+                for (k, c) in columns.iter().enumerate() {
                     let (len, prec, scale) = match c.ty {
                         SqlType::Varchar(Some(n)) | SqlType::Char(n) => {
                             (V::Int64(Some(n as i64)), V::Int64(None), V::Int64(None))
@@ -833,7 +921,7 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
                     rows.push(vec![
                         s(&r.db),
                         s("public"),
-                        s(&t.name),
+                        s(&name),
                         s(&c.name),
                         i(k as i64 + 1),
                         c.default.clone().map(s).unwrap_or(null_s()),

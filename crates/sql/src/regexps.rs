@@ -340,6 +340,27 @@ pub fn rewrite_from(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
             };
             let fname = name.to_string().to_lowercase();
             let fname = fname.trim_start_matches("pg_catalog.").to_string();
+            // `pg_catalog.unnest(…)` (as psql writes it) is `unnest(…)`.
+            if fname == "unnest" && name.0.len() == 2 {
+                let array_exprs = args
+                    .args
+                    .iter()
+                    .filter_map(|a| match a {
+                        datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
+                            datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(e),
+                        ) => Some(e.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                *factor = TableFactor::UNNEST {
+                    alias: alias.take(),
+                    array_exprs,
+                    with_offset: false,
+                    with_offset_alias: None,
+                    with_ordinality: false,
+                };
+                return std::ops::ControlFlow::Continue(());
+            }
             // PostgreSQL's column: the function's name, or `value` for the
             // json element sets (`key` never: object_keys is a name).
             let column = match fname.as_str() {

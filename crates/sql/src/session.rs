@@ -272,11 +272,21 @@ impl Session {
     }
 
     /// `SELECT *` over USING joins in PostgreSQL's column order (`using_joins`).
-    fn expand_using_wildcards(&self, stmt: &mut Statement) -> Result<()> {
+    pub(crate) fn expand_using_wildcards(&self, stmt: &mut Statement) -> Result<()> {
         let columns = |table: &str| {
             self.catalog().table(&self.info.db, table).map(|d| d.columns.iter().map(|c| c.name.clone()).collect())
         };
         crate::using_joins::expand(stmt, &columns)
+    }
+
+    /// Each view a statement reads replaced by its query (`views.rs`).
+    pub(crate) fn expand_views(&self, stmt: &mut Statement) -> Result<()> {
+        let catalog = self.catalog();
+        let db = &self.info.db;
+        if !crate::views::names_a_view(stmt, &|n| catalog.view(db, n).is_some()) {
+            return Ok(());
+        }
+        crate::views::expand(stmt, &|n| catalog.view(db, n))
     }
 
     /// The session's `TimeZone`.
@@ -371,8 +381,8 @@ impl Session {
             Statement::StartTransaction { modes, begin, .. } => {
                 return self.begin(modes).map(|o| start_tag(o, *begin));
             }
-            Statement::Commit { .. } => return self.commit().await,
-            Statement::Rollback { savepoint: None, .. } => return Ok(self.rollback()),
+            Statement::Commit { chain, .. } => return self.end_block(true, *chain).await,
+            Statement::Rollback { savepoint: None, chain } => return self.end_block(false, *chain).await,
             Statement::Rollback { savepoint: Some(name), .. } => return self.rollback_to(&name.value),
             _ => {}
         }
@@ -559,6 +569,7 @@ impl Session {
 
     /// Plans a query statement with DataFusion and binds parameters.
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
+        self.expand_views(&mut stmt)?;
         self.expand_using_wildcards(&mut stmt)?;
         crate::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
         crate::strict::rewrite_statement(&mut stmt, self.zone())?;
@@ -757,6 +768,7 @@ impl Session {
                 let mut q = q.clone();
                 let names = crate::naming::alias_projection(&mut q);
                 let mut stmt = Statement::Query(q);
+                self.expand_views(&mut stmt)?;
                 self.expand_using_wildcards(&mut stmt)?;
                 crate::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
                 crate::strict::rewrite_statement(&mut stmt, self.zone())?;

@@ -503,6 +503,11 @@ fn show(session: &Session, name: &str) -> Result<Output> {
         "transaction isolation level" | "transaction_isolation" => {
             one("transaction_isolation", isolation_name(session.current_isolation()).to_string())
         }
+        // The block's access mode; outside a block, the next one's.
+        "transaction_read_only" => {
+            let next = session.autocommit() && session.info.settings.lock().hot().default_read_only;
+            one("transaction_read_only", if session.read_only() || next { "on" } else { "off" }.to_string())
+        }
         "time zone" | "timezone" => one("TimeZone", session.info.settings.lock().get("TimeZone")),
         _ => match canonical(&lower) {
             Some(key) => one(key, session.info.settings.lock().get(key)),

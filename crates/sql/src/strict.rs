@@ -450,37 +450,6 @@ fn unpad(e: Expr, k: &Compared, zone: crate::tz::Zone) -> Transformed<Expr> {
     }
 }
 
-/// Rewrites `x SIMILAR TO 'pattern'` into the regular-expression match
-/// PostgreSQL makes of it; returns an error for a pattern that is not a
-/// literal.
-pub fn rewrite_similar_to(e: &mut datafusion::sql::sqlparser::ast::Expr) -> std::result::Result<(), SqlError> {
-    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr as Ast, Value};
-    let Ast::SimilarTo { negated, expr, pattern, escape_char } = e else { return Ok(()) };
-    let escape = match escape_char.as_ref().map(|v| &v.value) {
-        None => Some('\\'),
-        Some(Value::SingleQuotedString(s)) if s.is_empty() => None,
-        Some(Value::SingleQuotedString(s)) if s.chars().count() == 1 => s.chars().next(),
-        Some(_) => return Err(SqlError::new("22019", "invalid escape string")),
-    };
-    let text = match pattern.as_ref() {
-        Ast::Value(v) => match &v.value {
-            Value::SingleQuotedString(s) => s.clone(),
-            _ => return Err(not_literal()),
-        },
-        _ => return Err(not_literal()),
-    };
-    let regex = similar_to_regex(&text, escape)?;
-    let op = if *negated { BinaryOperator::PGRegexNotMatch } else { BinaryOperator::PGRegexMatch };
-    let right = Ast::Value(Value::SingleQuotedString(regex).into());
-    *e = Ast::BinaryOp { left: expr.clone(), op, right: Box::new(right) };
-    Ok(())
-}
-
-/// `c` matched literally in a regular expression.
-fn escaped(c: char) -> String {
-    if "\\.+*?()|[]{}^$#&-~".contains(c) { format!("\\{c}") } else { c.to_string() }
-}
-
 /// Tessera's rewrites of a statement's expressions before planning: SIMILAR
 /// TO into a regular expression, a string literal cast to a float into
 /// PostgreSQL's float input.
@@ -494,7 +463,8 @@ pub fn rewrite_statement(
     crate::windows::inline_named_windows(stmt);
     keep_subquery_order(stmt);
     let flow = visit_expressions_mut(stmt, |e| {
-        if let Err(err) = rewrite_similar_to(e) {
+        if let Err(err) = crate::patterns::rewrite_similar_to(e).and_then(|()| crate::patterns::rewrite_like_escape(e))
+        {
             return std::ops::ControlFlow::Break(err);
         }
         crate::zones::rewrite(e);
@@ -676,59 +646,9 @@ fn is_bpchar(data_type: &str) -> bool {
     !t.contains("varying") && !t.starts_with("varchar") && (t.starts_with("char") || t.starts_with("character"))
 }
 
-fn not_literal() -> SqlError {
-    SqlError::new(code::FEATURE_NOT_SUPPORTED, "SIMILAR TO with a pattern that is not a literal is not supported yet")
-}
-
-/// PostgreSQL's translation of a SIMILAR TO pattern into a regular
-/// expression matching the whole string.
-pub fn similar_to_regex(pattern: &str, escape: Option<char>) -> std::result::Result<String, SqlError> {
-    let mut out = String::from("^(?:");
-    let mut chars = pattern.chars();
-    let mut in_class = false;
-    while let Some(c) = chars.next() {
-        if Some(c) == escape {
-            let Some(next) = chars.next() else {
-                return Err(SqlError::new("2201B", "invalid regular expression: trailing escape character"));
-            };
-            out.push_str(&escaped(next));
-            continue;
-        }
-        if in_class {
-            if c == ']' {
-                in_class = false;
-            }
-            out.push(c);
-            continue;
-        }
-        match c {
-            '%' => out.push_str(".*"),
-            '_' => out.push('.'),
-            '[' => {
-                in_class = true;
-                out.push(c);
-            }
-            // Literal in SIMILAR TO, special in a regular expression.
-            '.' | '^' | '$' | '\\' => out.push_str(&escaped(c)),
-            _ => out.push(c),
-        }
-    }
-    out.push_str(")$");
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn similar_to_patterns_become_anchored_regular_expressions() {
-        assert_eq!(similar_to_regex("_bcd%", Some('\\')).unwrap(), "^(?:.bcd.*)$");
-        assert_eq!(similar_to_regex("a.b|c", Some('\\')).unwrap(), "^(?:a\\.b|c)$");
-        assert_eq!(similar_to_regex("100\\%", Some('\\')).unwrap(), "^(?:100%)$");
-        assert_eq!(similar_to_regex("[a_%]x", None).unwrap(), "^(?:[a_%]x)$");
-        assert!(similar_to_regex("a\\", Some('\\')).is_err());
-    }
 
     #[test]
     fn timestamps_are_read_in_postgres_iso_forms() {

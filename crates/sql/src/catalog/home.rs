@@ -283,6 +283,7 @@ impl Catalog {
             Entry::Sequence(s) => self.home_of(&s.db),
             Entry::Job(j) => self.home_of(&j.db),
             Entry::Type(t) => self.home_of(&t.db),
+            Entry::View(v) => self.home_of(&v.db),
             Entry::Layout(l) => self.attach_home(l.home)?.ok_or_else(|| {
                 SqlError::new(
                     crate::error::code::CANNOT_CONNECT_NOW,
@@ -321,6 +322,7 @@ impl Catalog {
                 "table" => s.tables.values().find(|t| t.oid == oid).map(|t| t.db.clone()),
                 "sequence" => s.sequences.values().find(|q| q.oid == oid).map(|q| q.db.clone()),
                 "type" => s.types.values().find(|t| t.oid == oid).map(|t| t.db.clone()),
+                "view" => s.views.values().find(|v| v.oid == oid).map(|v| v.db.clone()),
                 _ => None,
             }
         };

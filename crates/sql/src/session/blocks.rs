@@ -73,6 +73,11 @@ impl Session {
                 }
             }
         }
+        self.begin_block(isolation, read_only)
+    }
+
+    /// Opens a transaction block with these characteristics.
+    fn begin_block(&mut self, isolation: Isolation, read_only: bool) -> Result<Output> {
         if let Some(old) = self.txn.lock().take() {
             old.abort();
         }
@@ -112,6 +117,25 @@ impl Session {
             commit_txn(t).await?;
         }
         Ok(Output::Command("COMMIT".into()))
+    }
+
+    /// COMMIT or ROLLBACK, and with AND CHAIN a new block with the ended
+    /// one's isolation level and access mode (outside a block: 25P01).
+    pub(super) async fn end_block(&mut self, commit: bool, chain: bool) -> Result<Output> {
+        if !chain {
+            return if commit { self.commit().await } else { Ok(self.rollback()) };
+        }
+        let what = if commit { "COMMIT" } else { "ROLLBACK" };
+        let Some(block) = self.block.as_ref().filter(|b| !b.implicit) else {
+            return Err(SqlError::new(
+                code::NO_ACTIVE_TXN,
+                format!("{what} AND CHAIN can only be used in transaction blocks"),
+            ));
+        };
+        let (isolation, read_only) = (block.isolation, block.read_only);
+        let out = if commit { self.commit().await? } else { self.rollback() };
+        self.begin_block(isolation, read_only)?;
+        Ok(out)
     }
 
     pub(super) fn rollback(&mut self) -> Output {

@@ -183,7 +183,12 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         .with_analyzer_rules(analyzer)
         .with_physical_optimizer_rule(Arc::new(crate::overflow::CheckedArithmetic))
         .build();
-    let ctx = SessionContext::new_with_state(state);
+    let mut ctx = SessionContext::new_with_state(state);
+    datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut ctx,
+        Arc::new(crate::numeric_div::ExactNumericPlanner),
+    )
+    .expect("registering a planner");
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::functions::register(&ctx, &resolver);
     crate::strict::register(&ctx);
@@ -199,6 +204,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
     crate::numeric_ops::register(&ctx);
+    crate::to_char_numeric::register(&ctx);
     crate::numeric_special::register(&ctx);
     crate::real_sum::register(&ctx);
     crate::intervals::register(&ctx);

@@ -700,6 +700,21 @@ fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output
     cmd("CREATE INDEX")
 }
 
+/// Drops table `def` (callers hold `ddl_lock`), and with `cascade` the
+/// views reading it (2BP01 if there are some, without).
+pub(crate) fn drop_table_def(catalog: &crate::catalog::Catalog, def: &TableDef, cascade: bool) -> Result<()> {
+    let views = crate::view_ddl::views_dropped_with(catalog, &def.db, &def.name, def.oid, cascade)?;
+    catalog.drop_view_entries(&views)?;
+    // The entry goes first: a stop between leaves engine tables no entry
+    // owns, which the next open drops.
+    let engines = catalog.engines_of_name(&def.db)?;
+    catalog.drop_table_entry(def)?;
+    for engine in engines {
+        engine.drop_table(&def.engine_name)?;
+    }
+    Ok(())
+}
+
 fn drop_objects(
     session: &mut Session,
     kind: ObjectType,
@@ -726,17 +741,7 @@ fn drop_objects(
         };
         match kind {
             ObjectType::Table => match catalog.table(&db, &name) {
-                Some(def) => {
-                    let views = crate::view_ddl::views_dropped_with(&catalog, &db, &name, def.oid, cascade)?;
-                    catalog.drop_view_entries(&views)?;
-                    // The entry goes first: a stop between leaves engine
-                    // tables no entry owns, which the next open drops.
-                    let engines = catalog.engines_of_name(&db)?;
-                    catalog.drop_table_entry(&def)?;
-                    for engine in engines {
-                        engine.drop_table(&def.engine_name)?;
-                    }
-                }
+                Some(def) => drop_table_def(&catalog, &def, cascade)?,
                 None if catalog.view(&db, &name).is_some() => {
                     return Err(SqlError::new(code::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a table"))
                         .with_hint("Use DROP VIEW to remove a view."));

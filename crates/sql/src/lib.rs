@@ -80,8 +80,9 @@
 //! Decimal128 (numeric(p, s) up to 76 digits, and unconstrained numeric
 //! exactly to 38 places) and multiply, divide and average them as
 //! PostgreSQL does; `numeric_special` keeps NaN and the infinities
-//! (stored, compared, cast; refused in arithmetic); `numeric_div` divides and averages narrower numerics
-//! exactly, rounded; `intervals` reads, compares and multiplies intervals as
+//! (stored, compared, cast; refused in arithmetic); `numeric_div` plans
+//! numeric quotients and averages (of integers too) as PostgreSQL's
+//! `numeric_div`, exact and rounded per value; `intervals` reads, compares and multiplies intervals as
 //! PostgreSQL does; `bpchar` gives casts to char(n) their padding;
 //! `using_joins` orders `*` over USING joins and merges RIGHT/FULL keys;
 //! `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
@@ -94,7 +95,9 @@
 //! PostgreSQL's meaning; `parsing` parses the expressions
 //! the rewriters build;
 //! `volatile` gives every row its own value of `nextval()` and
-//! `gen_random_uuid()`; `to_char` reads PostgreSQL's templates; `zones`
+//! `gen_random_uuid()`; `to_char` reads PostgreSQL's templates, and
+//! `to_char_numeric` and `to_number` format and read numbers with them as
+//! PostgreSQL's NUM_processor does; `zones`
 //! computes AT TIME ZONE with IANA zones; `pg_typeof` names types.
 //!
 //! Users' types: `type_ddl` creates, alters and drops enum types and
@@ -178,10 +181,13 @@ pub mod settings;
 pub mod split;
 pub mod sql_engine;
 pub mod strict;
+pub mod temp_tables;
 pub mod tessera_views;
 pub mod text;
 pub mod timestamps;
 pub mod to_char;
+pub mod to_char_numeric;
+pub mod to_number;
 pub mod txn;
 pub mod type_ddl;
 pub mod types;

@@ -1,124 +1,54 @@
-//! Numeric division and `avg`, rounded as PostgreSQL rounds.
+//! Numeric division and `avg`, as PostgreSQL computes them.
 //!
 //! Arrow's decimal division and DataFusion's `avg` of decimals give the
 //! result four more decimal places than the dividend and *truncate* the
 //! rest: `2.00 / 3.00` is 0.666666 and `avg` of 0, 1 and 1 too, where
 //! PostgreSQL answers 0.66666666666666666667. A truncated last digit is a
-//! wrong digit, so Tessera divides itself:
-//! - `a / b` of two decimals becomes `tessera_numeric_div(a, b)` (the
-//!   analyzer rule [`NumericDivision`], after type coercion), which
-//!   computes the quotient exactly (in 256 bits) and rounds it half away
-//!   from zero, as PostgreSQL does, to [`quotient_scale`] places;
-//! - `avg` of a decimal is DataFusion's accumulation with one more place,
-//!   rounded to the same scale when the group is evaluated ([`Avg`]).
+//! wrong digit, so Tessera divides itself, as PostgreSQL's `numeric_div`:
+//! - `a / b` of two decimals becomes `numeric_ops`' exact division (the
+//!   analyzer rule [`NumericDivision`], after type coercion): each
+//!   quotient is rounded half away from zero to the scale PostgreSQL's
+//!   `select_div_scale` picks for its two values (16 significant digits,
+//!   no fewer places than either operand shows), and is an unconstrained
+//!   numeric, as PostgreSQL's quotient is (no typmod);
+//! - `avg` of a decimal, and of an integer (which PostgreSQL averages as
+//!   numeric, not double precision), is DataFusion's exact sum and count,
+//!   divided the same way when the group is evaluated ([`Avg`]).
 //!
-//! PostgreSQL's numeric carries a display scale per value (a quotient
-//! shows at least 16 significant digits: 20 places below 1, 16 from 1 to
-//! 9999, fewer above); Tessera's decimals have one scale per column, so a
-//! quotient shows 20 places (or its operands' scale, if larger): the same
-//! digits where PostgreSQL shows 20, more digits otherwise, each correctly
-//! rounded. A quotient whose integer part needs more than the 18 digits
-//! left is refused (22003) rather than cut.
+//! An unconstrained numeric prints without trailing zeros (`numeric.rs`),
+//! so a quotient PostgreSQL shows as 1.5000000000000000 prints 1.5: the
+//! same value and, where its last place is not a zero, the same digits.
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Decimal128Array};
-use datafusion::arrow::datatypes::{DataType, Decimal128Type, Field, FieldRef, i256};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Decimal256Array};
+use datafusion::arrow::datatypes::{DataType, Decimal128Type, Field, FieldRef, UInt64Type, i256};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, DataFusionError, ExprSchema, Result, ScalarValue};
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
+use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
 use datafusion::logical_expr::{
-    Accumulator, AggregateUDF, AggregateUDFImpl, BinaryExpr, ColumnarValue, EmitTo, Expr, ExprSchemable,
-    GroupsAccumulator, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    Accumulator, AggregateUDF, AggregateUDFImpl, BinaryExpr, EmitTo, Expr, ExprSchemable, GroupsAccumulator,
+    LogicalPlan, Operator, Signature, Volatility, cast,
 };
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::error::{SqlError, code};
 
-/// The fewest decimal places of a quotient or an average.
-const MIN_SCALE: i8 = 20;
 /// Decimal128's digits.
 const MAX_PRECISION: u8 = 38;
+/// The type integers are averaged as (any 64-bit integer fits).
+const INTEGER_AS_DECIMAL: DataType = DataType::Decimal128(20, 0);
 
-/// Registers `tessera_numeric_div` and the `avg` that rounds.
+/// Registers the `avg` that divides as PostgreSQL.
 pub fn register(ctx: &SessionContext) {
-    ctx.register_udf(div_udf());
-    ctx.register_udaf(AggregateUDF::new_from_impl(Avg { inner: datafusion::functions_aggregate::average::avg_udaf() }));
-}
-
-fn div_udf() -> ScalarUDF {
-    ScalarUDF::new_from_impl(NumericDiv { signature: Signature::any(2, Volatility::Immutable) })
-}
-
-/// The scale of a quotient of decimals of scales `a` and `b`.
-pub fn quotient_scale(a: i8, b: i8) -> i8 {
-    MIN_SCALE.max(a).max(b).min(MAX_PRECISION as i8 - 1)
-}
-
-fn overflow() -> DataFusionError {
-    DataFusionError::External(Box::new(SqlError::new(code::OUT_OF_RANGE, "value overflows numeric format")))
-}
-
-/// `a / b` (of scales `sa`, `sb`) at scale `s`, rounded half away from
-/// zero (`numeric::divide`); None if it does not fit in 38 digits.
-fn divide(a: i128, sa: i8, b: i128, sb: i8, s: i8) -> Option<i128> {
-    let q = crate::numeric::divide(i256::from_i128(a), sa, i256::from_i128(b), sb, i32::from(s))?.to_i128()?;
-    (q.unsigned_abs() < 10u128.pow(u32::from(MAX_PRECISION))).then_some(q)
-}
-
-/// `tessera_numeric_div(a, b)` of two decimals (see the module's text).
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct NumericDiv {
-    signature: Signature,
-}
-
-fn scale_of(t: &DataType) -> Result<i8> {
-    match t {
-        DataType::Decimal128(_, s) => Ok(*s),
-        other => Err(DataFusionError::Internal(format!("tessera_numeric_div of {other}"))),
-    }
-}
-
-impl ScalarUDFImpl for NumericDiv {
-    fn name(&self) -> &str {
-        "tessera_numeric_div"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Decimal128(MAX_PRECISION, quotient_scale(scale_of(&args[0])?, scale_of(&args[1])?)))
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let (sa, sb) = (scale_of(&args.args[0].data_type())?, scale_of(&args.args[1].data_type())?);
-        let s = quotient_scale(sa, sb);
-        let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let n = if scalar { 1 } else { args.number_rows };
-        let (a, b) = (args.args[0].to_array(n)?, args.args[1].to_array(n)?);
-        let (a, b) = (a.as_primitive::<Decimal128Type>(), b.as_primitive::<Decimal128Type>());
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            if a.is_null(i) || b.is_null(i) {
-                out.push(None);
-                continue;
-            }
-            if b.value(i) == 0 {
-                return Err(DataFusionError::External(Box::new(SqlError::new(
-                    code::DIVISION_BY_ZERO,
-                    "division by zero",
-                ))));
-            }
-            out.push(Some(divide(a.value(i), sa, b.value(i), sb, s).ok_or_else(overflow)?));
-        }
-        let out: ArrayRef = Arc::new(Decimal128Array::from(out).with_precision_and_scale(MAX_PRECISION, s)?);
-        crate::udf_values::columnar(out, scalar)
-    }
+    ctx.register_udaf(AggregateUDF::new_from_impl(Avg {
+        inner: datafusion::functions_aggregate::average::avg_udaf(),
+        signature: Signature::user_defined(Volatility::Immutable),
+    }));
 }
 
 /// The analyzer rule (see the module's text).
@@ -135,6 +65,9 @@ impl AnalyzerRule for NumericDivision {
     }
 }
 
+/// A division of decimals the planner left to DataFusion (an operand that
+/// became a decimal only through coercion): PostgreSQL's quotient, at the
+/// fixed 20 places the planned Decimal128 type can hold.
 fn exact_division(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     let Expr::BinaryExpr(BinaryExpr { left, op: Operator::Divide, right }) = &e else {
         return Ok(Transformed::no(e));
@@ -144,29 +77,67 @@ fn exact_division(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         return Ok(Transformed::no(e));
     }
     let args = vec![(**left).clone(), (**right).clone()];
-    Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(div_udf()), args))))
+    let quotient = Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(crate::numeric_ops::division_udf()), args));
+    Ok(Transformed::yes(cast(quotient, DataType::Decimal128(MAX_PRECISION, FALLBACK_SCALE))))
 }
 
-/// DataFusion's `avg`, except that the average of decimals is rounded (see
-/// the module's text).
+/// The places of a quotient that only coercion made a division of decimals.
+const FALLBACK_SCALE: i8 = 20;
+
+/// Plans, while the expression is planned, the numeric arithmetic whose
+/// type DataFusion would derive otherwise than PostgreSQL (and which the
+/// analyzer cannot change afterwards, the plan's types being fixed):
+/// - `a / b` where either operand is a numeric and the other a numeric or
+///   an integer, as PostgreSQL's `numeric_div` (`numeric_ops`' division):
+///   its type is the unconstrained numeric PostgreSQL's quotient is, not
+///   a fixed-scale decimal;
+/// - `a * b` where either operand is wider than Decimal128 (an
+///   unconstrained numeric), as `numeric_ops`' exact product, which is an
+///   unconstrained numeric too: DataFusion would add the scales to 76
+///   places, a type nothing else can be compared with.
+#[derive(Debug)]
+pub struct ExactNumericPlanner;
+
+impl ExprPlanner for ExactNumericPlanner {
+    fn plan_binary_op(&self, expr: RawBinaryExpr, schema: &DFSchema) -> Result<PlannerResult<RawBinaryExpr>> {
+        use datafusion::sql::sqlparser::ast::BinaryOperator;
+        if !matches!(expr.op, BinaryOperator::Divide | BinaryOperator::Multiply) {
+            return Ok(PlannerResult::Original(expr));
+        }
+        let (Ok(lt), Ok(rt)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
+            return Ok(PlannerResult::Original(expr));
+        };
+        let decimal = |t: &DataType| matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..));
+        let wide = |t: &DataType| matches!(t, DataType::Decimal256(..));
+        let operands = (decimal(&lt) || lt.is_integer()) && (decimal(&rt) || rt.is_integer());
+        let udf = match expr.op {
+            BinaryOperator::Divide if operands && (decimal(&lt) || decimal(&rt)) => crate::numeric_ops::division_udf(),
+            BinaryOperator::Multiply if operands && (wide(&lt) || wide(&rt)) => {
+                crate::numeric_ops::multiplication_udf()
+            }
+            _ => return Ok(PlannerResult::Original(expr)),
+        };
+        let as_decimal = |e: Expr, t: &DataType| if t.is_integer() { cast(e, INTEGER_AS_DECIMAL) } else { e };
+        let args = vec![as_decimal(expr.left, &lt), as_decimal(expr.right, &rt)];
+        Ok(PlannerResult::Planned(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(udf), args))))
+    }
+}
+
+/// DataFusion's `avg`, except that integers are averaged as numerics and
+/// the average of decimals is PostgreSQL's (see the module's text).
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct Avg {
     inner: Arc<AggregateUDF>,
+    signature: Signature,
 }
 
-/// The scale `avg` of a decimal of scale `s` returns.
-fn avg_scale(s: i8) -> i8 {
-    // One place more is accumulated, within Decimal128's 38.
-    quotient_scale(s, s).min(MAX_PRECISION as i8 - 2)
-}
-
-/// For a decimal average: the field DataFusion's accumulators compute
-/// into (one place more) and the scale to round it to.
-fn rounding(args: &AccumulatorArgs) -> Option<(FieldRef, i8)> {
-    match args.return_field.data_type() {
-        DataType::Decimal128(_, s) if !args.is_distinct => {
-            let wider = Field::new(args.return_field.name(), DataType::Decimal128(MAX_PRECISION, *s + 1), true);
-            Some((Arc::new(wider), *s))
+/// For a decimal average: the field DataFusion's accumulators are made
+/// with (their own result, which Tessera does not use: it divides the sum
+/// and count of their state).
+fn decimal_input(args: &AccumulatorArgs) -> Option<FieldRef> {
+    match args.expr_fields.first().map(|f| f.data_type()) {
+        Some(DataType::Decimal128(_, s)) => {
+            Some(Arc::new(Field::new(args.return_field.name(), DataType::Decimal128(MAX_PRECISION, *s), true)))
         }
         _ => None,
     }
@@ -178,7 +149,7 @@ impl AggregateUDFImpl for Avg {
     }
 
     fn signature(&self) -> &Signature {
-        self.inner.signature()
+        &self.signature
     }
 
     fn aliases(&self) -> &[String] {
@@ -186,13 +157,28 @@ impl AggregateUDFImpl for Avg {
     }
 
     fn coerce_types(&self, args: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.inner().coerce_types(args)
+        let [t] = args else {
+            return Err(DataFusionError::Plan(format!("avg takes one argument, not {}", args.len())));
+        };
+        Ok(vec![match t {
+            t if t.is_integer() => INTEGER_AS_DECIMAL,
+            DataType::Float16 | DataType::Float32 | DataType::Float64 | DataType::Null => DataType::Float64,
+            DataType::Decimal128(..) | DataType::Decimal256(..) | DataType::Duration(_) => t.clone(),
+            other => {
+                return Err(DataFusionError::External(Box::new(SqlError::new(
+                    code::UNDEFINED_FUNCTION,
+                    format!(
+                        "function avg({}) does not exist",
+                        crate::types::SqlType::from_arrow(other).map_or_else(|| other.to_string(), |t| t.name())
+                    ),
+                ))));
+            }
+        }])
     }
 
     fn return_type(&self, args: &[DataType]) -> Result<DataType> {
         match args.first() {
-            Some(DataType::Decimal128(_, s)) => Ok(DataType::Decimal128(MAX_PRECISION, avg_scale(*s))),
-            Some(DataType::Decimal256(..)) => Ok(crate::numeric::UNCONSTRAINED),
+            Some(DataType::Decimal128(..) | DataType::Decimal256(..)) => Ok(crate::numeric::UNCONSTRAINED),
             _ => self.inner.return_type(args),
         }
     }
@@ -201,6 +187,10 @@ impl AggregateUDFImpl for Avg {
         match args.input_fields.first().map(|f| f.data_type()) {
             Some(t @ DataType::Decimal256(..)) if !args.is_distinct => {
                 Ok(crate::numeric_ops::wide_avg_state(args.name, t))
+            }
+            Some(DataType::Decimal128(_, s)) => {
+                let field = Arc::new(Field::new(args.name, DataType::Decimal128(MAX_PRECISION, *s), true));
+                self.inner.inner().state_fields(StateFieldsArgs { return_field: field, ..args })
             }
             _ => self.inner.inner().state_fields(args),
         }
@@ -215,10 +205,11 @@ impl AggregateUDFImpl for Avg {
             }
             return Ok(Box::new(crate::numeric_ops::WideAvg::new(t.clone())));
         }
-        match rounding(&args) {
-            Some((wider, scale)) => {
-                let inner = self.inner.accumulator(AccumulatorArgs { return_field: wider, ..args })?;
-                Ok(Box::new(RoundedAvg { inner, scale }))
+        match decimal_input(&args) {
+            Some(field) => {
+                let distinct = args.is_distinct;
+                let inner = self.inner.accumulator(AccumulatorArgs { return_field: field, ..args })?;
+                Ok(Box::new(PgAvg { inner, distinct }))
             }
             None => self.inner.accumulator(args),
         }
@@ -226,44 +217,85 @@ impl AggregateUDFImpl for Avg {
 
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
         let wide = matches!(args.expr_fields.first().map(|f| f.data_type()), Some(DataType::Decimal256(..)));
-        !wide && self.inner.groups_accumulator_supported(args)
+        match decimal_input(&args) {
+            Some(field) => self.inner.groups_accumulator_supported(AccumulatorArgs { return_field: field, ..args }),
+            None => !wide && self.inner.groups_accumulator_supported(args),
+        }
     }
 
     fn create_groups_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn GroupsAccumulator>> {
-        match rounding(&args) {
-            Some((wider, scale)) => {
-                let inner = self.inner.create_groups_accumulator(AccumulatorArgs { return_field: wider, ..args })?;
-                Ok(Box::new(RoundedGroupsAvg { inner, scale }))
+        match decimal_input(&args) {
+            Some(field) => {
+                let inner = self.inner.create_groups_accumulator(AccumulatorArgs { return_field: field, ..args })?;
+                Ok(Box::new(PgGroupsAvg { inner }))
             }
             None => self.inner.create_groups_accumulator(args),
         }
     }
 }
 
-/// An average computed with one place more, rounded to `scale`.
-fn round_last_place(values: &ArrayRef, scale: i8) -> Result<ArrayRef> {
-    let out: Decimal128Array = values.as_primitive::<Decimal128Type>().unary(|v| {
-        // Truncated one place below: its last digit decides the rounding.
-        let (q, r) = (v / 10, v % 10);
-        if r.abs() >= 5 { q + v.signum() } else { q }
-    });
-    Ok(Arc::new(out.with_precision_and_scale(MAX_PRECISION, scale)?))
+/// PostgreSQL's averages of groups whose counts and (Decimal128) sums are
+/// `counts` and `sums` (the state of DataFusion's decimal average).
+fn averages(counts: &ArrayRef, sums: &ArrayRef) -> Result<ArrayRef> {
+    let DataType::Decimal128(_, s) = sums.data_type() else {
+        return Err(DataFusionError::Internal(format!("an average's sum of type {}", sums.data_type())));
+    };
+    let counts = counts.as_primitive::<UInt64Type>();
+    let sums = sums.as_primitive::<Decimal128Type>();
+    let mut out = Vec::with_capacity(sums.len());
+    for i in 0..sums.len() {
+        if sums.is_null(i) || counts.is_null(i) || counts.value(i) == 0 {
+            out.push(None);
+            continue;
+        }
+        let count = i64::try_from(counts.value(i))
+            .map_err(|_| DataFusionError::Internal("an average of too many rows".into()))?;
+        out.push(Some(crate::numeric_ops::average(i256::from_i128(sums.value(i)), *s, *s, count)?));
+    }
+    let (p, s) = (crate::numeric::MAX_DIGITS, crate::numeric::UNCONSTRAINED_SCALE);
+    Ok(Arc::new(Decimal256Array::from(out).with_precision_and_scale(p, s)?))
 }
 
+/// The average of a DISTINCT decimal accumulator's state: its values.
+fn distinct_average(state: &ScalarValue) -> Result<ScalarValue> {
+    let ScalarValue::List(list) = state else {
+        return Err(DataFusionError::Internal(format!("avg(DISTINCT …) state {state:?}")));
+    };
+    let values = list.value(0);
+    let DataType::Decimal128(_, s) = values.data_type() else {
+        return Err(DataFusionError::Internal(format!("avg(DISTINCT …) of {}", values.data_type())));
+    };
+    let (mut sum, mut count) = (i256::ZERO, 0i64);
+    for v in values.as_primitive::<Decimal128Type>().iter().flatten() {
+        sum = sum.checked_add(i256::from_i128(v)).ok_or_else(|| DataFusionError::Internal("avg overflow".into()))?;
+        count += 1;
+    }
+    let (p, scale) = (crate::numeric::MAX_DIGITS, crate::numeric::UNCONSTRAINED_SCALE);
+    if count == 0 {
+        return Ok(ScalarValue::Decimal256(None, p, scale));
+    }
+    Ok(ScalarValue::Decimal256(Some(crate::numeric_ops::average(sum, *s, *s, count)?), p, scale))
+}
+
+/// DataFusion's decimal average, evaluated as PostgreSQL's.
 #[derive(Debug)]
-struct RoundedAvg {
+struct PgAvg {
     inner: Box<dyn Accumulator>,
-    scale: i8,
+    distinct: bool,
 }
 
-impl Accumulator for RoundedAvg {
+impl Accumulator for PgAvg {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         self.inner.update_batch(values)
     }
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        let v = self.inner.evaluate()?.to_array()?;
-        ScalarValue::try_from_array(&round_last_place(&v, self.scale)?, 0)
+        let state = self.inner.state()?;
+        if self.distinct {
+            return distinct_average(&state[0]);
+        }
+        let (counts, sums) = (state[0].to_array()?, state[1].to_array()?);
+        ScalarValue::try_from_array(&averages(&counts, &sums)?, 0)
     }
 
     fn size(&self) -> usize {
@@ -287,12 +319,11 @@ impl Accumulator for RoundedAvg {
     }
 }
 
-struct RoundedGroupsAvg {
+struct PgGroupsAvg {
     inner: Box<dyn GroupsAccumulator>,
-    scale: i8,
 }
 
-impl GroupsAccumulator for RoundedGroupsAvg {
+impl GroupsAccumulator for PgGroupsAvg {
     fn update_batch(
         &mut self,
         values: &[ArrayRef],
@@ -304,7 +335,8 @@ impl GroupsAccumulator for RoundedGroupsAvg {
     }
 
     fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
-        round_last_place(&self.inner.evaluate(emit_to)?, self.scale)
+        let state = self.inner.state(emit_to)?;
+        averages(&state[0], &state[1])
     }
 
     fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
@@ -332,24 +364,30 @@ impl GroupsAccumulator for RoundedGroupsAvg {
 mod tests {
     use super::*;
 
-    #[test]
-    fn quotients_round_half_away_from_zero() {
-        // 2.00 / 3.00 at 20 places.
-        assert_eq!(divide(200, 2, 300, 2, 20), Some(66_666_666_666_666_666_667));
-        assert_eq!(divide(-200, 2, 300, 2, 20), Some(-66_666_666_666_666_666_667));
-        // 1 / 8 at 2 places: 0.125 → 0.13.
-        assert_eq!(divide(1, 0, 8, 0, 2), Some(13));
-        assert_eq!(divide(-1, 0, 8, 0, 2), Some(-13));
-        // A quotient too large for 38 digits is refused.
-        assert_eq!(divide(10i128.pow(30), 0, 1, 10, 20), None);
+    fn decimals(v: Vec<i128>, s: i8) -> ArrayRef {
+        Arc::new(datafusion::arrow::array::Decimal128Array::from(v).with_precision_and_scale(38, s).unwrap())
     }
 
     #[test]
-    fn averages_round_their_last_place() {
-        let wide: ArrayRef =
-            Arc::new(Decimal128Array::from(vec![6666, -6666, 6664]).with_precision_and_scale(38, 4).unwrap());
-        let out = round_last_place(&wide, 3).unwrap();
-        let out = out.as_primitive::<Decimal128Type>();
-        assert_eq!(out.values().to_vec(), vec![667, -667, 666]);
+    fn averages_divide_as_postgres() {
+        // avg of 0, 1 and 1 (scale 0): 0.66666666666666666667; of 1 and 2: 1.5.
+        let counts: ArrayRef = Arc::new(datafusion::arrow::array::UInt64Array::from(vec![3, 2, 0]));
+        let out = averages(&counts, &decimals(vec![2, 3, 0], 0)).unwrap();
+        let out = out.as_primitive::<datafusion::arrow::datatypes::Decimal256Type>();
+        let text = |i: usize| {
+            let mut t = String::new();
+            crate::numeric::write(&mut t, out.value(i), 38, true);
+            t
+        };
+        assert_eq!(text(0), "0.66666666666666666667");
+        assert_eq!(text(1), "1.5");
+        assert!(out.is_null(2));
+        // A sum at scale 2 of 3 rows: 1.00 + 2.00 + 2.00 = 5.00 → 1.6666666666666667.
+        let counts: ArrayRef = Arc::new(datafusion::arrow::array::UInt64Array::from(vec![3]));
+        let out = averages(&counts, &decimals(vec![500], 2)).unwrap();
+        let out = out.as_primitive::<datafusion::arrow::datatypes::Decimal256Type>();
+        let mut t = String::new();
+        crate::numeric::write(&mut t, out.value(0), 38, true);
+        assert_eq!(t, "1.6666666666666667");
     }
 }

@@ -501,15 +501,8 @@ impl Accumulator for WideAvg {
             return Ok(ScalarValue::Decimal256(None, MAX_DIGITS, UNCONSTRAINED_SCALE));
         }
         let s = self.scale();
-        let count = i256::from_i128(i128::from(self.count));
         let d = display_scale(&self.input, self.sum, s);
-        let rscale = numeric::quotient_scale(self.sum, s, d, count, 0, 0);
-        let q = (rscale <= i32::from(UNCONSTRAINED_SCALE))
-            .then(|| numeric::divide(self.sum, s, count, 0, rscale))
-            .flatten()
-            .and_then(|q| numeric::rescale(q, rscale as i8, UNCONSTRAINED_SCALE))
-            .ok_or_else(|| external(too_wide(&format!("avg {} / {}", show(self.sum, s), self.count))))?;
-        Ok(ScalarValue::Decimal256(Some(q), MAX_DIGITS, UNCONSTRAINED_SCALE))
+        Ok(ScalarValue::Decimal256(Some(average(self.sum, s, d, self.count)?), MAX_DIGITS, UNCONSTRAINED_SCALE))
     }
 
     fn size(&self) -> usize {
@@ -524,6 +517,31 @@ impl Accumulator for WideAvg {
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
         self.add(&states[0], Some(&states[1]))
     }
+}
+
+/// PostgreSQL's average of `count` (> 0) values summing to `sum` (at scale
+/// `s`, display scale `d`): the sum over the count, as `numeric_div`
+/// divides them (`select_div_scale`), as an unconstrained numeric.
+pub fn average(sum: i256, s: i8, d: i8, count: i64) -> Result<i256> {
+    let n = i256::from_i128(i128::from(count));
+    let rscale = numeric::quotient_scale(sum, s, d, n, 0, 0);
+    (rscale <= i32::from(UNCONSTRAINED_SCALE))
+        .then(|| numeric::divide(sum, s, n, 0, rscale))
+        .flatten()
+        .and_then(|q| numeric::rescale(q, rscale as i8, UNCONSTRAINED_SCALE))
+        .ok_or_else(|| external(too_wide(&format!("avg {} / {count}", show(sum, s)))))
+}
+
+/// The quotient of two numerics as PostgreSQL computes it (see
+/// [`WideArith`]), for `numeric_div`'s rule.
+pub fn division_udf() -> ScalarUDF {
+    arith_udf(ArithKind::Div)
+}
+
+/// The product of two numerics, one of them wider than Decimal128 (see
+/// [`WideArith`]), for `numeric_div`'s planner.
+pub fn multiplication_udf() -> ScalarUDF {
+    arith_udf(ArithKind::Mul)
 }
 
 /// The state fields of [`WideAvg`].

@@ -5,8 +5,8 @@
 //! answer. This `to_char` translates PostgreSQL's template patterns into
 //! the strftime ones and hands the work to DataFusion's; a pattern it does
 //! not translate yet (`Q`, `WW`, `J`, `TH`, `Month` padded to nine
-//! characters, …) and a number as the first argument are refused (0A000)
-//! rather than printed wrongly. Text between double quotes, and characters
+//! characters, …) is refused (0A000) rather than printed wrongly; numbers
+//! go to `to_char_numeric`. Text between double quotes, and characters
 //! that are not letters, are copied.
 
 use std::sync::Arc;
@@ -49,6 +49,13 @@ impl ScalarUDFImpl for ToChar {
         let zoned = match args.args[0].data_type() {
             DataType::Date32 | DataType::Date64 => false,
             DataType::Timestamp(_, tz) => tz.is_some(),
+            DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Float32
+            | DataType::Float64
+            | DataType::Decimal128(..)
+            | DataType::Decimal256(..) => return crate::to_char_numeric::to_char(&args),
             other => return Err(refuse(format!("to_char of a value of type {other} is not supported yet"))),
         };
         let template = match &args.args[1] {

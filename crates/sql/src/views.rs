@@ -88,20 +88,20 @@ fn user_relation(name: &ObjectName) -> Option<(String, bool)> {
 /// Tracks the names of the WITH queries in scope while a visitor walks a
 /// statement (an unqualified name in FROM may be one of them).
 #[derive(Default)]
-struct CteScope(Vec<Vec<String>>);
+pub(crate) struct CteScope(Vec<Vec<String>>);
 
 impl CteScope {
-    fn enter(&mut self, q: &Query) {
+    pub(crate) fn enter(&mut self, q: &Query) {
         let names =
             q.with.iter().flat_map(|w| w.cte_tables.iter()).map(|c| c.alias.name.value.to_lowercase()).collect();
         self.0.push(names);
     }
 
-    fn leave(&mut self) {
+    pub(crate) fn leave(&mut self) {
         self.0.pop();
     }
 
-    fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.0.iter().any(|names| names.iter().any(|n| n == name))
     }
 }

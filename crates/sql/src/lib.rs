@@ -114,7 +114,9 @@
 //! reads a table or view from losing it (`catalog/views.rs` stores them
 //! and their dependencies); `views` qualifies a view's query when it is
 //! stored and puts it in place of the view in each statement that reads
-//! it, before any other rewrite.
+//! it, before any other rewrite. `temp_tables` gives each session its
+//! temporary tables and views, resolving the names a statement uses to
+//! the session's own before anything else reads it.
 
 pub mod alter;
 pub mod array_fns;

@@ -55,6 +55,8 @@ pub const INFORMATION_SCHEMA_TABLES: &[&str] =
 
 pub const PG_CATALOG_NS: i64 = 11;
 pub const PUBLIC_NS: i64 = 2200;
+/// The namespace OID a session's temporary schema shows with.
+pub const TEMP_NS: i64 = 16_300;
 const INFO_NS: i64 = 13_000;
 
 use ScalarValue as V;
@@ -103,15 +105,66 @@ fn acl() -> DataType {
 
 use DataType::{Boolean as B, Float32 as F4, Int16 as I2, Int32 as I4, Int64 as I8, Utf8 as T};
 
+/// The database's tables as this session sees them: its own temporary
+/// tables under the names it gave them, other sessions' not at all.
 fn visible_tables(r: &Resolver) -> Vec<Arc<TableDef>> {
-    r.catalog.tables(&r.db)
+    r.catalog
+        .tables(&r.db)
+        .into_iter()
+        .filter_map(|t| match visible_name(r, &t.name)? {
+            n if n == t.name => Some(t),
+            n => {
+                let mut shown = (*t).clone();
+                shown.name = n;
+                Some(Arc::new(shown))
+            }
+        })
+        .collect()
+}
+
+/// The database's views as this session sees them (as [`visible_tables`]).
+fn visible_views(r: &Resolver) -> Vec<Arc<crate::views::ViewDef>> {
+    r.catalog
+        .views(&r.db)
+        .into_iter()
+        .filter_map(|v| match visible_name(r, &v.name)? {
+            n if n == v.name => Some(v),
+            n => {
+                let mut shown = (*v).clone();
+                shown.name = n;
+                Some(Arc::new(shown))
+            }
+        })
+        .collect()
+}
+
+/// The name a relation shows this session: a temporary relation's own
+/// name if it is the session's, None if it is another session's.
+fn visible_name(r: &Resolver, stored: &str) -> Option<String> {
+    match crate::temp_tables::split(stored) {
+        Some((schema, own)) => (schema == r.info.temp_schema).then(|| own.to_string()),
+        None => Some(stored.to_string()),
+    }
+}
+
+/// The OIDs of the session's temporary tables and views.
+fn temp_oids(r: &Resolver) -> std::collections::HashSet<u32> {
+    let own = |n: &str| crate::temp_tables::split(n).is_some_and(|(schema, _)| schema == r.info.temp_schema);
+    let tables = r.catalog.tables(&r.db).into_iter().filter(|t| own(&t.name)).map(|t| t.oid);
+    tables.chain(r.catalog.views(&r.db).into_iter().filter(|v| own(&v.name)).map(|v| v.oid)).collect()
+}
+
+/// The schema (namespace OID and name) a relation is in.
+fn schema_of(temp: &std::collections::HashSet<u32>, r: &Resolver, oid: u32) -> (i64, String) {
+    if temp.contains(&oid) { (TEMP_NS, r.info.temp_schema.clone()) } else { (PUBLIC_NS, "public".to_string()) }
 }
 
 /// Each table's and view's OID and columns (a view's as columns without
 /// defaults or constraints).
-fn relation_columns(r: &Resolver, tables: &[Arc<TableDef>]) -> Vec<(u32, Vec<ColumnDef>)> {
-    let mut out: Vec<(u32, Vec<ColumnDef>)> = tables.iter().map(|t| (t.oid, t.columns.clone())).collect();
-    for v in r.catalog.views(&r.db) {
+fn relation_columns(r: &Resolver, tables: &[Arc<TableDef>]) -> Vec<(u32, String, Vec<ColumnDef>)> {
+    let mut out: Vec<(u32, String, Vec<ColumnDef>)> =
+        tables.iter().map(|t| (t.oid, t.name.clone(), t.columns.clone())).collect();
+    for v in visible_views(r) {
         let columns = v
             .columns
             .iter()
@@ -125,7 +178,7 @@ fn relation_columns(r: &Resolver, tables: &[Arc<TableDef>]) -> Vec<(u32, Vec<Col
                 domain: None,
             })
             .collect();
-        out.push((v.oid, columns));
+        out.push((v.oid, v.name.clone(), columns));
     }
     out
 }
@@ -218,28 +271,33 @@ pub fn constraint_def(tables: &[Arc<TableDef>], oid: u32) -> Option<String> {
 pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
     let tables = visible_tables(r);
     let t = match name {
-        "pg_namespace" => table(
-            &[("oid", I8), ("nspname", T), ("nspowner", I8), ("nspacl", acl())],
-            vec![
+        "pg_namespace" => {
+            let mut rows = vec![
                 vec![i(PG_CATALOG_NS), s("pg_catalog"), i(10), null_s()],
                 vec![i(PUBLIC_NS), s("public"), i(10), null_s()],
                 vec![i(INFO_NS), s("information_schema"), i(10), null_s()],
-            ],
-        )?,
+            ];
+            if !temp_oids(r).is_empty() {
+                rows.push(vec![i(TEMP_NS), s(&r.info.temp_schema), i(10), null_s()]);
+            }
+            table(&[("oid", I8), ("nspname", T), ("nspowner", I8), ("nspacl", acl())], rows)?
+        }
         "pg_class" => {
+            let temp = temp_oids(r);
             let mut rows = Vec::new();
             for t in &tables {
                 let stats = r.catalog.engine_table(t).ok().map(|e| e.stats());
                 let live = stats.map(|s| s.rows as f64).unwrap_or(0.0);
+                let (ns, persistence) = if temp.contains(&t.oid) { (TEMP_NS, "t") } else { (PUBLIC_NS, "p") };
                 rows.push(vec![
                     i(t.oid as i64),
                     s(&t.name),
-                    i(PUBLIC_NS),
+                    i(ns),
                     s("r"),
                     i(10),
                     V::Float32(Some(live as f32)),
                     b(!t.indexes.is_empty()),
-                    s("p"),
+                    s(persistence),
                     i(2),
                     i16v(t.columns.len() as i16),
                     i(t.oid as i64),
@@ -286,16 +344,17 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
                     ]);
                 }
             }
-            for v in r.catalog.views(&r.db) {
+            for v in visible_views(r) {
+                let (ns, persistence) = if temp.contains(&v.oid) { (TEMP_NS, "t") } else { (PUBLIC_NS, "p") };
                 rows.push(vec![
                     i(v.oid as i64),
                     s(&v.name),
-                    i(PUBLIC_NS),
+                    i(ns),
                     s("v"),
                     i(10),
                     V::Float32(Some(0.0)),
                     b(false),
-                    s("p"),
+                    s(persistence),
                     i(0),
                     i16v(v.columns.len() as i16),
                     i(0),
@@ -381,7 +440,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
         }
         "pg_attribute" => {
             let mut rows = Vec::new();
-            for (oid, columns) in relation_columns(r, &tables) {
+            for (oid, _, columns) in relation_columns(r, &tables) {
                 for (k, c) in columns.iter().enumerate() {
                     rows.push(vec![
                         i(oid as i64),
@@ -636,8 +695,7 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
         }
         "pg_views" => table(
             &[("schemaname", T), ("viewname", T), ("viewowner", T), ("definition", T)],
-            r.catalog
-                .views(&r.db)
+            visible_views(r)
                 .iter()
                 .map(|v| vec![s("public"), s(&v.name), s("tessera"), s(format!(" {};", v.query))])
                 .collect(),
@@ -856,14 +914,21 @@ pub fn pg_catalog_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn Tab
 pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
     let tables = visible_tables(r);
     let t = match name {
-        "tables" => table(
-            &[("table_catalog", T), ("table_schema", T), ("table_name", T), ("table_type", T)],
+        "tables" => table(&[("table_catalog", T), ("table_schema", T), ("table_name", T), ("table_type", T)], {
+            let temp = temp_oids(r);
+            let kind = |oid: u32, kind: &str| {
+                if temp.contains(&oid) { "LOCAL TEMPORARY".to_string() } else { kind.to_string() }
+            };
             tables
                 .iter()
-                .map(|t| vec![s(&r.db), s("public"), s(&t.name), s("BASE TABLE")])
-                .chain(r.catalog.views(&r.db).iter().map(|v| vec![s(&r.db), s("public"), s(&v.name), s("VIEW")]))
-                .collect(),
-        )?,
+                .map(|t| vec![s(&r.db), s(schema_of(&temp, r, t.oid).1), s(&t.name), s(kind(t.oid, "BASE TABLE"))])
+                .chain(
+                    visible_views(r)
+                        .iter()
+                        .map(|v| vec![s(&r.db), s(schema_of(&temp, r, v.oid).1), s(&v.name), s(kind(v.oid, "VIEW"))]),
+                )
+                .collect()
+        })?,
         "views" => table(
             &[
                 ("table_catalog", T),
@@ -877,8 +942,7 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
                 ("is_trigger_deletable", T),
                 ("is_trigger_insertable_into", T),
             ],
-            r.catalog
-                .views(&r.db)
+            visible_views(r)
                 .iter()
                 .map(|v| {
                     let mut row = vec![s(&r.db), s("public"), s(&v.name), s(format!(" {};", v.query)), s("NONE")];
@@ -896,8 +960,9 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
         )?,
         "columns" => {
             let mut rows = Vec::new();
-            for (oid, columns) in relation_columns(r, &tables) {
-                let name = r.catalog.relation_name(&r.db, oid).unwrap_or_default();
+            let temp = temp_oids(r);
+            for (oid, name, columns) in relation_columns(r, &tables) {
+                let schema = schema_of(&temp, r, oid).1;
                 for (k, c) in columns.iter().enumerate() {
                     let (len, prec, scale) = match c.ty {
                         SqlType::Varchar(Some(n)) | SqlType::Char(n) => {
@@ -920,7 +985,7 @@ pub fn information_schema_table(r: &Resolver, name: &str) -> DfResult<Option<Arc
                     };
                     rows.push(vec![
                         s(&r.db),
-                        s("public"),
+                        s(&schema),
                         s(&name),
                         s(&c.name),
                         i(k as i64 + 1),

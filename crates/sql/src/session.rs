@@ -44,6 +44,8 @@ pub struct SessionInfo {
     pub user: String,
     pub db: String,
     pub pid: i32,
+    /// The session's temporary schema, `pg_temp_<token>` (`temp_tables`).
+    pub temp_schema: String,
     pub settings: Mutex<Settings>,
     pub catalog: Arc<Catalog>,
 }
@@ -109,6 +111,8 @@ pub struct Session {
     home: Option<u32>,
     /// The row group the current transaction writes in (keyed databases).
     pub(crate) row_group: Option<crate::keyed::RowGroup>,
+    /// The session's temporary tables and views.
+    pub(crate) temp: crate::temp_tables::TempTables,
 }
 
 struct Block {
@@ -218,7 +222,9 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
 impl Session {
     /// (Counted in `SqlEngine::connected` by the caller; `Drop` uncounts.)
     pub(crate) fn new(shared: Arc<SqlEngine>, user: &str, db: &str, pid: i32) -> Session {
+        let temp = crate::temp_tables::TempTables::new();
         let info = Arc::new(SessionInfo {
+            temp_schema: temp.schema().to_string(),
             user: user.to_string(),
             db: db.to_string(),
             pid,
@@ -252,6 +258,7 @@ impl Session {
             partition_key,
             home,
             row_group: None,
+            temp,
         }
     }
 
@@ -399,7 +406,30 @@ impl Session {
         result
     }
 
-    pub(crate) async fn execute_in_txn(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+    pub(crate) async fn execute_in_txn(&mut self, mut stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        let creating = self.temp.resolve(&mut stmt)?;
+        let ddl = matches!(
+            stmt,
+            Statement::CreateTable(_)
+                | Statement::CreateView(_)
+                | Statement::CreateIndex(_)
+                | Statement::Drop { .. }
+                | Statement::AlterTable(_)
+        );
+        // Boxed: the statement's future is large, and CREATE TABLE AS nests one.
+        let result = Box::pin(self.execute_resolved(stmt, params)).await;
+        if let (Some(name), Ok(_)) = (creating, &result) {
+            self.temp.created(name);
+        }
+        if ddl && !self.temp.is_empty() {
+            self.temp.sync(&self.shared.catalog, &self.info.db);
+        }
+        result.map_err(|e| self.temp.unmangle(e))
+    }
+
+    /// [`Self::execute_in_txn`] of a statement whose temporary tables'
+    /// names are resolved.
+    async fn execute_resolved(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
         // Statements that do not touch a transaction.
         if let Some(out) = crate::settings::try_execute(self, &stmt)? {
             return Ok(out);
@@ -681,6 +711,9 @@ pub struct Described {
 impl Session {
     /// Parameter types and result columns of a statement, for the extended protocol.
     pub async fn describe(&mut self, stmt: &Statement) -> Result<Described> {
+        let mut resolved = stmt.clone();
+        self.temp.resolve(&mut resolved)?;
+        let stmt = &resolved;
         // A secondary's catalog follows DDL replicated since it was loaded.
         self.shared.catalog.refresh_if_changed()?;
         let mut params = std::collections::HashMap::new();
@@ -894,6 +927,11 @@ fn unsupported_statement(stmt: &Statement) -> SqlError {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if !self.temp.is_empty()
+            && let Err(e) = self.temp.drop_all(&self.shared.catalog, &self.info.db)
+        {
+            tracing::warn!(schema = %self.temp.schema(), error = %e.message, "could not drop a session's temporary tables");
+        }
         let mut connected = self.shared.connected.lock();
         if let Some(n) = connected.get_mut(&self.info.db) {
             *n = n.saturating_sub(1);

@@ -43,6 +43,8 @@ pub struct TempTables {
     schema: String,
     /// The names the session gave its temporary relations.
     names: BTreeSet<String>,
+    /// The names the session gave the indexes of its temporary tables.
+    indexes: BTreeSet<String>,
 }
 
 /// Whether a stored relation name is a temporary relation's.
@@ -63,7 +65,7 @@ impl TempTables {
         let mut token = [0u8; 6];
         ring::rand::SystemRandom::new().fill(&mut token).expect("random bytes");
         let hex: String = token.iter().map(|b| format!("{b:02x}")).collect();
-        TempTables { schema: format!("{PREFIX}{hex}"), names: BTreeSet::new() }
+        TempTables { schema: format!("{PREFIX}{hex}"), names: BTreeSet::new(), indexes: BTreeSet::new() }
     }
 
     /// The session's temporary schema's name.
@@ -73,6 +75,11 @@ impl TempTables {
 
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
+    }
+
+    /// Records an index of one of the session's temporary tables.
+    pub fn indexed(&mut self, name: String) {
+        self.indexes.insert(name);
     }
 
     /// The stored name of the session's temporary relation `name`.
@@ -90,6 +97,19 @@ impl TempTables {
         split(stored).is_some_and(|(schema, _)| schema == self.schema)
     }
 
+    /// An error naming the session's temporary relations by their stored
+    /// names, made to name them as the session does.
+    pub fn unmangle(&self, mut e: SqlError) -> SqlError {
+        let stored = format!("{}.", self.schema);
+        if e.message.contains(&stored) {
+            e.message = e.message.replace(&stored, "");
+        }
+        if let Some(d) = e.detail.as_mut() {
+            *d = d.replace(&stored, "");
+        }
+        e
+    }
+
     pub fn created(&mut self, name: String) {
         self.names.insert(name);
     }
@@ -97,11 +117,13 @@ impl TempTables {
     /// Learns the session's temporary relations from the catalog again
     /// (after DDL, which may have dropped or renamed some).
     pub fn sync(&mut self, catalog: &crate::catalog::Catalog, db: &str) {
-        let stored = catalog.tables(db).into_iter().map(|t| t.name.clone());
+        let tables = catalog.tables(db);
+        let own = |n: &str| split(n).filter(|(s, _)| *s == self.schema).map(|(_, own)| own.to_string());
+        let indexes = tables.iter().flat_map(|t| t.indexes.iter().map(|ix| ix.name.clone()));
+        self.indexes = indexes.filter_map(|n| own(&n)).collect();
+        let stored = tables.iter().map(|t| t.name.clone());
         let stored = stored.chain(catalog.views(db).into_iter().map(|v| v.name.clone()));
-        self.names = stored
-            .filter_map(|n| split(&n).filter(|(s, _)| *s == self.schema).map(|(_, own)| own.to_string()))
-            .collect();
+        self.names = stored.filter_map(|n| own(&n)).collect();
     }
 
     /// Drops every temporary relation of the session (it is ending).
@@ -119,6 +141,7 @@ impl TempTables {
             crate::ddl::drop_table_def(catalog, t, true)?;
         }
         self.names.clear();
+        self.indexes.clear();
         Ok(())
     }
 
@@ -212,6 +235,14 @@ impl TempTables {
             }
             Statement::Drop { object_type: ObjectType::Table | ObjectType::View, names, .. } => {
                 names.iter_mut().for_each(swap);
+            }
+            Statement::Drop { object_type: ObjectType::Index, names, .. } => {
+                for n in names.iter_mut() {
+                    let given = crate::ddl::object_name(n);
+                    if n.0.len() == 1 && self.indexes.contains(&given) {
+                        *n = self.object_name(&given);
+                    }
+                }
             }
             Statement::AlterTable(at) => {
                 let renamed = self.lookup(&at.name).is_some();

@@ -88,12 +88,18 @@ pub struct TemplateCache {
 const TEMPLATE_CACHE_LIMIT: usize = 512;
 
 impl Session {
+    /// Whether the fast path may run: it is on, and the session has no
+    /// temporary tables (its plans name tables as the catalog does, not as
+    /// `temp_tables` resolves them).
     pub fn fast_path_enabled(&self) -> bool {
-        self.info.settings.lock().hot().fast_path
+        self.info.settings.lock().hot().fast_path && self.temp.is_empty()
     }
 
     /// Binds a statement for the fast path, if it is one (at Parse time).
     pub fn prepare_fast(&self, stmt: &Statement) -> Option<Arc<FastPlan>> {
+        if !self.temp.is_empty() {
+            return None;
+        }
         if !matches!(stmt, Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)) {
             return None;
         }

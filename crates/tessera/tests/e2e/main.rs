@@ -27,5 +27,6 @@ mod roundtrip;
 mod session_threads;
 mod slt;
 mod spares;
+mod temp_tables;
 mod tpch;
 mod wire;

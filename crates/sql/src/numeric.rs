@@ -183,6 +183,30 @@ fn weight_and_first_digit(v: i256, scale: i8) -> (i32, i32) {
     (weight, first.as_i128() as i32)
 }
 
+/// The scale PostgreSQL gives the square root of `v` (at `scale`, display
+/// scale `dscale`; `numeric_sqrt`): enough places for 16 significant
+/// digits, and no fewer than the argument shows.
+pub fn sqrt_scale(v: i256, scale: i8, dscale: i8) -> i32 {
+    let (weight, _) = weight_and_first_digit(v, scale);
+    let sweight = (weight + 1) * 4 / 2 - 1;
+    (MIN_SIG_DIGITS - sweight).max(i32::from(dscale)).clamp(0, 1000)
+}
+
+/// The square root of `v` (at `scale`, not negative) at `rscale` places,
+/// rounded half away from zero; None if it does not fit in 256 bits.
+pub fn sqrt(v: i256, scale: i8, rscale: i32) -> Option<i256> {
+    use num_bigint::BigUint;
+    let v: BigUint = v.to_string().parse().ok()?;
+    // floor(sqrt(v · 10^(2(rscale+1) - scale))) has one place more than
+    // the result; floor(sqrt(floor(y))) = floor(sqrt(y)), so dividing is
+    // as good as exact.
+    let shift = 2 * (rscale + 1) - i32::from(scale);
+    let ten = BigUint::from(10u32);
+    let n = if shift >= 0 { v * ten.pow(shift as u32) } else { v / ten.pow(shift.unsigned_abs()) };
+    let root = (n.sqrt() + BigUint::from(5u32)) / BigUint::from(10u32);
+    i256::from_string(&root.to_string())
+}
+
 /// The scale PostgreSQL gives `a / b` (`select_div_scale`): enough places
 /// for 16 significant digits, and no fewer than either operand's display
 /// scale (`da`, `db`).

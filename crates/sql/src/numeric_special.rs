@@ -371,7 +371,7 @@ const PASSING: &[&str] = &[
 /// DataFusion in double precision (15 significant digits, where
 /// PostgreSQL gives at least 16 and as many as the argument's scale): a
 /// numeric argument is refused rather than answered approximately.
-const FLOAT_ONLY: &[&str] = &["sqrt", "cbrt", "ln", "log", "log10", "log2", "exp", "power", "pow"];
+const FLOAT_ONLY: &[&str] = &["cbrt", "ln", "log", "log10", "log2", "exp", "power", "pow"];
 
 /// The same for aggregates (PostgreSQL's `variance`, `stddev` and their
 /// kin return numeric for a numeric argument; `corr`, `covar_*` and

@@ -418,13 +418,43 @@ impl Session {
         );
         // Boxed: the statement's future is large, and CREATE TABLE AS nests one.
         let result = Box::pin(self.execute_resolved(stmt, params)).await;
-        if let (Some(name), Ok(_)) = (creating, &result) {
-            self.temp.created(name);
+        if let (Some(c), Ok(_)) = (creating, &result) {
+            self.temp.created(c);
         }
         if ddl && !self.temp.is_empty() {
             self.temp.sync(&self.shared.catalog, &self.info.db);
         }
+        // An autocommitted statement's transaction has ended.
+        let result = match (result, self.block.is_none()) {
+            (Ok(out), true) => self.end_of_transaction().map(|()| out),
+            (result, _) => result,
+        };
         result.map_err(|e| self.temp.unmangle(e))
+    }
+
+    /// What the end of a transaction does to temporary tables (`ON
+    /// COMMIT DROP | DELETE ROWS`).
+    pub(crate) fn end_of_transaction(&mut self) -> Result<()> {
+        let due = self.temp.due();
+        if due.is_empty() {
+            return Ok(());
+        }
+        let catalog = self.shared.catalog.clone();
+        let _g = catalog.ddl_lock();
+        for (stored, action) in due {
+            let Some(def) = catalog.table(&self.info.db, &stored) else { continue };
+            match action {
+                crate::temp_tables::AtCommit::Drop => crate::ddl::drop_table_def(&catalog, &def, true)?,
+                crate::temp_tables::AtCommit::DeleteRows => {
+                    for engine in catalog.engines_of_name(&def.db)? {
+                        engine.truncate_table(&def.engine_name)?;
+                    }
+                    catalog.touch();
+                }
+            }
+        }
+        self.temp.sync(&catalog, &self.info.db);
+        Ok(())
     }
 
     /// [`Self::execute_in_txn`] of a statement whose temporary tables'

@@ -63,7 +63,12 @@ pub fn register(ctx: &SessionContext) {
     for (inner, guard) in
         [(math::ln(), Guard::Log), (math::log(), Guard::Log), (math::log10(), Guard::Log), (math::sqrt(), Guard::Sqrt)]
     {
-        ctx.register_udf(ScalarUDF::new_from_impl(Guarded { inner, guard }));
+        let signature = match guard {
+            // A numeric's square root is a numeric (`numeric_sqrt`).
+            Guard::Sqrt => Signature::user_defined(Volatility::Immutable),
+            Guard::Log => inner.signature().clone(),
+        };
+        ctx.register_udf(ScalarUDF::new_from_impl(Guarded { inner, guard, signature }));
     }
     for name in ["tessera_text_to_float8", "tessera_text_to_float4"] {
         ctx.register_udf(ScalarUDF::new_from_impl(FloatInput {
@@ -86,6 +91,11 @@ enum Guard {
 struct Guarded {
     inner: Arc<ScalarUDF>,
     guard: Guard,
+    signature: Signature,
+}
+
+fn is_decimal(t: &DataType) -> bool {
+    matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..))
 }
 
 impl ScalarUDFImpl for Guarded {
@@ -94,18 +104,33 @@ impl ScalarUDFImpl for Guarded {
     }
 
     fn signature(&self) -> &Signature {
-        self.inner.signature()
+        &self.signature
     }
 
     fn return_type(&self, args: &[DataType]) -> Result<DataType> {
-        self.inner.return_type(args)
+        match args {
+            [t] if self.guard == Guard::Sqrt && is_decimal(t) => Ok(crate::numeric::UNCONSTRAINED),
+            [_] if self.guard == Guard::Sqrt => Ok(DataType::Float64),
+            _ => self.inner.return_type(args),
+        }
     }
 
     fn coerce_types(&self, args: &[DataType]) -> Result<Vec<DataType>> {
-        self.inner.coerce_types(args)
+        if self.guard != Guard::Sqrt {
+            return self.inner.coerce_types(args);
+        }
+        match args {
+            [t] if is_decimal(t) => Ok(vec![t.clone()]),
+            [t] if t.is_numeric() || t.is_null() => Ok(vec![DataType::Float64]),
+            [t] => Err(refuse(code::UNDEFINED_FUNCTION, format!("function sqrt({t}) does not exist"))),
+            _ => Err(refuse(code::UNDEFINED_FUNCTION, "function sqrt takes one argument")),
+        }
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        if self.guard == Guard::Sqrt && is_decimal(&args.args[0].data_type()) {
+            return numeric_sqrt(&args);
+        }
         for arg in &args.args {
             let values = arg.to_array(1)?;
             if !values.data_type().is_numeric() {
@@ -125,6 +150,49 @@ impl ScalarUDFImpl for Guarded {
             }
         }
         self.inner.invoke_with_args(args)
+    }
+}
+
+/// `sqrt` of a numeric, as PostgreSQL's `numeric_sqrt`: at the places
+/// [`crate::numeric::sqrt_scale`] picks for each value, rounded.
+fn numeric_sqrt(args: &ScalarFunctionArgs) -> Result<ColumnarValue> {
+    use datafusion::arrow::array::{AsArray, Decimal256Array};
+    use datafusion::arrow::datatypes::{Decimal256Type, i256};
+    let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+    let values = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
+    let input = values.data_type().clone();
+    let wide = datafusion::arrow::compute::cast(&values, &DataType::Decimal256(76, decimal_scale(&input)))?;
+    let scale = decimal_scale(&input);
+    let mut out = Vec::with_capacity(wide.len());
+    for v in wide.as_primitive::<Decimal256Type>().iter() {
+        let Some(v) = v else {
+            out.push(None);
+            continue;
+        };
+        if v < i256::ZERO {
+            return Err(refuse("2201F", "cannot take square root of a negative number"));
+        }
+        let dscale =
+            if crate::numeric::is_unconstrained(&input) { crate::numeric::trimmed_scale(v, scale) } else { scale };
+        let rscale = crate::numeric::sqrt_scale(v, scale, dscale);
+        let root = (rscale <= i32::from(crate::numeric::UNCONSTRAINED_SCALE))
+            .then(|| crate::numeric::sqrt(v, scale, rscale))
+            .flatten()
+            .and_then(|r| crate::numeric::rescale(r, rscale as i8, crate::numeric::UNCONSTRAINED_SCALE))
+            .ok_or_else(|| {
+                refuse(code::FEATURE_NOT_SUPPORTED, "the square root needs more places than Tessera's numeric holds")
+            })?;
+        out.push(Some(root));
+    }
+    let (p, s) = (crate::numeric::MAX_DIGITS, crate::numeric::UNCONSTRAINED_SCALE);
+    let out: datafusion::arrow::array::ArrayRef = Arc::new(Decimal256Array::from(out).with_precision_and_scale(p, s)?);
+    crate::udf_values::columnar(out, scalar)
+}
+
+fn decimal_scale(t: &DataType) -> i8 {
+    match t {
+        DataType::Decimal128(_, s) | DataType::Decimal256(_, s) => *s,
+        _ => 0,
     }
 }
 

@@ -19,16 +19,21 @@
 //! and not other sessions' ones. The fast path stays off in a session with
 //! temporary relations (its plans name tables as the catalog does).
 //!
-//! Not built: `ON COMMIT DROP | DELETE ROWS` (0A000), and removing the
-//! temporary relations of sessions a crash ended (they stay, under their
-//! prefixed names, until dropped).
+//! `ON COMMIT DROP` drops a temporary table, and `ON COMMIT DELETE ROWS`
+//! empties it, when the transaction it is used in ends ([`TempTables::due`],
+//! run by the session at COMMIT, ROLLBACK and the end of an autocommitted
+//! statement; since DDL is not transactional, a ROLLBACK does not undo
+//! the creation, so it ends the table as a COMMIT would).
+//!
+//! Not built: removing the temporary relations of sessions a crash ended
+//! (they stay, under their prefixed names, until dropped).
 
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    CopySource, Ident, ObjectName, ObjectNamePart, ObjectType, Statement, TableAlias, TableFactor, TableObject,
-    VisitMut, VisitorMut,
+    CopySource, Ident, ObjectName, ObjectNamePart, ObjectType, OnCommit, Statement, TableAlias, TableFactor,
+    TableObject, VisitMut, VisitorMut,
 };
 
 use crate::error::{Result, SqlError};
@@ -45,6 +50,23 @@ pub struct TempTables {
     names: BTreeSet<String>,
     /// The names the session gave the indexes of its temporary tables.
     indexes: BTreeSet<String>,
+    /// What the end of a transaction does to which tables (`ON COMMIT`).
+    on_commit: std::collections::BTreeMap<String, AtCommit>,
+}
+
+/// A temporary table's `ON COMMIT` action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtCommit {
+    Drop,
+    DeleteRows,
+}
+
+/// A temporary relation a statement creates: its name, and its `ON
+/// COMMIT` action.
+#[derive(Debug)]
+pub struct Creating {
+    pub name: String,
+    pub at_commit: Option<AtCommit>,
 }
 
 /// Whether a stored relation name is a temporary relation's.
@@ -65,7 +87,12 @@ impl TempTables {
         let mut token = [0u8; 6];
         ring::rand::SystemRandom::new().fill(&mut token).expect("random bytes");
         let hex: String = token.iter().map(|b| format!("{b:02x}")).collect();
-        TempTables { schema: format!("{PREFIX}{hex}"), names: BTreeSet::new(), indexes: BTreeSet::new() }
+        TempTables {
+            schema: format!("{PREFIX}{hex}"),
+            names: BTreeSet::new(),
+            indexes: BTreeSet::new(),
+            on_commit: Default::default(),
+        }
     }
 
     /// The session's temporary schema's name.
@@ -110,8 +137,23 @@ impl TempTables {
         e
     }
 
-    pub fn created(&mut self, name: String) {
-        self.names.insert(name);
+    pub fn created(&mut self, c: Creating) {
+        if let Some(action) = c.at_commit {
+            self.on_commit.insert(c.name.clone(), action);
+        }
+        self.names.insert(c.name);
+    }
+
+    /// The stored names of the tables the end of a transaction drops or
+    /// empties, and what it does to each; the dropped ones are forgotten.
+    pub fn due(&mut self) -> Vec<(String, AtCommit)> {
+        if self.on_commit.is_empty() {
+            return vec![];
+        }
+        let due: Vec<(String, AtCommit)> =
+            self.on_commit.iter().filter(|(n, _)| self.names.contains(*n)).map(|(n, a)| (self.stored(n), *a)).collect();
+        self.on_commit.retain(|n, a| *a == AtCommit::DeleteRows && self.names.contains(n));
+        due
     }
 
     /// Learns the session's temporary relations from the catalog again
@@ -124,6 +166,8 @@ impl TempTables {
         let stored = tables.iter().map(|t| t.name.clone());
         let stored = stored.chain(catalog.views(db).into_iter().map(|v| v.name.clone()));
         self.names = stored.filter_map(|n| own(&n)).collect();
+        let names = &self.names;
+        self.on_commit.retain(|n, _| names.contains(n));
     }
 
     /// Drops every temporary relation of the session (it is ending).
@@ -150,7 +194,7 @@ impl TempTables {
     /// and `CREATE TEMP VIEW`, the statement is made to create the stored
     /// name, and the name given is returned, to [`Self::created`] once the
     /// statement has succeeded.
-    pub fn resolve(&self, stmt: &mut Statement) -> Result<Option<String>> {
+    pub fn resolve(&self, stmt: &mut Statement) -> Result<Option<Creating>> {
         let creating = self.creation(stmt)?;
         if self.names.is_empty() && !matches!(stmt, Statement::CreateTable(_) | Statement::CreateView(_)) {
             return Ok(creating);
@@ -162,18 +206,26 @@ impl TempTables {
     }
 
     /// A temporary relation's CREATE, made to create its stored name.
-    fn creation(&self, stmt: &mut Statement) -> Result<Option<String>> {
-        let (name, what) = match stmt {
+    fn creation(&self, stmt: &mut Statement) -> Result<Option<Creating>> {
+        let (name, what, at_commit) = match stmt {
             Statement::CreateTable(ct) if ct.temporary => {
-                if ct.on_commit.is_some() {
-                    return Err(SqlError::unsupported("ON COMMIT of a temporary table"));
-                }
+                let at_commit = match ct.on_commit.take() {
+                    Some(OnCommit::Drop) => Some(AtCommit::Drop),
+                    Some(OnCommit::DeleteRows) => Some(AtCommit::DeleteRows),
+                    Some(OnCommit::PreserveRows) | None => None,
+                };
                 ct.temporary = false;
-                (&mut ct.name, "table")
+                (&mut ct.name, "table", at_commit)
+            }
+            Statement::CreateTable(ct) if ct.on_commit.is_some() => {
+                return Err(SqlError::new(
+                    crate::error::code::INVALID_TABLE_DEFINITION,
+                    "ON COMMIT can only be used on temporary tables",
+                ));
             }
             Statement::CreateView(cv) if cv.temporary => {
                 cv.temporary = false;
-                (&mut cv.name, "view")
+                (&mut cv.name, "view", None)
             }
             _ => return Ok(None),
         };
@@ -191,7 +243,7 @@ impl TempTables {
             ));
         };
         *name = self.object_name(&given);
-        Ok(Some(given))
+        Ok(Some(Creating { name: given, at_commit }))
     }
 
     fn object_name(&self, given: &str) -> ObjectName {
@@ -322,6 +374,13 @@ impl VisitorMut for Renamer<'_> {
 }
 
 #[cfg(test)]
+impl TempTables {
+    fn forget_for_test(&mut self, name: &str) {
+        self.names.remove(name);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -336,9 +395,10 @@ mod tests {
         let mut temp = TempTables::new();
         let s = temp.schema().to_string();
         let mut create = crate::session::parse_sql("CREATE TEMP TABLE foo (a int)").unwrap().pop().unwrap();
-        assert_eq!(temp.resolve(&mut create).unwrap().as_deref(), Some("foo"));
+        let creating = temp.resolve(&mut create).unwrap().unwrap();
+        assert_eq!(creating.name, "foo");
         assert_eq!(create.to_string(), format!("CREATE TABLE \"{s}.foo\" (a INT)"));
-        temp.created("foo".into());
+        temp.created(creating);
         assert_eq!(resolved(&temp, "SELECT foo.a FROM foo"), format!("SELECT foo.a FROM \"{s}.foo\" AS foo"));
         assert_eq!(resolved(&temp, "SELECT a FROM pg_temp.foo f"), format!("SELECT a FROM \"{s}.foo\" f"));
         assert_eq!(resolved(&temp, "INSERT INTO foo VALUES (1)"), format!("INSERT INTO \"{s}.foo\" AS foo VALUES (1)"));
@@ -347,6 +407,22 @@ mod tests {
         let with = "WITH foo AS (SELECT 1 AS a) SELECT a FROM foo";
         assert_eq!(resolved(&temp, with), with);
         assert_eq!(resolved(&temp, "SELECT a FROM public.foo"), "SELECT a FROM public.foo");
+    }
+
+    #[test]
+    fn on_commit_actions_come_due_at_the_end_of_each_transaction() {
+        let mut temp = TempTables::new();
+        for sql in ["CREATE TEMP TABLE d (a int) ON COMMIT DROP", "CREATE TEMP TABLE r (a int) ON COMMIT DELETE ROWS"] {
+            let mut stmt = crate::session::parse_sql(sql).unwrap().pop().unwrap();
+            let creating = temp.resolve(&mut stmt).unwrap().unwrap();
+            assert!(!stmt.to_string().contains("ON COMMIT"), "{stmt}");
+            temp.created(creating);
+        }
+        let due = temp.due();
+        assert_eq!(due, vec![(temp.stored("d"), AtCommit::Drop), (temp.stored("r"), AtCommit::DeleteRows)]);
+        // The dropped table is not due again; the emptied one is, each time.
+        temp.forget_for_test("d");
+        assert_eq!(temp.due(), vec![(temp.stored("r"), AtCommit::DeleteRows)]);
     }
 
     #[test]

@@ -94,6 +94,12 @@ impl Session {
     }
 
     pub(super) async fn commit(&mut self) -> Result<Output> {
+        let out = self.commit_block().await;
+        self.end_of_transaction()?;
+        out
+    }
+
+    async fn commit_block(&mut self) -> Result<Output> {
         let Some(block) = self.block.take() else {
             // PostgreSQL warns "there is no transaction in progress".
             return Ok(Output::Command("COMMIT".into()));
@@ -143,6 +149,9 @@ impl Session {
         self.next_isolation = None;
         if let Some(t) = self.txn.lock().take() {
             t.abort();
+        }
+        if let Err(e) = self.end_of_transaction() {
+            tracing::warn!(error = %e.message, "ON COMMIT of a temporary table failed at ROLLBACK");
         }
         Output::Command("ROLLBACK".into())
     }

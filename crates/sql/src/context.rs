@@ -204,6 +204,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);
     crate::numeric_ops::register(&ctx);
+    crate::numeric_var::register(&ctx);
     crate::to_char_numeric::register(&ctx);
     crate::numeric_special::register(&ctx);
     crate::real_sum::register(&ctx);

@@ -82,7 +82,8 @@
 //! PostgreSQL does; `numeric_special` keeps NaN and the infinities
 //! (stored, compared, cast; refused in arithmetic); `numeric_div` plans
 //! numeric quotients and averages (of integers too) as PostgreSQL's
-//! `numeric_div`, exact and rounded per value; `intervals` reads, compares and multiplies intervals as
+//! `numeric_div`, exact and rounded per value; `numeric_var` computes
+//! variances and standard deviations of integers and numerics exactly; `intervals` reads, compares and multiplies intervals as
 //! PostgreSQL does; `bpchar` gives casts to char(n) their padding;
 //! `using_joins` orders `*` over USING joins and merges RIGHT/FULL keys;
 //! `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
@@ -163,6 +164,7 @@ pub mod numeric;
 pub mod numeric_div;
 pub mod numeric_ops;
 pub mod numeric_special;
+pub mod numeric_var;
 pub mod overflow;
 pub mod parsing;
 pub mod partition;

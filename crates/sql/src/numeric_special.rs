@@ -291,8 +291,8 @@ pub fn cast_with_specials(values: &ArrayRef, target: &DataType) -> std::result::
     Ok(ScalarValue::iter_to_array(cells)?)
 }
 
-/// The analyzer rule that refuses [`FLOAT_ONLY`] functions and
-/// [`FLOAT_ONLY_AGGREGATES`] of numerics; it runs before type coercion,
+/// The analyzer rule that refuses [`FLOAT_ONLY`] functions of numerics
+/// (`numeric_var.rs` computes the variances exactly); it runs before type coercion,
 /// where an argument's type is still the one written (`x::float8` is a
 /// float, a numeric column is a numeric).
 #[derive(Debug)]
@@ -307,9 +307,6 @@ impl datafusion::optimizer::AnalyzerRule for FloatOnlyOfNumeric {
         crate::exact_casts::rewrite_expressions(plan, |e, schema| {
             let (name, args) = match &e {
                 Expr::ScalarFunction(f) if FLOAT_ONLY.contains(&f.func.name()) => (f.func.name(), &f.args),
-                Expr::AggregateFunction(a) if FLOAT_ONLY_AGGREGATES.contains(&a.func.name()) => {
-                    (a.func.name(), &a.params.args)
-                }
                 _ => return Ok(Transformed::no(e)),
             };
             if args.iter().any(|a| decimal(a, schema).unwrap_or(false)) {
@@ -372,12 +369,6 @@ const PASSING: &[&str] = &[
 /// PostgreSQL gives at least 16 and as many as the argument's scale): a
 /// numeric argument is refused rather than answered approximately.
 const FLOAT_ONLY: &[&str] = &["cbrt", "ln", "log", "log10", "log2", "exp", "power", "pow"];
-
-/// The same for aggregates (PostgreSQL's `variance`, `stddev` and their
-/// kin return numeric for a numeric argument; `corr`, `covar_*` and
-/// `regr_*` are double precision there too).
-const FLOAT_ONLY_AGGREGATES: &[&str] =
-    &["stddev", "stddev_pop", "stddev_samp", "var", "var_pop", "var_samp", "variance"];
 
 fn decimal(e: &Expr, schema: &DFSchema) -> Result<bool> {
     Ok(is_decimal(&e.get_type(schema)?))

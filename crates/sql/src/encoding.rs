@@ -2,7 +2,9 @@
 //! place of DataFusion's: `base64` broken into lines of 76 characters
 //! (and read ignoring whitespace), `hex`, and `escape` (zero bytes and
 //! bytes with the high bit set as `\nnn`, backslashes doubled), with
-//! PostgreSQL's errors.
+//! PostgreSQL's errors; and `text::bytea` as PostgreSQL reads bytea input
+//! (`\x` hex or the escape format), where DataFusion's cast would take the
+//! text's own bytes (`tessera_text_to_bytea`).
 
 use std::sync::Arc;
 
@@ -14,13 +16,57 @@ use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, Sca
 
 use crate::error::{SqlError, code};
 
-/// Registers `encode` and `decode`.
+/// Registers `encode`, `decode` and `tessera_text_to_bytea`.
 pub fn register(ctx: &SessionContext) {
     for decode in [false, true] {
         ctx.register_udf(ScalarUDF::new_from_impl(Codec {
             decode,
             signature: Signature::user_defined(Volatility::Immutable),
         }));
+    }
+    ctx.register_udf(ScalarUDF::new_from_impl(TextToBytea { signature: Signature::any(1, Volatility::Immutable) }));
+}
+
+/// `tessera_text_to_bytea(x)`: text read as bytea input (binary passes).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct TextToBytea {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for TextToBytea {
+    fn name(&self) -> &str {
+        "tessera_text_to_bytea"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Binary)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let values = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
+        let out: ArrayRef = match values.data_type() {
+            DataType::Binary => values,
+            DataType::Null => Arc::new(BinaryArray::new_null(values.len())),
+            _ => {
+                let text = datafusion::arrow::compute::cast(&values, &DataType::Utf8)?;
+                let mut out = Vec::with_capacity(text.len());
+                for t in text.as_string::<i32>().iter() {
+                    out.push(match t {
+                        Some(t) => {
+                            Some(crate::text::parse_bytea(t).map_err(|e| DataFusionError::External(Box::new(e)))?)
+                        }
+                        None => None,
+                    });
+                }
+                Arc::new(BinaryArray::from_iter(out))
+            }
+        };
+        crate::udf_values::columnar(out, scalar)
     }
 }
 

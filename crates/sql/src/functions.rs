@@ -438,7 +438,9 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                 }
                 // PostgreSQL's text output of any value (and char(n) loses its padding).
                 "text" | "character varying" | "varchar" => Some("tessera_to_text"),
-                // '\x0001ff'::bytea is three bytes, not the string's eight.
+                // '\x0001ff'::bytea is three bytes, not the string's eight:
+                // a literal that reads as bytea becomes those bytes, any
+                // other text is read (or refused) as it is cast.
                 "bytea" => {
                     if let Expr::Value(v) = expr.as_ref()
                         && let datafusion::sql::sqlparser::ast::Value::SingleQuotedString(text)
@@ -450,8 +452,10 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                         ))
                     {
                         literal = Some(lit);
+                        None
+                    } else {
+                        Some("tessera_text_to_bytea")
                     }
-                    None
                 }
                 _ => None,
             };

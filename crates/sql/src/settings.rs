@@ -326,12 +326,26 @@ fn validate(key: &str, value: &str) -> Result<String> {
             "UTF8" | "UNICODE" => Ok("UTF8".into()),
             _ => Err(SqlError::unsupported(format!("client encoding \"{value}\" (Tessera speaks UTF8)"))),
         },
+        // The output style and the order of day, month and year in date
+        // input: Tessera prints ISO and reads month-day-year. Anything else
+        // is refused, not taken as ISO, MDY: a date read in another order
+        // would be a silent wrong answer.
         "DateStyle" => {
-            if value.to_uppercase().contains("ISO") || value.trim().is_empty() {
-                Ok("ISO, MDY".into())
-            } else {
-                Err(SqlError::unsupported(format!("DateStyle \"{value}\" (Tessera uses ISO)")))
+            for token in value.split([',', ' ']).map(str::trim).filter(|t| !t.is_empty()) {
+                match token.to_uppercase().as_str() {
+                    "ISO" | "MDY" | "US" | "NONEURO" | "NONEUROPEAN" | "DEFAULT" => {}
+                    "DMY" | "YMD" | "EURO" | "EUROPEAN" => {
+                        return Err(SqlError::unsupported(format!(
+                            "DateStyle \"{value}\" (Tessera reads dates month-day-year only)"
+                        )));
+                    }
+                    "SQL" | "POSTGRES" | "GERMAN" => {
+                        return Err(SqlError::unsupported(format!("DateStyle \"{value}\" (Tessera prints ISO only)")));
+                    }
+                    _ => return Err(bad("Unrecognized key word.")),
+                }
             }
+            Ok("ISO, MDY".into())
         }
         "TimeZone" => match value.trim().to_uppercase().as_str() {
             // The server's own zone.

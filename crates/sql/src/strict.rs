@@ -60,13 +60,17 @@ fn refuse(code: &'static str, message: impl Into<String>) -> DataFusionError {
 /// `log`, `log10` and `sqrt`).
 pub fn register(ctx: &SessionContext) {
     use datafusion::functions::math;
-    for (inner, guard) in
-        [(math::ln(), Guard::Log), (math::log(), Guard::Log), (math::log10(), Guard::Log), (math::sqrt(), Guard::Sqrt)]
-    {
+    for (inner, guard) in [
+        (math::ln(), Guard::Log),
+        (math::log(), Guard::Log),
+        (math::log10(), Guard::Log),
+        (math::sqrt(), Guard::Sqrt),
+        (math::exp(), Guard::Exp),
+    ] {
         let signature = match guard {
             // A numeric's square root is a numeric (`numeric_sqrt`).
             Guard::Sqrt => Signature::user_defined(Volatility::Immutable),
-            Guard::Log => inner.signature().clone(),
+            Guard::Log | Guard::Exp => inner.signature().clone(),
         };
         ctx.register_udf(ScalarUDF::new_from_impl(Guarded { inner, guard, signature }));
     }
@@ -83,6 +87,9 @@ pub fn register(ctx: &SessionContext) {
 enum Guard {
     Log,
     Sqrt,
+    /// `exp`: its result out of double precision's range is 22003, as
+    /// PostgreSQL's `dexp` raises (checked on the result).
+    Exp,
 }
 
 /// One of DataFusion's math functions, refusing the arguments PostgreSQL
@@ -149,8 +156,39 @@ impl ScalarUDFImpl for Guarded {
                 }
             }
         }
+        if self.guard == Guard::Exp {
+            let input = args.args[0].to_array(1)?;
+            let out = self.inner.invoke_with_args(args)?;
+            check_exp(&input, &out)?;
+            return Ok(out);
+        }
         self.inner.invoke_with_args(args)
     }
+}
+
+/// PostgreSQL's `dexp` checks: a finite argument whose exponential is
+/// infinite overflowed, one whose exponential is zero underflowed.
+fn check_exp(input: &datafusion::arrow::array::ArrayRef, out: &ColumnarValue) -> Result<()> {
+    let out = out.to_array(input.len())?;
+    let (Some(x), Some(y)) = (
+        datafusion::arrow::compute::cast(input, &DataType::Float64)?.as_any().downcast_ref::<Float64Array>().cloned(),
+        datafusion::arrow::compute::cast(&out, &DataType::Float64)?.as_any().downcast_ref::<Float64Array>().cloned(),
+    ) else {
+        return Ok(());
+    };
+    for (x, y) in x.iter().zip(y.iter()) {
+        if let (Some(x), Some(y)) = (x, y)
+            && x.is_finite()
+        {
+            if y.is_infinite() {
+                return Err(refuse(code::OUT_OF_RANGE, "value out of range: overflow"));
+            }
+            if y == 0.0 {
+                return Err(refuse(code::OUT_OF_RANGE, "value out of range: underflow"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `sqrt` of a numeric, as PostgreSQL's `numeric_sqrt`: at the places

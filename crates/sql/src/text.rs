@@ -517,14 +517,19 @@ pub(crate) fn json_number(text: &str) -> String {
 pub fn parse_bytea(s: &str) -> Result<Vec<u8>> {
     if let Some(hex) = s.strip_prefix("\\x") {
         let hex: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        // PostgreSQL reports a bad digit before an odd count, both 22023.
+        if let Some(bad) = hex.iter().find(|b| !b.is_ascii_hexdigit()) {
+            let shown = String::from_utf8_lossy(std::slice::from_ref(bad)).into_owned();
+            return Err(SqlError::new(code::INVALID_PARAMETER, format!("invalid hexadecimal digit: \"{shown}\"")));
+        }
         if !hex.len().is_multiple_of(2) {
-            return Err(SqlError::new(code::INVALID_TEXT, "invalid hexadecimal data: odd number of digits"));
+            return Err(SqlError::new(code::INVALID_PARAMETER, "invalid hexadecimal data: odd number of digits"));
         }
         return hex
             .chunks(2)
             .map(|c| {
                 u8::from_str_radix(std::str::from_utf8(c).unwrap_or("zz"), 16)
-                    .map_err(|_| SqlError::new(code::INVALID_TEXT, "invalid hexadecimal digit"))
+                    .map_err(|_| SqlError::new(code::INVALID_PARAMETER, "invalid hexadecimal digit"))
             })
             .collect();
     }

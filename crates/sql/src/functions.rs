@@ -733,12 +733,39 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             })
         }),
     ));
+    // A relation is visible unless one of the session's temporary relations
+    // has its name (and so hides it).
+    let (c, d, temp) = (r.catalog.clone(), db.clone(), r.info.temp_schema.clone());
     ctx.register_udf(create_udf(
         "pg_table_is_visible",
         vec![DataType::Int64],
         DataType::Boolean,
         Volatility::Stable,
-        Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))))),
+        Arc::new(move |args| {
+            let relations: Vec<(u32, String)> = c
+                .tables(&d)
+                .iter()
+                .map(|t| (t.oid, t.name.clone()))
+                .chain(c.views(&d).iter().map(|v| (v.oid, v.name.clone())))
+                .collect();
+            let own: std::collections::HashSet<&str> = relations
+                .iter()
+                .filter_map(|(_, n)| crate::temp_tables::split(n).filter(|(s, _)| *s == temp).map(|(_, own)| own))
+                .collect();
+            let hidden: std::collections::HashSet<i64> = relations
+                .iter()
+                .filter(|(_, n)| !crate::temp_tables::is_temp(n) && own.contains(n.as_str()))
+                .map(|(oid, _)| i64::from(*oid))
+                .collect();
+            let scalar = matches!(args[0], ColumnarValue::Scalar(_));
+            let oids = datafusion::arrow::compute::cast(&args[0].to_array(1)?, &DataType::Int64)?;
+            let out: datafusion::arrow::array::BooleanArray = oids
+                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+                .iter()
+                .map(|oid| oid.map(|oid| !hidden.contains(&oid)))
+                .collect();
+            crate::udf_values::columnar(Arc::new(out), scalar)
+        }),
     ));
     ctx.register_udf(create_udf(
         "pg_type_is_visible",

@@ -96,7 +96,8 @@
 //! PostgreSQL's meaning; `parsing` parses the expressions
 //! the rewriters build;
 //! `volatile` gives every row its own value of `nextval()` and
-//! `gen_random_uuid()`; `to_char` reads PostgreSQL's templates, and
+//! `gen_random_uuid()`; `seconds` keeps the fraction of extracted
+//! seconds; `to_char` reads PostgreSQL's templates, and
 //! `to_char_numeric` and `to_number` format and read numbers with them as
 //! PostgreSQL's NUM_processor does; `zones`
 //! computes AT TIME ZONE with IANA zones; `pg_typeof` names types.
@@ -180,6 +181,7 @@ pub mod regexps;
 pub mod remote;
 pub mod row_waits;
 pub mod rowcodec;
+pub mod seconds;
 pub mod session;
 pub mod settings;
 pub mod split;

@@ -200,7 +200,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::enums::register(&ctx);
     crate::formatting::register(&ctx);
     crate::encoding::register(&ctx);
-    crate::seconds::register(&ctx);
+    crate::date_fields::register(&ctx);
     crate::datetime_fns::register(&ctx, zone.clone());
     crate::local_time::register(&ctx);
     crate::numeric_div::register(&ctx);

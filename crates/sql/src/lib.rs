@@ -96,8 +96,9 @@
 //! PostgreSQL's meaning; `parsing` parses the expressions
 //! the rewriters build;
 //! `volatile` gives every row its own value of `nextval()` and
-//! `gen_random_uuid()`; `seconds` keeps the fraction of extracted
-//! seconds; `to_char` reads PostgreSQL's templates, and
+//! `gen_random_uuid()`; `date_fields` computes the `extract` fields
+//! DataFusion gets wrong or lacks (seconds' fraction, years BC, decades,
+//! centuries, millennia); `to_char` reads PostgreSQL's templates, and
 //! `to_char_numeric` and `to_number` format and read numbers with them as
 //! PostgreSQL's NUM_processor does; `zones`
 //! computes AT TIME ZONE with IANA zones; `pg_typeof` names types.
@@ -131,6 +132,7 @@ pub mod context;
 pub mod copy;
 pub mod copy_binary;
 pub mod create_as;
+pub mod date_fields;
 pub mod dates;
 pub mod datetime_fns;
 pub mod ddl;
@@ -181,7 +183,6 @@ pub mod regexps;
 pub mod remote;
 pub mod row_waits;
 pub mod rowcodec;
-pub mod seconds;
 pub mod session;
 pub mod settings;
 pub mod split;

@@ -581,7 +581,7 @@ pub fn rewrite_statement(
         crate::regexps::rewrite(e);
         crate::regexps::dot_matches_newline(e);
         crate::datetime_fns::rewrite(e);
-        crate::seconds::rewrite(e);
+        crate::date_fields::rewrite(e);
         // An explicit cast to char(n) or varchar(n) cuts the value to n
         // characters (an assignment refuses a longer one instead); char(n)
         // is `bpchar`'s value.

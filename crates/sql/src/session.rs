@@ -191,6 +191,8 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     let sql = &normalize_copy_options(sql);
     let domain = crate::type_ddl::normalize_create_domain(sql);
     let sql = domain.as_deref().unwrap_or(sql);
+    let view = crate::view_ddl::normalize_alter_view(sql);
+    let sql = view.as_deref().unwrap_or(sql);
     // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
     // GC pass it triggers covers every table anyway.
     let head = sql.trim_start();

@@ -108,32 +108,30 @@ use DataType::{Boolean as B, Float32 as F4, Int16 as I2, Int32 as I4, Int64 as I
 /// The database's tables as this session sees them: its own temporary
 /// tables under the names it gave them, other sessions' not at all.
 fn visible_tables(r: &Resolver) -> Vec<Arc<TableDef>> {
-    r.catalog
-        .tables(&r.db)
-        .into_iter()
-        .filter_map(|t| match visible_name(r, &t.name)? {
-            n if n == t.name => Some(t),
-            n => {
-                let mut shown = (*t).clone();
-                shown.name = n;
-                Some(Arc::new(shown))
-            }
-        })
-        .collect()
+    as_seen(r, r.catalog.tables(&r.db), |t| &t.name, |t| &mut t.name)
 }
 
 /// The database's views as this session sees them (as [`visible_tables`]).
 fn visible_views(r: &Resolver) -> Vec<Arc<crate::views::ViewDef>> {
-    r.catalog
-        .views(&r.db)
+    as_seen(r, r.catalog.views(&r.db), |v| &v.name, |v| &mut v.name)
+}
+
+/// Relations as this session sees them (see [`visible_name`]); `name`
+/// and `name_mut` reach a relation's name (copied only to rename it).
+fn as_seen<T: Clone>(
+    r: &Resolver,
+    relations: Vec<Arc<T>>,
+    name: fn(&T) -> &String,
+    name_mut: fn(&mut T) -> &mut String,
+) -> Vec<Arc<T>> {
+    relations
         .into_iter()
-        .filter_map(|v| match visible_name(r, &v.name)? {
-            n if n == v.name => Some(v),
-            n => {
-                let mut shown = (*v).clone();
-                shown.name = n;
-                Some(Arc::new(shown))
+        .filter_map(|mut rel| {
+            let shown = visible_name(r, name(&rel))?;
+            if shown != *name(&rel) {
+                *name_mut(Arc::make_mut(&mut rel)) = shown;
             }
+            Some(rel)
         })
         .collect()
 }

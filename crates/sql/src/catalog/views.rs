@@ -21,17 +21,6 @@ impl Catalog {
         self.table(db, name).map(|t| t.oid).or_else(|| self.view(db, name).map(|v| v.oid))
     }
 
-    /// The name of the table or view with OID `oid` of database `db`.
-    pub fn relation_name(&self, db: &str, oid: u32) -> Option<String> {
-        let state = self.state.read();
-        state
-            .tables
-            .values()
-            .find(|t| t.db == db && t.oid == oid)
-            .map(|t| t.name.clone())
-            .or_else(|| state.views.values().find(|v| v.db == db && v.oid == oid).map(|v| v.name.clone()))
-    }
-
     /// The views of `db` that read relation `oid` directly.
     pub fn dependent_views(&self, db: &str, oid: u32) -> Vec<Arc<ViewDef>> {
         self.views(db).into_iter().filter(|v| v.depends_on.contains(&oid)).collect()

@@ -4,7 +4,7 @@
 
 use std::fmt::Debug;
 use std::sync::Arc;
-use tessera_sql::tz::Zone;
+use tessera_sql::values::tz::Zone;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
@@ -51,7 +51,7 @@ pub fn error_info(e: SqlError) -> ErrorInfo {
 pub struct Conn {
     pub sql: Arc<SqlEngine>,
     pub session: Mutex<Option<Session>>,
-    pub copy: Mutex<Option<Box<tessera_sql::copy::CopyIn>>>,
+    pub copy: Mutex<Option<Box<tessera_sql::exec::copy::CopyIn>>>,
     /// When the last statement ended (for idle_in_transaction_session_timeout).
     pub last_active: std::sync::Mutex<std::time::Instant>,
     /// A statement is running.
@@ -487,7 +487,7 @@ pub struct Prepared {
     pub param_oids: Vec<Type>,
     pub schema: Option<SchemaRef>,
     /// The statement bound for the fast path, when it is a fast-path statement.
-    pub fast: Option<Arc<tessera_sql::fast::FastPlan>>,
+    pub fast: Option<Arc<tessera_sql::exec::fast::FastPlan>>,
 }
 
 /// The values of a Bind message's parameters, typed as the statement wants.
@@ -802,8 +802,8 @@ pub fn server_params(standby: bool) -> Arc<ServerParams> {
     let mut p = DefaultServerParameterProvider::default();
     p.in_hot_standby = standby;
     p.default_transaction_read_only = standby;
-    p.server_version = tessera_sql::settings::SERVER_VERSION.to_string();
-    // What sessions actually use (see tessera_sql::settings).
+    p.server_version = tessera_sql::session::settings::SERVER_VERSION.to_string();
+    // What sessions actually use (see tessera_sql::session::settings).
     p.time_zone = "UTC".to_string();
     p.date_style = "ISO, MDY".to_string();
     p.interval_style = "postgres".to_string();

@@ -4,7 +4,7 @@
 //! extended-protocol state machine) and hands every statement to the
 //! connection's `tessera_sql::Session`. This crate only translates: rows to
 //! DataRow messages in text or binary format (`values`, with the binary
-//! layouts of `tessera_sql::pg_binary`), Bind parameters to
+//! layouts of `tessera_sql::values::pg_binary`), Bind parameters to
 //! typed values, errors to ErrorResponse with their SQLSTATE, and the
 //! session's transaction state to ReadyForQuery.
 //!
@@ -12,7 +12,7 @@
 //! pieces, on a corked socket: replies are sent when the server next waits
 //! for input, one write per round trip as in PostgreSQL, rather than one
 //! per message. Prepared statements carry their fast-path plan
-//! (`tessera_sql::fast`), and simple-protocol queries try the fast path
+//! (`tessera_sql::exec::fast`), and simple-protocol queries try the fast path
 //! before they are parsed for the general path. The most common extended
 //! sequence of all, Bind/Describe/Execute/Sync of a prepared fast-path
 //! SELECT, is answered by the connection's `lane` without pgwire's portal

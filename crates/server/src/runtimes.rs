@@ -14,7 +14,7 @@
 //! general-path query's DataFusion work already runs on the query pool of
 //! its own (`tessera_sql`), a durable commit awaits its fsync without
 //! holding a thread, and a write that must wait for a row's holder awaits
-//! it as a task (`tessera_sql::row_waits`): with one worker per runtime, a
+//! it as a task (`tessera_sql::storage::row_waits`): with one worker per runtime, a
 //! thread held by a waiter would be the thread the holder's own session
 //! needs to reach its COMMIT. What is lost is balance between sessions: two busy
 //! sessions on one runtime share a core while another runtime may idle.

@@ -10,12 +10,12 @@ use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::messages::data::DataRow;
 use tessera_sql::SqlType;
 use tessera_sql::error::{SqlError, code};
-use tessera_sql::text::write_cell_in;
-use tessera_sql::tz::Zone;
+use tessera_sql::values::text::write_cell_in;
+use tessera_sql::values::tz::Zone;
 
 pub fn pg_type(ty: SqlType) -> Type {
     if let SqlType::Enum(oid) = ty {
-        let labels = tessera_sql::user_types::enum_type(oid).map(|t| t.labels.clone()).unwrap_or_default();
+        let labels = tessera_sql::values::user_types::enum_type(oid).map(|t| t.labels.clone()).unwrap_or_default();
         return Type::new(ty.name(), oid, postgres_types::Kind::Enum(labels), "public".into());
     }
     Type::from_oid(ty.oid()).unwrap_or(Type::TEXT)
@@ -92,12 +92,12 @@ fn write_cells(
         let start = buf.len();
         buf.put_i32(0);
         if binary.get(ci).copied().unwrap_or(false) {
-            tessera_sql::pg_binary::write_value(buf, col, r, types.get(ci).copied())?;
+            tessera_sql::values::pg_binary::write_value(buf, col, r, types.get(ci).copied())?;
         } else {
             text.clear();
             write_cell_in(text, col, r, zone);
             match types.get(ci) {
-                Some(ty @ SqlType::Char(_)) => buf.put_slice(tessera_sql::text::pad_char(text, *ty).as_bytes()),
+                Some(ty @ SqlType::Char(_)) => buf.put_slice(tessera_sql::values::text::pad_char(text, *ty).as_bytes()),
                 _ => buf.put_slice(text.as_bytes()),
             }
         }
@@ -131,9 +131,9 @@ pub fn decode_param(
         });
     };
     let value = if binary {
-        tessera_sql::pg_binary::read_value(ty.oid(), raw).map_err(|e| match e {
-            tessera_sql::pg_binary::ReadError::Malformed => bad_param(i, ty),
-            tessera_sql::pg_binary::ReadError::UnknownType => {
+        tessera_sql::values::pg_binary::read_value(ty.oid(), raw).map_err(|e| match e {
+            tessera_sql::values::pg_binary::ReadError::Malformed => bad_param(i, ty),
+            tessera_sql::values::pg_binary::ReadError::UnknownType => {
                 SqlError::unsupported(format!("binary parameters of type {}", ty.name()))
             }
         })?
@@ -141,7 +141,7 @@ pub fn decode_param(
         let s = std::str::from_utf8(raw)
             .map_err(|_| SqlError::new(code::INVALID_TEXT, format!("parameter ${} is not valid UTF-8", i + 1)))?;
         match want {
-            Some(DataType::Boolean) => match tessera_sql::copy::parse_bool(s) {
+            Some(DataType::Boolean) => match tessera_sql::exec::copy::parse_bool(s) {
                 Some(b) => ScalarValue::Boolean(Some(b)),
                 None => {
                     return Err(SqlError::new(
@@ -156,17 +156,17 @@ pub fn decode_param(
             Some(DataType::Int64) if let Ok(v) = s.trim().parse::<i64>() => return Ok(ScalarValue::Int64(Some(v))),
             Some(DataType::Int32) if let Ok(v) = s.trim().parse::<i32>() => return Ok(ScalarValue::Int32(Some(v))),
             Some(DataType::Int16) if let Ok(v) = s.trim().parse::<i16>() => return Ok(ScalarValue::Int16(Some(v))),
-            Some(DataType::Binary) => ScalarValue::Binary(Some(tessera_sql::text::parse_bytea(s)?)),
+            Some(DataType::Binary) => ScalarValue::Binary(Some(tessera_sql::values::text::parse_bytea(s)?)),
             // An array's text form: '{1,2,NULL}'.
-            Some(want @ DataType::List(_)) => return tessera_sql::array_types::scalar_from_text(s, want, zone),
+            Some(want @ DataType::List(_)) => return tessera_sql::values::array_types::scalar_from_text(s, want, zone),
             // pgjdbc sends dates as "2024-02-29 +00"; PostgreSQL ignores the zone.
             Some(DataType::Date32) => ScalarValue::Utf8(Some(
-                tessera_sql::dates::canonical_date(s)
+                tessera_sql::values::dates::canonical_date(s)
                     .unwrap_or_else(|| s.split_whitespace().next().unwrap_or(s).to_string()),
             )),
             // Without an offset, a wall time of the session's zone.
             Some(DataType::Timestamp(_, Some(_))) if !zone.is_utc() => ScalarValue::Utf8(Some(
-                tessera_sql::tz::canonical_timestamptz(s, zone).unwrap_or_else(|| s.to_string()),
+                tessera_sql::values::tz::canonical_timestamptz(s, zone).unwrap_or_else(|| s.to_string()),
             )),
             _ => ScalarValue::Utf8(Some(s.to_string())),
         }

@@ -5,6 +5,11 @@
 //! and then the catalog entry. DDL is not transactional: it takes effect at
 //! once, inside or outside a transaction block, and ROLLBACK does not undo it.
 
+pub mod alter;
+pub mod temp_tables;
+pub mod type_ddl;
+pub mod view_ddl;
+
 use datafusion::sql::sqlparser::ast::{
     AlterRoleOperation, AlterSchemaOperation, ColumnOption, CreateIndex, CreateTable, Expr, GeneratedAs, Ident,
     IndexType, ObjectName, ObjectType, Password, RoleOption, SqlOption, Statement, TableConstraint, Value,
@@ -12,13 +17,13 @@ use datafusion::sql::sqlparser::ast::{
 use std::collections::HashSet;
 use tessera_engine::{EngineError, IndexKind, IndexSpec, TableSpec};
 
-use crate::catalog::{
+use crate::error::{Result, SqlError, code};
+use crate::exec::dml::{normalize, rowid_sequence, target_table};
+use crate::session::{Output, Session};
+use crate::storage::catalog::{
     CheckDef, ColumnDef, DatabaseDef, Identity, IndexDef, IndexMethod, RoleDef, ScramSecret, SequenceDef, TableDef,
 };
-use crate::dml::{normalize, rowid_sequence, target_table};
-use crate::error::{Result, SqlError, code};
-use crate::session::{Output, Session};
-use crate::types::SqlType;
+use crate::values::types::SqlType;
 
 pub(crate) fn ident(i: &Ident) -> String {
     normalize(&i.value, i.quote_style)
@@ -35,7 +40,7 @@ fn cmd(tag: &str) -> Result<Option<Output>> {
 pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Output>> {
     // In a keyed database a schema change is a job over the partitions.
     let keyed = session.catalog().database(session.db()).is_some_and(|d| !d.partitions.is_empty());
-    if keyed && crate::jobs::is_schema_change(stmt) {
+    if keyed && crate::storage::jobs::is_schema_change(stmt) {
         let job = session.catalog().begin_job(session.db(), stmt.to_string())?;
         let result = execute(session, stmt).await;
         let error = result.as_ref().err().map(|e| format!("{}: {}", e.code, e.message));
@@ -46,10 +51,10 @@ pub async fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Opti
 }
 
 async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Output>> {
-    if let Some(done) = crate::type_ddl::try_execute(session, stmt) {
+    if let Some(done) = crate::ddl::type_ddl::try_execute(session, stmt) {
         return done.map(Some);
     }
-    if let Some(done) = crate::view_ddl::try_execute(session, stmt).await {
+    if let Some(done) = crate::ddl::view_ddl::try_execute(session, stmt).await {
         return done.map(Some);
     }
     match stmt {
@@ -58,7 +63,9 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
         Statement::Drop { object_type, if_exists, names, cascade, .. } => {
             drop_objects(session, *object_type, *if_exists, names, *cascade)
         }
-        Statement::AlterTable(at) => crate::alter::alter_table(session, &at.name, at.if_exists, &at.operations).await,
+        Statement::AlterTable(at) => {
+            crate::ddl::alter::alter_table(session, &at.name, at.if_exists, &at.operations).await
+        }
         Statement::Truncate(t) => {
             let restart = matches!(t.identity, Some(datafusion::sql::sqlparser::ast::TruncateIdentityOption::Restart));
             let _g = session.catalog().ddl_lock();
@@ -83,7 +90,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
         }
         Statement::AlterSchema(a)
             if matches!(a.operations.as_slice(), [AlterSchemaOperation::SetOptionsParens { options }]
-                if matches!(options.as_slice(), [SqlOption::KeyValue { key, .. }] if key.value == crate::keyed::SPLIT_AT_OPTION)) =>
+                if matches!(options.as_slice(), [SqlOption::KeyValue { key, .. }] if key.value == crate::storage::keyed::SPLIT_AT_OPTION)) =>
         {
             let [AlterSchemaOperation::SetOptionsParens { options }] = a.operations.as_slice() else { unreachable!() };
             let [SqlOption::KeyValue { value, .. }] = options.as_slice() else { unreachable!() };
@@ -110,12 +117,12 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             }
             let _g = session.catalog().ddl_lock();
             let catalog = session.catalog().clone();
-            crate::session::blocking(|| crate::split::split(&catalog, &db, &value))?;
+            crate::session::blocking(|| crate::storage::split::split(&catalog, &db, &value))?;
             cmd("ALTER DATABASE")
         }
         Statement::CreateDatabase { db_name, if_not_exists, with_tags, .. } => {
             let name = object_name(db_name);
-            let options = crate::keyed::database_options(with_tags.as_ref())?;
+            let options = crate::storage::keyed::database_options(with_tags.as_ref())?;
             let _g = session.catalog().ddl_lock();
             if session.catalog().database(&name).is_some() {
                 if *if_not_exists {
@@ -128,7 +135,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             // one gets a home engine of its own (see `catalog/home.rs`).
             let (partitions, home, next_stream) = match options.key {
                 Some(_) => {
-                    let ranges = crate::partition::ranges(&options.splits);
+                    let ranges = crate::storage::partition::ranges(&options.splits);
                     let (home, parts, next) =
                         crate::session::blocking(|| session.catalog().create_keyed_home(options.replicas, ranges))?;
                     (parts, Some(home), next)
@@ -430,7 +437,7 @@ pub(crate) fn engine_spec(def: &TableDef, engine_name: &str) -> Result<TableSpec
 
 pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
     if let Some(query) = &ct.query {
-        return crate::create_as::create_table_as(session, ct, query).await;
+        return crate::exec::create_as::create_table_as(session, ct, query).await;
     }
     let name = object_name(&ct.name);
     let _g = session.catalog().ddl_lock();
@@ -576,7 +583,8 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
         None => {
             def.rowid_field = Some(def.next_field);
             def.next_field += 1;
-            let mut seq = new_sequence(session, &rowid_sequence(&def), Some((oid, crate::catalog::ROWID.into())))?;
+            let mut seq =
+                new_sequence(session, &rowid_sequence(&def), Some((oid, crate::storage::catalog::ROWID.into())))?;
             seq.name = rowid_sequence(&def);
             sequences.push(seq);
         }
@@ -603,11 +611,11 @@ pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Res
     }
     check_index_names(session, &def)?;
     if let Some(key) = session.catalog().database(&db).and_then(|d| d.partition_key) {
-        let columns: Vec<(String, crate::types::SqlType)> =
+        let columns: Vec<(String, crate::values::types::SqlType)> =
             def.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
-        crate::keyed::check_table(&db, &key, &name, &columns, &def.primary_key)?;
+        crate::storage::keyed::check_table(&db, &key, &name, &columns, &def.primary_key)?;
         for ix in def.indexes.iter().filter(|i| i.unique) {
-            crate::keyed::check_unique(&def, &key, &ix.columns)?;
+            crate::storage::keyed::check_unique(&def, &key, &ix.columns)?;
         }
     }
     let spec = engine_spec(&def, &def.engine_name)?;
@@ -682,7 +690,7 @@ fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output
     if ci.unique
         && let Some(key) = session.catalog().database(&def.db).and_then(|d| d.partition_key)
     {
-        crate::keyed::check_unique(&def, &key, &cols)?;
+        crate::storage::keyed::check_unique(&def, &key, &cols)?;
     }
     let fields = fields_of(&def, &cols)?;
     create_index_everywhere(session, &def, IndexSpec::new(name.clone(), kind, ci.unique, fields))?;
@@ -702,8 +710,8 @@ fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output
 
 /// Drops table `def` (callers hold `ddl_lock`), and with `cascade` the
 /// views reading it (2BP01 if there are some, without).
-pub(crate) fn drop_table_def(catalog: &crate::catalog::Catalog, def: &TableDef, cascade: bool) -> Result<()> {
-    let views = crate::view_ddl::views_dropped_with(catalog, &def.db, &def.name, def.oid, cascade)?;
+pub(crate) fn drop_table_def(catalog: &crate::storage::catalog::Catalog, def: &TableDef, cascade: bool) -> Result<()> {
+    let views = crate::ddl::view_ddl::views_dropped_with(catalog, &def.db, &def.name, def.oid, cascade)?;
     catalog.drop_view_entries(&views)?;
     // The entry goes first: a stop between leaves engine tables no entry
     // owns, which the next open drops.

@@ -13,6 +13,9 @@
 //! DDL takes effect at once and is not undone by ROLLBACK (a documented
 //! difference from PostgreSQL).
 
+pub mod settings;
+pub mod sql_engine;
+
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
@@ -26,18 +29,18 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use parking_lot::Mutex;
 use tessera_engine::Isolation;
 
-use crate::txn::{Savepoint, Txn};
+use crate::storage::txn::{Savepoint, Txn};
 
 mod blocks;
 
-pub use crate::sql_engine::SqlEngine;
+pub use crate::session::sql_engine::SqlEngine;
 
-use crate::catalog::Catalog;
-use crate::context::{Resolver, new_context};
-use crate::copy::CopyIn;
 use crate::error::{Result, SqlError, code};
-use crate::provider::{ScanNotes, TxnSlot};
-use crate::settings::Settings;
+use crate::exec::copy::CopyIn;
+use crate::plan::context::{Resolver, new_context};
+use crate::session::settings::Settings;
+use crate::storage::catalog::Catalog;
+use crate::storage::provider::{ScanNotes, TxnSlot};
 
 /// What a session knows about itself, shared with SQL functions.
 pub struct SessionInfo {
@@ -99,20 +102,20 @@ pub struct Session {
     pub(crate) txn: TxnSlot,
     pub(crate) notes: ScanNotes,
     pub(crate) ctx: SessionContext,
-    scratch: crate::context::Scratch,
+    scratch: crate::plan::context::Scratch,
     block: Option<Block>,
     /// Set by SET TRANSACTION before the first statement of a block.
     next_isolation: Option<Isolation>,
     /// Fast-path plans of simple-protocol queries, by template.
-    pub(crate) templates: crate::fast::TemplateCache,
+    pub(crate) templates: crate::exec::fast::TemplateCache,
     /// The database's partition key when it is keyed (fixed at creation).
-    pub(crate) partition_key: Option<crate::keyed::PartitionKey>,
+    pub(crate) partition_key: Option<crate::storage::keyed::PartitionKey>,
     /// The database's home (fixed at creation): on a cluster, its group.
     home: Option<u32>,
     /// The row group the current transaction writes in (keyed databases).
-    pub(crate) row_group: Option<crate::keyed::RowGroup>,
+    pub(crate) row_group: Option<crate::storage::keyed::RowGroup>,
     /// The session's temporary tables and views.
-    pub(crate) temp: crate::temp_tables::TempTables,
+    pub(crate) temp: crate::ddl::temp_tables::TempTables,
 }
 
 struct Block {
@@ -182,16 +185,16 @@ fn normalize_copy_options(sql: &str) -> std::borrow::Cow<'_, str> {
 
 /// Splits a query string into statements (PostgreSQL dialect).
 pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
-    if let Some(keyed) = crate::keyed::parse_create_database_with(sql) {
+    if let Some(keyed) = crate::storage::keyed::parse_create_database_with(sql) {
         return keyed.map(|s| vec![s]);
     }
-    if let Some(split) = crate::keyed::parse_alter_database_split(sql) {
+    if let Some(split) = crate::storage::keyed::parse_alter_database_split(sql) {
         return split.map(|s| vec![s]);
     }
     let sql = &normalize_copy_options(sql);
-    let domain = crate::type_ddl::normalize_create_domain(sql);
+    let domain = crate::ddl::type_ddl::normalize_create_domain(sql);
     let sql = domain.as_deref().unwrap_or(sql);
-    let view = crate::view_ddl::normalize_alter_view(sql);
+    let view = crate::ddl::view_ddl::normalize_alter_view(sql);
     let sql = view.as_deref().unwrap_or(sql);
     // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
     // GC pass it triggers covers every table anyway.
@@ -214,9 +217,9 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     let catalog_query = sql.contains("pg_catalog.");
     for s in stmts.iter_mut() {
         if catalog_query {
-            crate::functions::short_circuit_empty_catalog(s);
+            crate::plan::functions::short_circuit_empty_catalog(s);
         }
-        crate::functions::normalize_pg(s, catalog_query);
+        crate::plan::functions::normalize_pg(s, catalog_query);
     }
     Ok(stmts)
 }
@@ -224,7 +227,7 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
 impl Session {
     /// (Counted in `SqlEngine::connected` by the caller; `Drop` uncounts.)
     pub(crate) fn new(shared: Arc<SqlEngine>, user: &str, db: &str, pid: i32) -> Session {
-        let temp = crate::temp_tables::TempTables::new();
+        let temp = crate::ddl::temp_tables::TempTables::new();
         let info = Arc::new(SessionInfo {
             temp_schema: temp.schema().to_string(),
             user: user.to_string(),
@@ -285,21 +288,21 @@ impl Session {
         let columns = |table: &str| {
             self.catalog().table(&self.info.db, table).map(|d| d.columns.iter().map(|c| c.name.clone()).collect())
         };
-        crate::using_joins::expand(stmt, &columns)
+        crate::rewrite::using_joins::expand(stmt, &columns)
     }
 
     /// Each view a statement reads replaced by its query (`views.rs`).
     pub(crate) fn expand_views(&self, stmt: &mut Statement) -> Result<()> {
         let catalog = self.catalog();
         let db = &self.info.db;
-        if !crate::views::names_a_view(stmt, &|n| catalog.view(db, n).is_some()) {
+        if !crate::plan::views::names_a_view(stmt, &|n| catalog.view(db, n).is_some()) {
             return Ok(());
         }
-        crate::views::expand(stmt, &|n| catalog.view(db, n))
+        crate::plan::views::expand(stmt, &|n| catalog.view(db, n))
     }
 
     /// The session's `TimeZone`.
-    pub fn zone(&self) -> crate::tz::Zone {
+    pub fn zone(&self) -> crate::values::tz::Zone {
         self.info.settings.lock().hot().zone
     }
 
@@ -446,8 +449,8 @@ impl Session {
         for (stored, action) in due {
             let Some(def) = catalog.table(&self.info.db, &stored) else { continue };
             match action {
-                crate::temp_tables::AtCommit::Drop => crate::ddl::drop_table_def(&catalog, &def, true)?,
-                crate::temp_tables::AtCommit::DeleteRows => {
+                crate::ddl::temp_tables::AtCommit::Drop => crate::ddl::drop_table_def(&catalog, &def, true)?,
+                crate::ddl::temp_tables::AtCommit::DeleteRows => {
                     for engine in catalog.engines_of_name(&def.db)? {
                         engine.truncate_table(&def.engine_name)?;
                     }
@@ -463,7 +466,7 @@ impl Session {
     /// names are resolved.
     async fn execute_resolved(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
         // Statements that do not touch a transaction.
-        if let Some(out) = crate::settings::try_execute(self, &stmt)? {
+        if let Some(out) = crate::session::settings::try_execute(self, &stmt)? {
             return Ok(out);
         }
         self.check_secondary(&stmt)?;
@@ -484,7 +487,7 @@ impl Session {
         };
         self.notes.lock().clear();
         if let Some(key) = &self.partition_key {
-            crate::keyed::check_names_row_group(&self.info.db, key, &stmt)?;
+            crate::storage::keyed::check_names_row_group(&self.info.db, key, &stmt)?;
         }
         let result = self.run_statement(stmt, params).await;
         if let Ok(Output::CopyIn(_)) = &result {
@@ -530,12 +533,12 @@ impl Session {
     /// to the transaction's row group, binding it at the first write.
     pub(crate) fn check_row_group<'r>(
         &mut self,
-        def: &crate::catalog::TableDef,
+        def: &crate::storage::catalog::TableDef,
         rows: impl IntoIterator<Item = &'r Vec<u8>>,
     ) -> Result<()> {
         let Some(key) = &self.partition_key else { return Ok(()) };
         let Some(txn) = self.txn.lock().as_ref().map(|t| t.id()) else { return Ok(()) };
-        crate::keyed::check_rows(&self.info.db, key, def, txn, &mut self.row_group, rows)
+        crate::storage::keyed::check_rows(&self.info.db, key, def, txn, &mut self.row_group, rows)
     }
 
     /// When the statement starting now must give up waiting for rows held
@@ -609,7 +612,7 @@ impl Session {
                     return Err(SqlError::unsupported("SELECT … FOR UPDATE/SHARE (row locks)"));
                 }
                 let mut q = q;
-                let names = crate::naming::alias_projection(&mut q);
+                let names = crate::rewrite::naming::alias_projection(&mut q);
                 let plan = self.plan_query(Statement::Query(q), params).await?;
                 Ok(rename(self.collect(plan).await?, names.as_ref()))
             }
@@ -617,13 +620,13 @@ impl Session {
                 if self.read_only() {
                     return Err(SqlError::new(code::READ_ONLY_TXN, "cannot execute DML in a read-only transaction"));
                 }
-                crate::dml::execute(self, stmt, params).await
+                crate::exec::dml::execute(self, stmt, params).await
             }
             Statement::Explain { statement, analyze, verbose, .. } => {
-                crate::explain::execute(self, *statement, analyze, verbose, params).await
+                crate::exec::explain::execute(self, *statement, analyze, verbose, params).await
             }
             Statement::Copy { source, to, target, options, legacy_options, .. } => {
-                crate::copy::start(self, source, to, target, options, legacy_options).await
+                crate::exec::copy::start(self, source, to, target, options, legacy_options).await
             }
             other => Err(unsupported_statement(&other)),
         }
@@ -633,10 +636,10 @@ impl Session {
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
         self.expand_views(&mut stmt)?;
         self.expand_using_wildcards(&mut stmt)?;
-        crate::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
-        crate::strict::rewrite_statement(&mut stmt, self.zone())?;
-        crate::functions::rewrite_casts(&mut stmt);
-        crate::naming::name_function_columns(&mut stmt);
+        crate::values::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
+        crate::rewrite::strict::rewrite_statement(&mut stmt, self.zone())?;
+        crate::plan::functions::rewrite_casts(&mut stmt);
+        crate::rewrite::naming::name_function_columns(&mut stmt);
         let state = self.ctx.state();
         let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await.map_err(|e| {
             let mut e = SqlError::from(e);
@@ -688,7 +691,7 @@ impl Session {
     pub async fn finish_copy(&mut self, copy: Box<CopyIn>, outcome: std::result::Result<(), String>) -> Result<Output> {
         let (autocommit, sp) = (copy.autocommit, copy.savepoint);
         let result = match outcome {
-            Ok(()) => crate::copy::finish(self, *copy).await,
+            Ok(()) => crate::exec::copy::finish(self, *copy).await,
             Err(msg) => Err(SqlError::new(code::QUERY_CANCELED, format!("COPY from stdin failed: {msg}"))),
         };
         let r = self.finish_statement(autocommit, sp, result).await;
@@ -735,7 +738,7 @@ pub struct Described {
     pub params: std::collections::HashMap<usize, datafusion::arrow::datatypes::DataType>,
     /// The SQL type of a `$n` when known more precisely than its Arrow type
     /// (an INSERT into a uuid column, an explicit `$1::varchar`).
-    pub param_sql: std::collections::HashMap<usize, crate::types::SqlType>,
+    pub param_sql: std::collections::HashMap<usize, crate::values::types::SqlType>,
     /// The result columns, when the statement returns rows.
     pub schema: Option<SchemaRef>,
 }
@@ -757,7 +760,7 @@ impl Session {
                 && let datafusion::sql::sqlparser::ast::Expr::Value(v) = expr.as_ref()
                 && let datafusion::sql::sqlparser::ast::Value::Placeholder(p) = &v.value
                 && let Some(n) = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok())
-                && let Ok(t) = crate::types::SqlType::parse(&data_type.to_string())
+                && let Ok(t) = crate::values::types::SqlType::parse(&data_type.to_string())
             {
                 params.entry(n).or_insert(t.arrow_type());
                 param_sql.entry(n).or_insert(t);
@@ -780,7 +783,8 @@ impl Session {
         let mut tables = Vec::new();
         let _ = datafusion::sql::sqlparser::ast::visit_relations(stmt, |r| {
             if let Some(name) = r.0.last().and_then(|p| p.as_ident())
-                && let Some(t) = self.catalog().table(self.db(), &crate::dml::normalize(&name.value, name.quote_style))
+                && let Some(t) =
+                    self.catalog().table(self.db(), &crate::exec::dml::normalize(&name.value, name.quote_style))
             {
                 tables.push(t);
             }
@@ -799,8 +803,10 @@ impl Session {
                     _ => None,
                 };
                 let column = |x: &Expr| match x {
-                    Expr::Identifier(i) => Some(crate::dml::normalize(&i.value, i.quote_style)),
-                    Expr::CompoundIdentifier(p) => p.last().map(|i| crate::dml::normalize(&i.value, i.quote_style)),
+                    Expr::Identifier(i) => Some(crate::exec::dml::normalize(&i.value, i.quote_style)),
+                    Expr::CompoundIdentifier(p) => {
+                        p.last().map(|i| crate::exec::dml::normalize(&i.value, i.quote_style))
+                    }
                     _ => None,
                 };
                 let pair = match (placeholder(left), placeholder(right)) {
@@ -809,16 +815,16 @@ impl Session {
                     _ => None,
                 };
                 if let Some((c, n)) = pair {
-                    let types: Vec<crate::types::SqlType> =
+                    let types: Vec<crate::values::types::SqlType> =
                         tables.iter().filter_map(|t| t.column(&c).map(|c| c.ty)).collect();
                     if let [ty] = types.as_slice()
                         && matches!(
                             ty,
-                            crate::types::SqlType::Uuid
-                                | crate::types::SqlType::Json
-                                | crate::types::SqlType::Jsonb
-                                | crate::types::SqlType::Char(_)
-                                | crate::types::SqlType::Varchar(_)
+                            crate::values::types::SqlType::Uuid
+                                | crate::values::types::SqlType::Json
+                                | crate::values::types::SqlType::Jsonb
+                                | crate::values::types::SqlType::Char(_)
+                                | crate::values::types::SqlType::Varchar(_)
                         )
                     {
                         param_sql.entry(n).or_insert(*ty);
@@ -831,14 +837,14 @@ impl Session {
             Statement::Query(q) => {
                 let state = self.ctx.state();
                 let mut q = q.clone();
-                let names = crate::naming::alias_projection(&mut q);
+                let names = crate::rewrite::naming::alias_projection(&mut q);
                 let mut stmt = Statement::Query(q);
                 self.expand_views(&mut stmt)?;
                 self.expand_using_wildcards(&mut stmt)?;
-                crate::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
-                crate::strict::rewrite_statement(&mut stmt, self.zone())?;
-                crate::functions::rewrite_casts(&mut stmt);
-                crate::naming::name_function_columns(&mut stmt);
+                crate::values::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
+                crate::rewrite::strict::rewrite_statement(&mut stmt, self.zone())?;
+                crate::plan::functions::rewrite_casts(&mut stmt);
+                crate::rewrite::naming::name_function_columns(&mut stmt);
                 let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;
                 add(&plan, &mut params);
                 // The result's types are those after Tessera's analyzer rules
@@ -854,18 +860,18 @@ impl Session {
                 });
             }
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
-                for (n, t) in crate::dml_params::dml_param_types(self, stmt)? {
+                for (n, t) in crate::exec::dml_params::dml_param_types(self, stmt)? {
                     params.insert(n, t.arrow_type());
                     param_sql.insert(n, t);
                 }
-                if let Some(sql) = crate::dml_params::where_probe(self, stmt)? {
+                if let Some(sql) = crate::exec::dml_params::where_probe(self, stmt)? {
                     let probe = parse_sql(&sql)?.pop().expect("statement");
                     let state = self.ctx.state();
                     if let Ok(plan) = state.statement_to_plan(DFStatement::Statement(Box::new(probe))).await {
                         add(&plan, &mut params);
                     }
                 }
-                schema = crate::dml::returning_schema(self, stmt).await?;
+                schema = crate::exec::dml::returning_schema(self, stmt).await?;
             }
             Statement::ShowVariable { variable } => {
                 let name: Vec<String> = variable.iter().map(|i| i.value.clone()).collect();
@@ -906,7 +912,7 @@ impl Session {
 }
 
 /// Gives result fields their PostgreSQL names (which may repeat).
-pub(crate) fn rename(out: Output, names: Option<&crate::naming::ResultNames>) -> Output {
+pub(crate) fn rename(out: Output, names: Option<&crate::rewrite::naming::ResultNames>) -> Output {
     let Some(names) = names else { return out };
     match out {
         Output::Rows { schema, batches, tag } => {
@@ -924,8 +930,8 @@ pub(crate) fn rename(out: Output, names: Option<&crate::naming::ResultNames>) ->
     }
 }
 
-pub(crate) fn rename_schema(schema: &SchemaRef, names: &crate::naming::ResultNames) -> SchemaRef {
-    use crate::naming::ResultNames;
+pub(crate) fn rename_schema(schema: &SchemaRef, names: &crate::rewrite::naming::ResultNames) -> SchemaRef {
+    use crate::rewrite::naming::ResultNames;
     let fields: Vec<datafusion::arrow::datatypes::Field> = match names {
         ResultNames::Positional(names) if schema.fields().len() == names.len() => {
             schema.fields().iter().zip(names).map(|(f, n)| f.as_ref().clone().with_name(n)).collect()

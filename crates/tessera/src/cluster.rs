@@ -18,7 +18,7 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use tessera_engine::EngineConfig;
 use tessera_replication::{ClusterSecret, Group, GroupConfig, NodeInfo};
-use tessera_sql::catalog::block_home;
+use tessera_sql::storage::catalog::block_home;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ClusterArgs {
@@ -345,7 +345,7 @@ pub fn start(
 /// staler than the primary's own data: zero while this node is primary).
 struct Fresh(Arc<tessera_replication::freshness::Freshness>, tokio::sync::watch::Receiver<tessera_replication::Role>);
 
-impl tessera_sql::cluster_view::SecondaryState for Fresh {
+impl tessera_sql::storage::cluster_view::SecondaryState for Fresh {
     fn staleness(&self) -> Option<std::time::Duration> {
         if *self.1.borrow() == tessera_replication::Role::Primary {
             return Some(std::time::Duration::ZERO);
@@ -359,7 +359,7 @@ impl tessera_sql::cluster_view::SecondaryState for Fresh {
 /// block of streams). As stale as the stalest of them.
 struct FreshAll(tessera_replication::Groups, u32);
 
-impl tessera_sql::cluster_view::SecondaryState for FreshAll {
+impl tessera_sql::storage::cluster_view::SecondaryState for FreshAll {
     fn staleness(&self) -> Option<std::time::Duration> {
         let (groups, home) = (&self.0, self.1);
         let mut worst = std::time::Duration::ZERO;
@@ -371,7 +371,7 @@ impl tessera_sql::cluster_view::SecondaryState for FreshAll {
     }
 }
 
-use tessera_sql::cluster_view::GroupsError;
+use tessera_sql::storage::cluster_view::GroupsError;
 
 /// Makes each new database's home a replication group of its own (its
 /// group id is the home's stream), and waits until this node is its
@@ -379,7 +379,7 @@ use tessera_sql::cluster_view::GroupsError;
 struct Homes(
     tessera_replication::Groups,
     crate::crash_point::CrashPoints,
-    Arc<dyn tessera_sql::remote::PartitionRoutes>,
+    Arc<dyn tessera_sql::storage::remote::PartitionRoutes>,
 );
 
 impl Homes {
@@ -389,7 +389,7 @@ impl Homes {
     }
 }
 
-impl tessera_sql::cluster_view::DatabaseGroups for Homes {
+impl tessera_sql::storage::cluster_view::DatabaseGroups for Homes {
     fn create(&self, each: &[Vec<u32>], replicas: Option<usize>) -> Result<(), GroupsError> {
         let nodes = self.0.node_count();
         if let Some(n) = replicas.filter(|n| *n > nodes) {
@@ -485,7 +485,7 @@ impl tessera_sql::cluster_view::DatabaseGroups for Homes {
         self.wait_for(move |groups| async move { groups.remove(stream).await })
     }
 
-    fn routes(&self) -> Option<Arc<dyn tessera_sql::remote::PartitionRoutes>> {
+    fn routes(&self) -> Option<Arc<dyn tessera_sql::storage::remote::PartitionRoutes>> {
         Some(self.2.clone())
     }
 }
@@ -534,12 +534,12 @@ impl Homes {
 /// The cluster map, as the SQL views show it.
 struct View(tessera_replication::StatusSource, tessera_replication::Groups);
 
-impl tessera_sql::cluster_view::ClusterView for View {
-    fn nodes(&self) -> Vec<tessera_sql::cluster_view::NodeRow> {
+impl tessera_sql::storage::cluster_view::ClusterView for View {
+    fn nodes(&self) -> Vec<tessera_sql::storage::cluster_view::NodeRow> {
         self.0
             .nodes()
             .into_iter()
-            .map(|n| tessera_sql::cluster_view::NodeRow {
+            .map(|n| tessera_sql::storage::cluster_view::NodeRow {
                 id: n.id,
                 rpc_addr: n.info.rpc_addr,
                 pg_addr: n.info.pg_addr,
@@ -549,7 +549,7 @@ impl tessera_sql::cluster_view::ClusterView for View {
                 epoch: n.epoch,
                 applied: n.matched,
                 behind: n.behind,
-                load: n.load.map(|l| tessera_sql::cluster_view::NodeLoad {
+                load: n.load.map(|l| tessera_sql::storage::cluster_view::NodeLoad {
                     connections: l.connections,
                     cpu_percent: l.cpu_percent,
                     rss_mb: l.rss_mb,
@@ -567,7 +567,7 @@ impl tessera_sql::cluster_view::ClusterView for View {
         self.1.holds_lease(group)
     }
 
-    fn stream_replicas(&self, stream: u32) -> Option<Vec<tessera_sql::cluster_view::ReplicaRow>> {
+    fn stream_replicas(&self, stream: u32) -> Option<Vec<tessera_sql::storage::cluster_view::ReplicaRow>> {
         let group = self.1.group_of_stream(stream).unwrap_or(stream);
         // The group's primary knows its configuration; another node's may
         // be stale (a replica moved off it is not told), or it holds none
@@ -587,7 +587,7 @@ impl tessera_sql::cluster_view::ClusterView for View {
         Some(
             replicas
                 .into_iter()
-                .map(|r| tessera_sql::cluster_view::ReplicaRow {
+                .map(|r| tessera_sql::storage::cluster_view::ReplicaRow {
                     group,
                     node_id: r.node,
                     role: r.role.to_string(),

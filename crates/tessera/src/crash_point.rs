@@ -22,7 +22,7 @@ impl CrashPoints {
     }
 
     /// The same, as the SQL layer calls them.
-    pub fn for_sql(&self) -> tessera_sql::catalog::CrashPoints {
+    pub fn for_sql(&self) -> tessera_sql::storage::catalog::CrashPoints {
         let points = self.clone();
         std::sync::Arc::new(move |point: &str| points.here(point))
     }

@@ -1,4 +1,4 @@
-//! The SQL layer's partitions led by other nodes (`tessera_sql::remote`),
+//! The SQL layer's partitions led by other nodes (`tessera_sql::storage::remote`),
 //! over the replication layer's remote transactions
 //! (`tessera_replication::remote_part`).
 //!
@@ -17,7 +17,7 @@ use tessera_replication::Groups;
 use tessera_replication::remote_part::{
     Begin, RemoteTxn, SchemaChange, WireIndex, WireTable, durability_code, isolation_code,
 };
-use tessera_sql::remote::{EResult, PartSchema, PartitionRoutes, RemoteBegin, RemotePart};
+use tessera_sql::storage::remote::{EResult, PartSchema, PartitionRoutes, RemoteBegin, RemotePart};
 
 /// Where the partitions' primaries are: the replication layer's word.
 pub struct Routes(pub Groups);

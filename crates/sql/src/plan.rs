@@ -1,0 +1,6 @@
+//! TODO layer essay
+
+pub mod context;
+pub mod functions;
+pub mod views;
+pub mod volatile;

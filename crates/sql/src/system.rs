@@ -1,0 +1,5 @@
+//! TODO layer essay
+
+pub mod pg_catalog;
+pub mod pg_types;
+pub mod tessera_views;

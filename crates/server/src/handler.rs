@@ -30,7 +30,7 @@ use pgwire::messages::data::{FieldDescription, RowDescription};
 use pgwire::messages::startup::PasswordMessageFamily;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use tessera_sql::error::{SqlError, code};
-use tessera_sql::session::parse_sql;
+use tessera_sql::plan::parse_sql;
 use tessera_sql::{Output, Session, SqlEngine, SqlType, TxnStatus};
 use tokio::sync::Mutex;
 
@@ -802,7 +802,7 @@ pub fn server_params(standby: bool) -> Arc<ServerParams> {
     let mut p = DefaultServerParameterProvider::default();
     p.in_hot_standby = standby;
     p.default_transaction_read_only = standby;
-    p.server_version = tessera_sql::session::settings::SERVER_VERSION.to_string();
+    p.server_version = tessera_sql::scope::settings::SERVER_VERSION.to_string();
     // What sessions actually use (see tessera_sql::session::settings).
     p.time_zone = "UTC".to_string();
     p.date_style = "ISO, MDY".to_string();

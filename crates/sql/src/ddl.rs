@@ -11,27 +11,21 @@ pub mod type_ddl;
 pub mod view_ddl;
 
 use datafusion::sql::sqlparser::ast::{
-    AlterRoleOperation, AlterSchemaOperation, ColumnOption, CreateIndex, CreateTable, Expr, GeneratedAs, Ident,
-    IndexType, ObjectName, ObjectType, Password, RoleOption, SqlOption, Statement, TableConstraint, Value,
+    AlterRoleOperation, AlterSchemaOperation, ColumnOption, CreateIndex, CreateTable, Expr, GeneratedAs, IndexType,
+    ObjectName, ObjectType, Password, RoleOption, SqlOption, Statement, TableConstraint, Value,
 };
 use std::collections::HashSet;
-use tessera_engine::{EngineError, IndexKind, IndexSpec, TableSpec};
+use tessera_engine::{EngineError, IndexKind, IndexSpec};
 
 use crate::error::{Result, SqlError, code};
-use crate::exec::dml::{normalize, rowid_sequence, target_table};
+use crate::exec::dml::{rowid_sequence, target_table};
+use crate::parser::ident;
+use crate::parser::object_name;
 use crate::session::{Output, Session};
 use crate::storage::catalog::{
     CheckDef, ColumnDef, DatabaseDef, Identity, IndexDef, IndexMethod, RoleDef, ScramSecret, SequenceDef, TableDef,
 };
 use crate::values::types::SqlType;
-
-pub(crate) fn ident(i: &Ident) -> String {
-    normalize(&i.value, i.quote_style)
-}
-
-pub(crate) fn object_name(n: &ObjectName) -> String {
-    n.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default()
-}
 
 fn cmd(tag: &str) -> Result<Option<Output>> {
     Ok(Some(Output::Command(tag.to_string())))
@@ -90,7 +84,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
         }
         Statement::AlterSchema(a)
             if matches!(a.operations.as_slice(), [AlterSchemaOperation::SetOptionsParens { options }]
-                if matches!(options.as_slice(), [SqlOption::KeyValue { key, .. }] if key.value == crate::storage::keyed::SPLIT_AT_OPTION)) =>
+                if matches!(options.as_slice(), [SqlOption::KeyValue { key, .. }] if key.value == crate::parser::database::SPLIT_AT_OPTION)) =>
         {
             let [AlterSchemaOperation::SetOptionsParens { options }] = a.operations.as_slice() else { unreachable!() };
             let [SqlOption::KeyValue { value, .. }] = options.as_slice() else { unreachable!() };
@@ -117,7 +111,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             }
             let _g = session.catalog().ddl_lock();
             let catalog = session.catalog().clone();
-            crate::session::blocking(|| crate::storage::split::split(&catalog, &db, &value))?;
+            crate::storage::blocking(|| crate::storage::split::split(&catalog, &db, &value))?;
             cmd("ALTER DATABASE")
         }
         Statement::CreateDatabase { db_name, if_not_exists, with_tags, .. } => {
@@ -137,11 +131,11 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
                 Some(_) => {
                     let ranges = crate::storage::partition::ranges(&options.splits);
                     let (home, parts, next) =
-                        crate::session::blocking(|| session.catalog().create_keyed_home(options.replicas, ranges))?;
+                        crate::storage::blocking(|| session.catalog().create_keyed_home(options.replicas, ranges))?;
                     (parts, Some(home), next)
                 }
                 None => {
-                    (Vec::new(), Some(crate::session::blocking(|| session.catalog().create_home(options.replicas))?), 0)
+                    (Vec::new(), Some(crate::storage::blocking(|| session.catalog().create_home(options.replicas))?), 0)
                 }
             };
             let partitions_made = partitions.clone();
@@ -158,8 +152,8 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             if let Some(home) = home {
                 let catalog = session.catalog().clone();
                 match &made {
-                    Ok(()) => crate::session::blocking(|| catalog.place_home(home, &partitions_made)),
-                    Err(_) => crate::session::blocking(|| catalog.abandon_home(home, &partitions_made)),
+                    Ok(()) => crate::storage::blocking(|| catalog.place_home(home, &partitions_made)),
+                    Err(_) => crate::storage::blocking(|| catalog.abandon_home(home, &partitions_made)),
                 }
             }
             made?;
@@ -411,29 +405,7 @@ pub(crate) fn index_columns(cols: &[datafusion::sql::sqlparser::ast::IndexColumn
         .collect()
 }
 
-/// The engine field numbers of named columns (42703 when one is missing).
-pub(crate) fn fields_of(def: &TableDef, cols: &[String]) -> Result<Vec<u16>> {
-    cols.iter()
-        .map(|c| {
-            def.column(c).map(|c| c.field).ok_or_else(|| {
-                SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" named in key does not exist"))
-            })
-        })
-        .collect()
-}
-
-pub(crate) fn engine_spec(def: &TableDef, engine_name: &str) -> Result<TableSpec> {
-    let (pk_fields, kind) = match def.rowid_field {
-        Some(f) => (vec![f], IndexKind::Hash),
-        None => (fields_of(def, &def.primary_key)?, IndexKind::Ordered),
-    };
-    let mut spec = TableSpec::new(engine_name, pk_fields, kind);
-    for ix in def.indexes.iter().filter(|i| !i.primary) {
-        let kind = if ix.method == IndexMethod::Hash { IndexKind::Hash } else { IndexKind::Ordered };
-        spec = spec.with_index(IndexSpec::new(ix.name.clone(), kind, ix.unique, fields_of(def, &ix.columns)?));
-    }
-    Ok(spec)
-}
+pub(crate) use crate::storage::catalog::{engine_spec, fields_of};
 
 pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
     if let Some(query) = &ct.query {
@@ -807,7 +779,7 @@ fn drop_objects(
                     // where that group's primary is.
                     if let (Some(home), Some(groups)) = (d.home, catalog.groups()) {
                         let groups = groups.clone();
-                        others += crate::session::blocking(move || groups.sessions_on(home)).map_err(|e| {
+                        others += crate::storage::blocking(move || groups.sessions_on(home)).map_err(|e| {
                             SqlError::new(
                                 code::CANNOT_CONNECT_NOW,
                                 format!("cannot tell whether database \"{name}\" is in use: {}", e.reason()),
@@ -837,7 +809,7 @@ fn drop_objects(
                         let own = d.partitions.iter().map(|p| p.stream).filter(|s| groups.group_of(*s) == Some(*s));
                         for group in std::iter::once(home).chain(own.collect::<Vec<_>>()) {
                             let groups = groups.clone();
-                            if let Err(e) = crate::session::blocking(move || groups.remove(group)) {
+                            if let Err(e) = crate::storage::blocking(move || groups.remove(group)) {
                                 tracing::warn!(
                                     group,
                                     "database \"{name}\" was dropped, but its replicas were not removed: {}",
@@ -866,9 +838,9 @@ fn drop_objects(
                     // The partitions and the home go with their database,
                     // files and all.
                     drop(engines);
-                    crate::session::blocking(|| catalog.drop_partitions(&d.partitions))?;
+                    crate::storage::blocking(|| catalog.drop_partitions(&d.partitions))?;
                     if let Some(home) = d.home {
-                        crate::session::blocking(|| catalog.drop_home(home))?;
+                        crate::storage::blocking(|| catalog.drop_home(home))?;
                     }
                 }
                 None => missing("database")?,

@@ -93,7 +93,7 @@
 //! a wider default as PostgreSQL does; `array_types` gives array columns
 //! PostgreSQL's text form; `array_fns` gives `array_remove`,
 //! `array_replace`, the dimension functions and `op ANY (array)`
-//! PostgreSQL's meaning; `parsing` parses the expressions
+//! PostgreSQL's meaning; `parser` parses the expressions
 //! the rewriters build;
 //! `volatile` gives every row its own value of `nextval()` and
 //! `gen_random_uuid()`; `date_fields` computes the `extract` fields
@@ -124,8 +124,10 @@
 pub mod ddl;
 pub mod error;
 pub mod exec;
+pub mod parser;
 pub mod plan;
 pub mod rewrite;
+pub mod scope;
 pub mod session;
 pub mod storage;
 pub mod system;

@@ -25,7 +25,6 @@ use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{Statement, TransactionIsolationLevel};
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use parking_lot::Mutex;
 use tessera_engine::Isolation;
 
@@ -37,21 +36,12 @@ pub use crate::session::sql_engine::SqlEngine;
 
 use crate::error::{Result, SqlError, code};
 use crate::exec::copy::CopyIn;
-use crate::plan::context::{Resolver, new_context};
-use crate::session::settings::Settings;
+use crate::plan::context::new_context;
+use crate::plan::parse_sql;
+use crate::scope::settings::Settings;
+use crate::scope::{Resolver, SessionInfo};
 use crate::storage::catalog::Catalog;
 use crate::storage::provider::{ScanNotes, TxnSlot};
-
-/// What a session knows about itself, shared with SQL functions.
-pub struct SessionInfo {
-    pub user: String,
-    pub db: String,
-    pub pid: i32,
-    /// The session's temporary schema, `pg_temp_<token>` (`temp_tables`).
-    pub temp_schema: String,
-    pub settings: Mutex<Settings>,
-    pub catalog: Arc<Catalog>,
-}
 
 /// The result of one statement.
 pub enum Output {
@@ -102,7 +92,7 @@ pub struct Session {
     pub(crate) txn: TxnSlot,
     pub(crate) notes: ScanNotes,
     pub(crate) ctx: SessionContext,
-    scratch: crate::plan::context::Scratch,
+    scratch: crate::scope::Scratch,
     block: Option<Block>,
     /// Set by SET TRANSACTION before the first statement of a block.
     next_isolation: Option<Isolation>,
@@ -131,24 +121,6 @@ struct Block {
     abandoned: Option<Mutex<Option<SqlError>>>,
 }
 
-/// Maps PostgreSQL's level names onto the engine.
-pub fn isolation_from_name(name: &str) -> Option<Isolation> {
-    match name.trim().to_lowercase().replace('_', " ").as_str() {
-        "read committed" | "read uncommitted" => Some(Isolation::ReadCommitted),
-        "repeatable read" => Some(Isolation::Snapshot),
-        "serializable" => Some(Isolation::Serializable),
-        _ => None,
-    }
-}
-
-pub fn isolation_name(i: Isolation) -> &'static str {
-    match i {
-        Isolation::ReadCommitted => "read committed",
-        Isolation::Snapshot | Isolation::RepeatableRead => "repeatable read",
-        Isolation::Serializable => "serializable",
-    }
-}
-
 fn level(l: &TransactionIsolationLevel) -> Isolation {
     match l {
         TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {
@@ -157,71 +129,6 @@ fn level(l: &TransactionIsolationLevel) -> Isolation {
         TransactionIsolationLevel::RepeatableRead | TransactionIsolationLevel::Snapshot => Isolation::Snapshot,
         TransactionIsolationLevel::Serializable => Isolation::Serializable,
     }
-}
-
-/// PostgreSQL accepts `ON`/`OFF` for boolean COPY options (`WITH (FREEZE ON)`,
-/// as pgbench sends); sqlparser wants TRUE/FALSE.
-fn normalize_copy_options(sql: &str) -> std::borrow::Cow<'_, str> {
-    let trimmed = sql.trim_start();
-    if !trimmed.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("copy")) {
-        return std::borrow::Cow::Borrowed(sql);
-    }
-    let lower = sql.to_lowercase();
-    let mut out = sql.to_string();
-    for (opt, word, value) in
-        [("freeze", "on", "TRUE"), ("freeze", "off", "FALSE"), ("header", "on", "TRUE"), ("header", "off", "FALSE")]
-    {
-        let pattern = format!("{opt} {word}");
-        if let Some(i) = lower.find(&pattern) {
-            let end = i + pattern.len();
-            if lower[end..].starts_with([',', ')', ' ']) {
-                out.replace_range(i..end, &format!("{} {value}", &sql[i..i + opt.len()]));
-                return std::borrow::Cow::Owned(out);
-            }
-        }
-    }
-    std::borrow::Cow::Borrowed(sql)
-}
-
-/// Splits a query string into statements (PostgreSQL dialect).
-pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
-    if let Some(keyed) = crate::storage::keyed::parse_create_database_with(sql) {
-        return keyed.map(|s| vec![s]);
-    }
-    if let Some(split) = crate::storage::keyed::parse_alter_database_split(sql) {
-        return split.map(|s| vec![s]);
-    }
-    let sql = &normalize_copy_options(sql);
-    let domain = crate::ddl::type_ddl::normalize_create_domain(sql);
-    let sql = domain.as_deref().unwrap_or(sql);
-    let view = crate::ddl::view_ddl::normalize_alter_view(sql);
-    let sql = view.as_deref().unwrap_or(sql);
-    // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
-    // GC pass it triggers covers every table anyway.
-    let head = sql.trim_start();
-    if head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum"))
-        && !head.trim_end().trim_end_matches(';').contains(';')
-    {
-        return datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, "VACUUM")
-            .map_err(|e| SqlError::internal(e.to_string()));
-    }
-    let mut stmts = datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
-        let msg = e.to_string();
-        let msg = msg.trim_start_matches("sql parser error: ");
-        let msg = match msg.find(" at Line: ") {
-            Some(i) => &msg[..i],
-            None => msg,
-        };
-        SqlError::syntax(format!("syntax error: {msg}"))
-    })?;
-    let catalog_query = sql.contains("pg_catalog.");
-    for s in stmts.iter_mut() {
-        if catalog_query {
-            crate::plan::functions::short_circuit_empty_catalog(s);
-        }
-        crate::plan::functions::normalize_pg(s, catalog_query);
-    }
-    Ok(stmts)
 }
 
 impl Session {
@@ -702,16 +609,6 @@ impl Session {
     }
 }
 
-/// Runs `f`, which may block (on a concurrent writer, or on the log's
-/// fsync), without stalling the other connections served by this runtime
-/// thread: the runtime hands its other work to another thread meanwhile.
-pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
-        _ => f(),
-    }
-}
-
 /// Commits. A durable commit awaits its group's fsync without holding a
 /// runtime thread: the log's flusher finishes the commit and wakes this
 /// task, so the commits of all connections share one fsync (group commit).
@@ -784,7 +681,7 @@ impl Session {
         let _ = datafusion::sql::sqlparser::ast::visit_relations(stmt, |r| {
             if let Some(name) = r.0.last().and_then(|p| p.as_ident())
                 && let Some(t) =
-                    self.catalog().table(self.db(), &crate::exec::dml::normalize(&name.value, name.quote_style))
+                    self.catalog().table(self.db(), &crate::parser::normalize(&name.value, name.quote_style))
             {
                 tables.push(t);
             }
@@ -803,10 +700,8 @@ impl Session {
                     _ => None,
                 };
                 let column = |x: &Expr| match x {
-                    Expr::Identifier(i) => Some(crate::exec::dml::normalize(&i.value, i.quote_style)),
-                    Expr::CompoundIdentifier(p) => {
-                        p.last().map(|i| crate::exec::dml::normalize(&i.value, i.quote_style))
-                    }
+                    Expr::Identifier(i) => Some(crate::parser::normalize(&i.value, i.quote_style)),
+                    Expr::CompoundIdentifier(p) => p.last().map(|i| crate::parser::normalize(&i.value, i.quote_style)),
                     _ => None,
                 };
                 let pair = match (placeholder(left), placeholder(right)) {

@@ -11,3 +11,13 @@ pub mod remote;
 pub mod row_waits;
 pub mod split;
 pub mod txn;
+
+/// Runs `f`, which may block (on a concurrent writer, or on the log's
+/// fsync), without stalling the other connections served by this runtime
+/// thread: the runtime hands its other work to another thread meanwhile.
+pub fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}

@@ -31,7 +31,6 @@ pub mod numeric_ops;
 pub mod numeric_special;
 pub mod numeric_var;
 pub mod overflow;
-pub mod parsing;
 pub mod patterns;
 pub mod pg_binary;
 pub mod pg_typeof;

@@ -14,9 +14,10 @@ use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY};
 
 use crate::ddl::view_ddl::{ColumnChange, alter_view};
-use crate::ddl::{create_index_everywhere, engine_spec, fields_of, ident, index_columns, object_name};
+use crate::ddl::{create_index_everywhere, engine_spec, fields_of, index_columns};
 use crate::error::{Result, SqlError, code};
 use crate::exec::dml::target_table;
+use crate::parser::{ident, object_name};
 use crate::session::{Output, Session};
 use crate::storage::catalog::{CheckDef, ColumnDef, IndexDef, IndexMethod, TableDef};
 use crate::values::types::SqlType;
@@ -49,7 +50,7 @@ pub(crate) async fn alter_table(
 /// ended) for it when there is none: a transaction block's own writes are
 /// seen, and the block itself is left as it was.
 async fn run_query(session: &mut Session, sql: &str) -> Result<Output> {
-    let stmt = crate::session::parse_sql(sql)?.pop().expect("statement");
+    let stmt = crate::plan::parse_sql(sql)?.pop().expect("statement");
     let started = session.txn.lock().is_none();
     if started {
         *session.txn.lock() = Some(session.begin_txn(Isolation::Snapshot)?);
@@ -512,7 +513,7 @@ pub(crate) fn rewrite_rows(
 /// In a keyed database the partition key column stays as declared: it may
 /// not be dropped, renamed or retyped.
 fn keyed_guard(def: &TableDef, key: &crate::storage::keyed::PartitionKey, op: &AlterTableOperation) -> Result<()> {
-    use crate::ddl::ident;
+    use crate::parser::ident;
     let touches = match op {
         AlterTableOperation::DropColumn { column_names, .. } => column_names.iter().any(|c| ident(c) == key.column),
         AlterTableOperation::RenameColumn { old_column_name, .. } => ident(old_column_name) == key.column,

@@ -230,9 +230,9 @@ impl TempTables {
             _ => return Ok(None),
         };
         let given = match name.0.as_slice() {
-            [n] => n.as_ident().map(crate::ddl::ident),
-            [s, n] if s.as_ident().is_some_and(|s| crate::ddl::ident(s) == "pg_temp") => {
-                n.as_ident().map(crate::ddl::ident)
+            [n] => n.as_ident().map(crate::parser::ident),
+            [s, n] if s.as_ident().is_some_and(|s| crate::parser::ident(s) == "pg_temp") => {
+                n.as_ident().map(crate::parser::ident)
             }
             _ => None,
         };
@@ -255,8 +255,10 @@ impl TempTables {
     fn lookup(&self, name: &ObjectName) -> Option<ObjectName> {
         let parts: Vec<&Ident> = name.0.iter().map(|p| p.as_ident()).collect::<Option<_>>()?;
         let own = match parts.as_slice() {
-            [n] => crate::ddl::ident(n),
-            [s, n] if crate::ddl::ident(s) == "pg_temp" || crate::ddl::ident(s) == self.schema => crate::ddl::ident(n),
+            [n] => crate::parser::ident(n),
+            [s, n] if crate::parser::ident(s) == "pg_temp" || crate::parser::ident(s) == self.schema => {
+                crate::parser::ident(n)
+            }
             _ => return None,
         };
         self.names.contains(&own).then(|| self.object_name(&own))
@@ -290,7 +292,7 @@ impl TempTables {
             }
             Statement::Drop { object_type: ObjectType::Index, names, .. } => {
                 for n in names.iter_mut() {
-                    let given = crate::ddl::object_name(n);
+                    let given = crate::parser::object_name(n);
                     if n.0.len() == 1 && self.indexes.contains(&given) {
                         *n = self.object_name(&given);
                     }
@@ -305,7 +307,7 @@ impl TempTables {
                         if let datafusion::sql::sqlparser::ast::AlterTableOperation::RenameTable { table_name } = op {
                             let (datafusion::sql::sqlparser::ast::RenameTableNameKind::As(n)
                             | datafusion::sql::sqlparser::ast::RenameTableNameKind::To(n)) = table_name;
-                            let new = crate::ddl::object_name(n);
+                            let new = crate::parser::object_name(n);
                             *n = self.object_name(&new);
                         }
                     }
@@ -317,7 +319,7 @@ impl TempTables {
                     // Its index is the session's too: another session's
                     // index of the same name on its own table is no clash.
                     if let Some(name) = &mut ci.name {
-                        let given = crate::ddl::object_name(name);
+                        let given = crate::parser::object_name(name);
                         *name = self.object_name(&given);
                     }
                 }
@@ -358,7 +360,7 @@ impl VisitorMut for Renamer<'_> {
         let TableFactor::Table { name, alias, args: None, .. } = tf else { return ControlFlow::Continue(()) };
         if name.0.len() == 1
             && let Some(i) = name.0[0].as_ident()
-            && self.ctes.contains(&crate::ddl::ident(i))
+            && self.ctes.contains(&crate::parser::ident(i))
         {
             return ControlFlow::Continue(());
         }
@@ -385,7 +387,7 @@ mod tests {
     use super::*;
 
     fn resolved(temp: &TempTables, sql: &str) -> String {
-        let mut stmt = crate::session::parse_sql(sql).unwrap().pop().unwrap();
+        let mut stmt = crate::plan::parse_sql(sql).unwrap().pop().unwrap();
         temp.resolve(&mut stmt).unwrap();
         stmt.to_string()
     }
@@ -394,7 +396,7 @@ mod tests {
     fn names_of_temporary_tables_become_their_stored_names() {
         let mut temp = TempTables::new();
         let s = temp.schema().to_string();
-        let mut create = crate::session::parse_sql("CREATE TEMP TABLE foo (a int)").unwrap().pop().unwrap();
+        let mut create = crate::plan::parse_sql("CREATE TEMP TABLE foo (a int)").unwrap().pop().unwrap();
         let creating = temp.resolve(&mut create).unwrap().unwrap();
         assert_eq!(creating.name, "foo");
         assert_eq!(create.to_string(), format!("CREATE TABLE \"{s}.foo\" (a INT)"));
@@ -413,7 +415,7 @@ mod tests {
     fn on_commit_actions_come_due_at_the_end_of_each_transaction() {
         let mut temp = TempTables::new();
         for sql in ["CREATE TEMP TABLE d (a int) ON COMMIT DROP", "CREATE TEMP TABLE r (a int) ON COMMIT DELETE ROWS"] {
-            let mut stmt = crate::session::parse_sql(sql).unwrap().pop().unwrap();
+            let mut stmt = crate::plan::parse_sql(sql).unwrap().pop().unwrap();
             let creating = temp.resolve(&mut stmt).unwrap().unwrap();
             assert!(!stmt.to_string().contains("ON COMMIT"), "{stmt}");
             temp.created(creating);

@@ -20,7 +20,7 @@ use crate::values::user_types::{DomainCheck, DomainDef, TypeDef, TypeKind};
 
 /// The constraint name `CREATE DOMAIN … NOT NULL` is parsed into (see
 /// [`normalize_create_domain`]).
-pub const NOT_NULL_MARK: &str = "tessera.not_null";
+pub use crate::parser::normalize::NOT_NULL_MARK;
 
 /// Runs a statement this module owns; `None` for any other.
 pub fn try_execute(session: &mut Session, stmt: &Statement) -> Option<Result<Output>> {
@@ -38,9 +38,9 @@ pub fn try_execute(session: &mut Session, stmt: &Statement) -> Option<Result<Out
 
 fn type_name(n: &ObjectName) -> Result<String> {
     match n.0.as_slice() {
-        [one] => one.as_ident().map(crate::ddl::ident).ok_or_else(|| SqlError::syntax("a type name is expected")),
+        [one] => one.as_ident().map(crate::parser::ident).ok_or_else(|| SqlError::syntax("a type name is expected")),
         [schema, one] if schema.as_ident().is_some_and(|s| s.value.eq_ignore_ascii_case("public")) => {
-            one.as_ident().map(crate::ddl::ident).ok_or_else(|| SqlError::syntax("a type name is expected"))
+            one.as_ident().map(crate::parser::ident).ok_or_else(|| SqlError::syntax("a type name is expected"))
         }
         _ => Err(SqlError::unsupported(format!("the type name {n}: Tessera has one schema, public"))),
     }
@@ -117,7 +117,7 @@ fn create_domain(session: &mut Session, d: &CreateDomain) -> Result<Output> {
         let TableConstraint::Check(check) = c else {
             return Err(SqlError::unsupported(format!("the domain constraint {c}")));
         };
-        let cname = check.name.as_ref().map(crate::ddl::ident);
+        let cname = check.name.as_ref().map(crate::parser::ident);
         if cname.as_deref() == Some(NOT_NULL_MARK) {
             def.not_null = true;
             continue;
@@ -140,7 +140,7 @@ fn alter_type(session: &mut Session, a: &AlterType) -> Result<Output> {
     let mut new = (*t).clone();
     match (&a.operation, &mut new.body) {
         (AlterTypeOperation::Rename(r), _) => {
-            let to = crate::ddl::ident(&r.new_name);
+            let to = crate::parser::ident(&r.new_name);
             check_free(session, &to)?;
             new.name = to;
         }
@@ -254,67 +254,4 @@ fn drop_types(
         catalog.drop_type_entry(t.oid)?;
     }
     Ok(Output::Command(format!("DROP {}", what.to_uppercase())))
-}
-
-/// `CREATE DOMAIN d AS t … NOT NULL …`: sqlparser reads a domain's CHECK
-/// constraints but not NOT NULL, which becomes a marked CHECK here (only
-/// in a statement that is one CREATE DOMAIN; quotes and parentheses are
-/// respected).
-pub fn normalize_create_domain(sql: &str) -> Option<String> {
-    let head = sql.trim_start();
-    let words: Vec<&str> = head.split_whitespace().take(2).collect();
-    if words.len() < 2 || !words[0].eq_ignore_ascii_case("create") || !words[1].eq_ignore_ascii_case("domain") {
-        return None;
-    }
-    let upper = head.to_uppercase();
-    let bytes = upper.as_bytes();
-    let (mut depth, mut quote, mut out, mut i, mut changed) = (0i32, None::<u8>, String::new(), 0usize, false);
-    while i < bytes.len() {
-        let c = bytes[i];
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == b'\'' || c == b'"' => quote = Some(c),
-            None if c == b'(' => depth += 1,
-            None if c == b')' => depth -= 1,
-            None if depth == 0
-                && upper[i..].starts_with("NOT NULL")
-                && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric()) =>
-            {
-                i += "NOT NULL".len();
-                changed = true;
-                continue;
-            }
-            None => {}
-        }
-        let ch = head[i..].chars().next().expect("in range");
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    // At the end, after any DEFAULT, where sqlparser reads constraints.
-    let end = out.trim_end().trim_end_matches(';').trim_end().len();
-    out.truncate(end);
-    out.push_str(&format!(" CONSTRAINT \"{NOT_NULL_MARK}\" CHECK (VALUE IS NOT NULL)"));
-    changed.then_some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn domain_not_null_becomes_a_marked_check() {
-        let sql = normalize_create_domain("create domain d as text not null check (value <> 'NOT NULL')").unwrap();
-        assert_eq!(
-            sql,
-            "create domain d as text  check (value <> 'NOT NULL') CONSTRAINT \"tessera.not_null\" CHECK (VALUE IS NOT NULL)"
-        );
-        let sql = normalize_create_domain("CREATE DOMAIN d AS text NOT NULL DEFAULT 'x';").unwrap();
-        assert_eq!(
-            sql,
-            "CREATE DOMAIN d AS text  DEFAULT 'x' CONSTRAINT \"tessera.not_null\" CHECK (VALUE IS NOT NULL)"
-        );
-        assert!(normalize_create_domain("create domain d as int check (value > 0)").is_none());
-        assert!(normalize_create_domain("select 'create domain not null'").is_none());
-    }
 }

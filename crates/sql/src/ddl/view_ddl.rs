@@ -18,11 +18,11 @@ use datafusion::sql::sqlparser::ast::{
     SetExpr, Statement,
 };
 
-use crate::ddl::{ident, object_name};
 use crate::error::{Result, SqlError, code};
-use crate::plan::views::{ViewColumn, ViewDef};
+use crate::parser::{ident, object_name};
 use crate::session::{Output, Session, rename_schema};
 use crate::storage::catalog::Catalog;
+use crate::storage::catalog::views::{ViewColumn, ViewDef};
 use crate::values::types::SqlType;
 
 /// Runs a statement this module owns; `None` for any other.
@@ -111,31 +111,6 @@ fn view_name(n: &ObjectName) -> Result<String> {
         [_] => Ok(object_name(n)),
         [schema, _] if schema.as_ident().is_some_and(|s| ident(s) == "public") => Ok(object_name(n)),
         _ => Err(SqlError::unsupported(format!("views outside schema public ({n})"))),
-    }
-}
-
-/// `ALTER VIEW [IF EXISTS] v RENAME TO w`, which the SQL parser reads only
-/// in its `ALTER VIEW v AS query` form, as the `ALTER TABLE` PostgreSQL
-/// also accepts for a view (the statement's other forms are not built).
-pub fn normalize_alter_view(sql: &str) -> Option<String> {
-    let trimmed = sql.trim().trim_end_matches(';').trim_end();
-    let words: Vec<&str> = trimmed.split_whitespace().collect();
-    let upper: Vec<String> = words.iter().map(|w| w.to_uppercase()).collect();
-    let rest = match upper.as_slice() {
-        [alter, view, rest @ ..] if alter == "ALTER" && view == "VIEW" => rest,
-        _ => return None,
-    };
-    let (if_exists, tail) = match rest {
-        [i, e, tail @ ..] if i == "IF" && e == "EXISTS" => (true, tail),
-        tail => (false, tail),
-    };
-    match tail {
-        [_, rename, to, _] if rename == "RENAME" && to == "TO" => {
-            let (name, new) = (words[words.len() - 4], words[words.len() - 1]);
-            let exists = if if_exists { "IF EXISTS " } else { "" };
-            Some(format!("ALTER TABLE {exists}{name} RENAME TO {new}"))
-        }
-        _ => None,
     }
 }
 
@@ -396,20 +371,4 @@ pub enum ColumnChange {
     Drop,
     Retype,
     Rename,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::normalize_alter_view;
-
-    #[test]
-    fn alter_view_rename_reads_as_alter_table() {
-        assert_eq!(normalize_alter_view("alter view v rename to w;").as_deref(), Some("ALTER TABLE v RENAME TO w"));
-        assert_eq!(
-            normalize_alter_view("ALTER VIEW IF EXISTS \"V\" RENAME TO w").as_deref(),
-            Some("ALTER TABLE IF EXISTS \"V\" RENAME TO w")
-        );
-        assert_eq!(normalize_alter_view("ALTER VIEW v AS SELECT 1"), None);
-        assert_eq!(normalize_alter_view("ALTER TABLE v RENAME TO w"), None);
-    }
 }

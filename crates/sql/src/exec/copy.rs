@@ -15,7 +15,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::error::{Result, SqlError, code};
-use crate::exec::dml::{allocate_rowids, check_rows, encode_rows, normalize, target_table};
+use crate::exec::dml::{allocate_rowids, check_rows, encode_rows, target_table};
+use crate::parser::normalize;
 use crate::session::{Output, Session};
 use crate::storage::catalog::TableDef;
 use crate::storage::row_waits::Interrupted;
@@ -144,7 +145,7 @@ pub async fn start(
                 } else {
                     columns.iter().map(|c| format!("\"{}\"", normalize(&c.value, c.quote_style))).collect()
                 };
-                crate::session::parse_sql(&format!("SELECT {} FROM \"{}\"", cols.join(", "), def.name))?
+                crate::plan::parse_sql(&format!("SELECT {} FROM \"{}\"", cols.join(", "), def.name))?
                     .pop()
                     .expect("statement")
             }

@@ -12,12 +12,13 @@
 use datafusion::sql::sqlparser::ast::{CreateTable, Query, Statement};
 
 use crate::error::{Result, SqlError, code};
-use crate::exec::dml::quote_ident;
-use crate::session::{Output, Session, parse_sql, rename_schema};
+use crate::parser::quote_ident;
+use crate::plan::parse_sql;
+use crate::session::{Output, Session, rename_schema};
 use crate::values::types::SqlType;
 
 pub(crate) async fn create_table_as(session: &mut Session, ct: &CreateTable, query: &Query) -> Result<Option<Output>> {
-    let name = crate::ddl::object_name(&ct.name);
+    let name = crate::parser::object_name(&ct.name);
     let db = session.db().to_string();
     if session.catalog().relation_oid(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
         if ct.if_not_exists {
@@ -39,7 +40,7 @@ pub(crate) async fn create_table_as(session: &mut Session, ct: &CreateTable, que
         Some(n) => rename_schema(&schema, n),
         None => schema,
     };
-    let given: Vec<String> = ct.columns.iter().map(|c| crate::ddl::ident(&c.name)).collect();
+    let given: Vec<String> = ct.columns.iter().map(|c| crate::parser::ident(&c.name)).collect();
     if given.len() > schema.fields().len() {
         return Err(SqlError::syntax("too many column names were specified"));
     }

@@ -36,8 +36,11 @@ use crate::storage::partition::StoredTable;
 use crate::values::assign::cast_to;
 
 use crate::error::{Result, SqlError, code};
+use crate::parser::normalize;
+use crate::parser::quote_ident;
 use crate::plan::context::DML_SCHEMA;
-use crate::session::{Output, Session, parse_sql};
+use crate::plan::parse_sql;
+use crate::session::{Output, Session};
 use crate::storage::catalog::{Identity, TableDef};
 use crate::values::rowcodec::encode_column;
 use crate::values::types::SqlType;
@@ -71,15 +74,6 @@ pub fn target_table(session: &Session, name: &ObjectName) -> Result<Arc<TableDef
         .catalog()
         .table(session.db(), table)
         .ok_or_else(|| SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist")))
-}
-
-/// PostgreSQL folds unquoted identifiers to lower case.
-pub fn normalize(value: &str, quote: Option<char>) -> String {
-    if quote.is_some() { value.to_string() } else { value.to_lowercase() }
-}
-
-pub(crate) fn quote_ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
 }
 
 /// `expr` converted to column type `ty` for a write: a CAST, except into a
@@ -184,7 +178,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
                         } else {
                             cell.to_string()
                         };
-                        *cell = crate::values::parsing::parse_expr(&cast_for(&inner, ty))?;
+                        *cell = crate::parser::parse_expr(&cast_for(&inner, ty))?;
                     }
                     m.push(rm);
                 }

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use datafusion::sql::sqlparser::ast::{Expr, FromTable, SetExpr, Statement, TableObject, UpdateTableFromKind};
 
 use crate::error::Result;
-use crate::exec::dml::{assignment_columns, normalize, quote_ident, target_of, target_table};
+use crate::exec::dml::{assignment_columns, target_of, target_table};
+use crate::parser::{normalize, quote_ident};
 use crate::session::Session;
 use crate::values::types::SqlType;
 

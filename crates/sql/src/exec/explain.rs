@@ -65,7 +65,7 @@ pub async fn execute(
                 lines.push(format!("{kind} (Tessera DML; rows found by a DataFusion query over the target table)"));
                 // Show how the rows to change are found.
                 if let Some(probe) = crate::exec::dml_params::where_probe(session, &stmt)? {
-                    let probe = crate::session::parse_sql(&probe)?.pop().expect("statement");
+                    let probe = crate::plan::parse_sql(&probe)?.pop().expect("statement");
                     let plan = session.plan_query(probe, params).await?;
                     let physical = session.ctx.state().create_physical_plan(&plan).await?;
                     let text = displayable(physical.as_ref()).indent(verbose).to_string();

@@ -18,40 +18,10 @@ use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DfResult;
 use datafusion::execution::context::{SessionConfig, SessionContext};
 
-use crate::session::SessionInfo;
-use crate::storage::catalog::Catalog;
-use crate::storage::provider::{EngineTable, ScanNotes, TxnSlot};
+use crate::scope::Resolver;
 use crate::system::pg_catalog;
 
 pub const DML_SCHEMA: &str = "__dml";
-
-#[derive(Clone)]
-pub struct Resolver {
-    pub catalog: Arc<Catalog>,
-    pub db: String,
-    pub txn: TxnSlot,
-    pub notes: ScanNotes,
-    pub info: Arc<SessionInfo>,
-    /// Rows a statement binds to a name for DataFusion to read (the rows
-    /// RETURNING or a CHECK is evaluated over), in schema `__scratch`.
-    pub scratch: Scratch,
-}
-
-pub type Scratch = Arc<parking_lot::Mutex<std::collections::HashMap<String, datafusion::arrow::array::RecordBatch>>>;
-
-impl std::fmt::Debug for Resolver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Resolver({})", self.db)
-    }
-}
-
-impl Resolver {
-    fn user_table(&self, name: &str, with_rowid: bool) -> Option<Arc<dyn TableProvider>> {
-        let def = self.catalog.table(&self.db, name)?;
-        let table = self.catalog.engine_table(&def).ok()?;
-        Some(Arc::new(EngineTable::new(def, table, self.txn.clone(), self.notes.clone(), with_rowid)))
-    }
-}
 
 #[derive(Debug)]
 struct TesseraCatalog(Resolver);

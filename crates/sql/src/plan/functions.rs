@@ -11,8 +11,8 @@ use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::{ColumnarValue, Volatility, create_udf};
 
 use crate::error::{SqlError, code};
-use crate::plan::context::Resolver;
-use crate::session::settings::SERVER_VERSION;
+use crate::scope::Resolver;
+use crate::scope::settings::SERVER_VERSION;
 use crate::values::types::SqlType;
 
 fn text(v: impl Into<String>) -> DfResult<ColumnarValue> {
@@ -90,7 +90,7 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                 datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(first),
             )) = list.args.first_mut()
             && matches!(first, Expr::Value(v) if matches!(v.value, datafusion::sql::sqlparser::ast::Value::SingleQuotedString(_)))
-            && let Ok(cast) = crate::values::parsing::parse_expr(&format!("CAST({first} AS bytea)"))
+            && let Ok(cast) = crate::parser::parse_expr(&format!("CAST({first} AS bytea)"))
         {
             *first = cast;
         }
@@ -127,11 +127,11 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                         && let datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(x)
                         | datafusion::sql::sqlparser::ast::SelectItem::ExprWithAlias { expr: x, .. } =
                             &sel.projection[0]
-                        && let Ok(agg) = crate::values::parsing::parse_expr(&format!("array_agg({x}{order})"))
+                        && let Ok(agg) = crate::parser::parse_expr(&format!("array_agg({x}{order})"))
                     {
                         sel.projection = vec![datafusion::sql::sqlparser::ast::SelectItem::UnnamedExpr(agg)];
                         if let Ok(Expr::Function(mut nonempty)) =
-                            crate::values::parsing::parse_expr("coalesce(NULL, make_array())")
+                            crate::parser::parse_expr("coalesce(NULL, make_array())")
                             && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &mut nonempty.args
                         {
                             list.args[0] = datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
@@ -159,7 +159,7 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                     };
                     let is_agg = matches!(&x, Expr::Function(f) if f.name.to_string().to_lowercase().contains("agg")
                         || ["max", "min", "count", "sum"].contains(&f.name.to_string().to_lowercase().as_str()));
-                    if !is_agg && let Ok(agg) = crate::values::parsing::parse_expr(&format!("max({x})")) {
+                    if !is_agg && let Ok(agg) = crate::parser::parse_expr(&format!("max({x})")) {
                         sel.projection = vec![match alias {
                             Some(alias) => {
                                 datafusion::sql::sqlparser::ast::SelectItem::ExprWithAlias { expr: agg, alias }
@@ -169,7 +169,7 @@ pub fn normalize_pg(stmt: &mut datafusion::sql::sqlparser::ast::Statement, catal
                     }
                 }
                 if let Some(cond) = outer_only
-                    && let Ok(case) = crate::values::parsing::parse_expr(&format!("CASE WHEN {cond} THEN ({q}) END"))
+                    && let Ok(case) = crate::parser::parse_expr(&format!("CASE WHEN {cond} THEN ({q}) END"))
                 {
                     *e = case;
                 }
@@ -279,7 +279,7 @@ fn split_outer_conditions(q: &mut datafusion::sql::sqlparser::ast::Query) -> Opt
         }
     }
     if !keep.is_empty() {
-        sel.selection = crate::values::parsing::parse_expr(&keep.join(" AND ")).ok();
+        sel.selection = crate::parser::parse_expr(&keep.join(" AND ")).ok();
     }
     (!outer.is_empty()).then(|| outer.join(" AND "))
 }
@@ -346,7 +346,7 @@ pub fn short_circuit_empty_catalog(stmt: &mut datafusion::sql::sqlparser::ast::S
             format!("NULL AS \"{}\"", n.replace('"', "\"\""))
         })
         .collect();
-    if let Ok(mut parsed) = crate::session::parse_sql(&format!("SELECT {} WHERE false", list.join(", ")))
+    if let Ok(mut parsed) = crate::plan::parse_sql(&format!("SELECT {} WHERE false", list.join(", ")))
         && let Some(new) = parsed.pop()
     {
         *stmt = new;
@@ -376,7 +376,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
             && matches!(data_type, AstType::Text | AstType::Varchar(_))
             && let Expr::Cast { data_type: inner_type, .. } = inner.as_ref()
             && inner_type.to_string().eq_ignore_ascii_case("regtype")
-            && let Ok(name) = crate::values::parsing::parse_expr(&format!("format_type({inner}, NULL)"))
+            && let Ok(name) = crate::parser::parse_expr(&format!("format_type({inner}, NULL)"))
         {
             *e = name;
         }
@@ -387,7 +387,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
             let t = data_type.to_string().to_lowercase();
             if let Some(plain) = t.strip_prefix("pg_catalog.")
                 && let Ok(Expr::Cast { data_type: d, .. }) =
-                    crate::values::parsing::parse_expr(&format!("CAST(NULL AS {plain})"))
+                    crate::parser::parse_expr(&format!("CAST(NULL AS {plain})"))
             {
                 *data_type = d;
             }
@@ -422,7 +422,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                     if !matches!(expr.as_ref(), Expr::Value(v) if matches!(v.value, datafusion::sql::sqlparser::ast::Value::Placeholder(_)))
                         && let Ok(ty) = crate::values::types::SqlType::parse(t)
                         && let Ok(new) =
-                            crate::values::parsing::parse_expr(&format!("tessera_to_array({expr}, '{}')", ty.name()))
+                            crate::parser::parse_expr(&format!("tessera_to_array({expr}, '{}')", ty.name()))
                     {
                         *e = new;
                     }
@@ -430,8 +430,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                 }
                 _ if crate::values::numeric_ops::wide_declared(t).is_some() => {
                     if let Some((p, sc)) = crate::values::numeric_ops::wide_declared(t)
-                        && let Ok(new) =
-                            crate::values::parsing::parse_expr(&format!("tessera_numeric_as({expr}, {p}, {sc})"))
+                        && let Ok(new) = crate::parser::parse_expr(&format!("tessera_numeric_as({expr}, {p}, {sc})"))
                     {
                         *e = new;
                     }
@@ -447,7 +446,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
                         && let datafusion::sql::sqlparser::ast::Value::SingleQuotedString(text)
                         | datafusion::sql::sqlparser::ast::Value::EscapedStringLiteral(text) = &v.value
                         && let Ok(bytes) = crate::values::text::parse_bytea(text)
-                        && let Ok(lit) = crate::values::parsing::parse_expr(&format!(
+                        && let Ok(lit) = crate::parser::parse_expr(&format!(
                             "X'{}'",
                             bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
                         ))
@@ -463,7 +462,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
             if let Some(lit) = literal {
                 *e = lit;
             } else if let Some(f) = f
-                && let Ok(new) = crate::values::parsing::parse_expr(&format!("{f}({expr})"))
+                && let Ok(new) = crate::parser::parse_expr(&format!("{f}({expr})"))
             {
                 *e = new;
             }
@@ -474,10 +473,7 @@ pub fn rewrite_casts(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
             let text = text.clone();
             let new = match crate::values::numeric_ops::numeric_literal(&text) {
                 Some(lit) => Some(lit),
-                None => {
-                    crate::values::parsing::parse_expr(&format!("tessera_to_numeric('{}')", text.replace('\'', "''")))
-                        .ok()
-                }
+                None => crate::parser::parse_expr(&format!("tessera_to_numeric('{}')", text.replace('\'', "''"))).ok(),
             };
             if let Some(new) = new {
                 *e = new;

@@ -29,33 +29,13 @@ use datafusion::sql::sqlparser::ast::{
     Ident, ObjectName, ObjectNamePart, Query, Statement, TableAlias, TableAliasColumnDef, TableFactor, VisitMut,
     VisitorMut,
 };
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SqlError, code};
-use crate::values::types::SqlType;
+pub use crate::storage::catalog::views::{ViewColumn, ViewDef};
 
 /// How many views one statement may expand (a view reading a view …):
 /// more means a cycle that `CREATE OR REPLACE VIEW` made.
 const MAX_EXPANSIONS: usize = 1000;
-
-/// A view of one database.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ViewDef {
-    pub oid: u32,
-    pub db: String,
-    pub name: String,
-    /// The defining query as stored (see the module's text).
-    pub query: String,
-    pub columns: Vec<ViewColumn>,
-    /// The OIDs of the tables and views the query reads.
-    pub depends_on: Vec<u32>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ViewColumn {
-    pub name: String,
-    pub ty: SqlType,
-}
 
 impl ViewDef {
     /// The defining query, parsed.
@@ -66,7 +46,7 @@ impl ViewDef {
 
 /// Parses the text of a query.
 pub fn parse_query(sql: &str) -> Result<Query> {
-    match crate::session::parse_sql(sql)?.pop() {
+    match crate::plan::parse_sql(sql)?.pop() {
         Some(Statement::Query(q)) => Ok(*q),
         _ => Err(SqlError::internal(format!("a stored view query did not parse as a query: {sql}"))),
     }
@@ -291,6 +271,7 @@ pub fn mentions_column(query: &str, column: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::values::types::SqlType;
 
     fn view(name: &str, query: &str, columns: &[&str]) -> Arc<ViewDef> {
         Arc::new(ViewDef {
@@ -305,7 +286,7 @@ mod tests {
 
     fn expanded(sql: &str) -> String {
         let v = view("v", "SELECT t.a, t.b FROM public.t AS t", &["a", "b"]);
-        let mut stmt = crate::session::parse_sql(sql).unwrap().pop().unwrap();
+        let mut stmt = crate::plan::parse_sql(sql).unwrap().pop().unwrap();
         expand(&mut stmt, &|n| (n == "v").then(|| v.clone())).unwrap();
         stmt.to_string()
     }
@@ -332,7 +313,7 @@ mod tests {
     #[test]
     fn a_cycle_of_views_is_refused() {
         let v = view("v", "SELECT a FROM public.v AS v", &["a"]);
-        let mut stmt = crate::session::parse_sql("SELECT * FROM v").unwrap().pop().unwrap();
+        let mut stmt = crate::plan::parse_sql("SELECT * FROM v").unwrap().pop().unwrap();
         let err = expand(&mut stmt, &|n| (n == "v").then(|| v.clone())).unwrap_err();
         assert!(err.message.contains("infinite recursion"), "{}", err.message);
     }

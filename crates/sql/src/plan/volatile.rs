@@ -16,8 +16,8 @@ use datafusion::common::{Result, ScalarValue};
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
 
-use crate::plan::context::Resolver;
 use crate::plan::functions::{find_sequence, rand_u64, sql_err};
+use crate::scope::Resolver;
 
 pub fn register(ctx: &SessionContext, r: &Resolver) {
     ctx.register_udf(ScalarUDF::new_from_impl(NextVal {

@@ -296,7 +296,7 @@ fn type_name(t: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::parse_sql;
+    use crate::plan::parse_sql;
     use datafusion::sql::sqlparser::ast::Statement;
 
     fn rewrite(sql: &str) -> (Option<ResultNames>, String) {

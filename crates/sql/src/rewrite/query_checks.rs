@@ -291,7 +291,7 @@ mod tests {
     use super::*;
 
     fn checked(sql: &str) -> Result<(), SqlError> {
-        let stmt = crate::session::parse_sql(sql).unwrap().pop().unwrap();
+        let stmt = crate::plan::parse_sql(sql).unwrap().pop().unwrap();
         check(&stmt)
     }
 

@@ -598,13 +598,10 @@ pub fn rewrite_statement(
             && let Some(n) = length_limit(&data_type.to_string())
         {
             if is_bpchar(&data_type.to_string()) {
-                if let Ok(cast) =
-                    crate::values::parsing::parse_expr(&format!("tessera_bpchar(CAST({expr} AS text), {n})"))
-                {
+                if let Ok(cast) = crate::parser::parse_expr(&format!("tessera_bpchar(CAST({expr} AS text), {n})")) {
                     *e = cast;
                 }
-            } else if let Ok(cut) = crate::values::parsing::parse_expr(&format!("substr(CAST({expr} AS text), 1, {n})"))
-            {
+            } else if let Ok(cut) = crate::parser::parse_expr(&format!("substr(CAST({expr} AS text), 1, {n})")) {
                 **expr = cut;
             }
         }
@@ -679,7 +676,7 @@ pub fn rewrite_statement(
             };
             if let Some(f) = f {
                 let quoted = text.replace('\'', "''");
-                if let Ok(new) = crate::values::parsing::parse_expr(&format!("{f}('{quoted}')")) {
+                if let Ok(new) = crate::parser::parse_expr(&format!("{f}('{quoted}')")) {
                     *e = new;
                 }
             }
@@ -714,7 +711,7 @@ fn keep_subquery_order(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
         if q.order_by.is_some()
             && q.limit_clause.is_none()
             && q.fetch.is_none()
-            && let Ok(all) = crate::values::parsing::parse_expr(&i64::MAX.to_string())
+            && let Ok(all) = crate::parser::parse_expr(&i64::MAX.to_string())
         {
             q.limit_clause = Some(LimitClause::LimitOffset { limit: Some(all), offset: None, limit_by: Vec::new() });
         }

@@ -173,7 +173,7 @@ impl Expander<'_> {
                 let expr = match kind {
                     Merge::Left => l.expr.clone(),
                     Merge::Right => r.expr.clone(),
-                    Merge::Both => crate::values::parsing::parse_expr(&format!("COALESCE({}, {})", l.expr, r.expr))
+                    Merge::Both => crate::parser::parse_expr(&format!("COALESCE({}, {})", l.expr, r.expr))
                         .map_err(|_| unknown())?,
                 };
                 if kind != Merge::Left {

@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn a_window_refined_by_a_frame_keeps_its_order() {
-        let mut stmt = crate::session::parse_sql(
+        let mut stmt = crate::plan::parse_sql(
             "SELECT sum(u) OVER (w ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING), max(u) OVER v FROM t \
              WINDOW w AS (PARTITION BY g ORDER BY f), v AS (w)",
         )

@@ -5,6 +5,7 @@
 use datafusion::sql::sqlparser::ast::{Statement, TransactionAccessMode, TransactionMode};
 
 use super::*;
+use crate::scope::settings::isolation_name;
 
 impl Session {
     /// Whether the transaction block accepts `stmt`: an aborted block

@@ -24,7 +24,7 @@ use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use tessera_engine::tuple::{Tuple, encode_key, encode_tuple};
-use tessera_engine::{Engine, Isolation, Node};
+use tessera_engine::{Engine, IndexKind, IndexSpec, Isolation, Node, TableSpec};
 
 use crate::storage::jobs::JobDef;
 use crate::storage::partition::{Part, PartitionDef, PartitionGate, StoredTable};
@@ -39,7 +39,7 @@ mod partitions;
 mod replica_tests;
 mod sequences;
 mod types;
-mod views;
+pub mod views;
 pub use home::Home;
 pub use layout::block_home;
 pub use types::{DomainDef, ResolvedType, TypeDef, TypeKind, type_key};
@@ -243,7 +243,7 @@ enum Entry {
     /// An enum type or a domain (`catalog/types.rs`).
     Type(TypeDef),
     /// A view (`catalog/views.rs`).
-    View(crate::plan::views::ViewDef),
+    View(crate::storage::catalog::views::ViewDef),
 }
 
 impl Entry {
@@ -279,7 +279,7 @@ struct State {
     sequences: BTreeMap<(String, String), Arc<SequenceDef>>,
     roles: BTreeMap<String, RoleDef>,
     types: BTreeMap<(String, String), Arc<TypeDef>>,
-    views: BTreeMap<(String, String), Arc<crate::plan::views::ViewDef>>,
+    views: BTreeMap<(String, String), Arc<crate::storage::catalog::views::ViewDef>>,
     jobs: BTreeMap<u32, JobDef>,
     next_oid: u32,
     next_stream: u32,
@@ -723,7 +723,7 @@ impl Catalog {
                 txn.put(&home.catalog, row, tessera_engine::PutCondition::Always)?;
             }
             // A durable commit: wait for the fsync off the runtime's thread.
-            crate::session::blocking(|| txn.commit())?;
+            crate::storage::blocking(|| txn.commit())?;
         }
         let mut state = self.state.write();
         for e in entries {
@@ -772,7 +772,7 @@ impl Catalog {
                 txn.delete(&home.catalog, &encode_key(&[Some(key.as_bytes())]))?;
             }
             // A durable commit: wait for the fsync off the runtime's thread.
-            crate::session::blocking(|| txn.commit())?;
+            crate::storage::blocking(|| txn.commit())?;
         }
         let mut state = self.state.write();
         for key in keys {
@@ -961,4 +961,28 @@ pub fn relkind_table() -> &'static str {
 /// Whether two partition lists have the same ranges on the same streams.
 fn same_ranges(a: &[PartitionDef], b: &[PartitionDef]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.stream == y.stream && x.low == y.low && x.high == y.high)
+}
+
+/// The engine field numbers of named columns (42703 when one is missing).
+pub(crate) fn fields_of(def: &TableDef, cols: &[String]) -> Result<Vec<u16>> {
+    cols.iter()
+        .map(|c| {
+            def.column(c).map(|c| c.field).ok_or_else(|| {
+                SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" named in key does not exist"))
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn engine_spec(def: &TableDef, engine_name: &str) -> Result<TableSpec> {
+    let (pk_fields, kind) = match def.rowid_field {
+        Some(f) => (vec![f], IndexKind::Hash),
+        None => (fields_of(def, &def.primary_key)?, IndexKind::Ordered),
+    };
+    let mut spec = TableSpec::new(engine_name, pk_fields, kind);
+    for ix in def.indexes.iter().filter(|i| !i.primary) {
+        let kind = if ix.method == IndexMethod::Hash { IndexKind::Hash } else { IndexKind::Ordered };
+        spec = spec.with_index(IndexSpec::new(ix.name.clone(), kind, ix.unique, fields_of(def, &ix.columns)?));
+    }
+    Ok(spec)
 }

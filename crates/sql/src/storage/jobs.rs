@@ -88,7 +88,7 @@ pub fn reconcile(catalog: &Catalog, db: &DatabaseDef, engine: &PartEngine) -> Re
     let specs: Vec<TableSpec> = catalog
         .tables(&db.name)
         .iter()
-        .map(|def| crate::ddl::engine_spec(def, &def.engine_name))
+        .map(|def| crate::storage::catalog::engine_spec(def, &def.engine_name))
         .collect::<Result<_>>()?;
     engine.match_tables(&specs)?;
     Ok(())

@@ -301,7 +301,7 @@ impl StoredTable {
         let key_position = def.primary_key.iter().position(|c| *c == key.column).filter(|_| def.rowid_field.is_none());
         let spec = match parts.iter().find_map(|p| p.table.as_ref()) {
             Some(t) => t.spec(),
-            None => Arc::new(crate::ddl::engine_spec(def, &def.engine_name)?),
+            None => Arc::new(crate::storage::catalog::engine_spec(def, &def.engine_name)?),
         };
         Ok(StoredTable {
             parts,

@@ -103,7 +103,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
         let mut read = local.as_ref().map(|e| e.begin(Isolation::Snapshot)).transpose()?;
         let mut write = q_engine.begin(Isolation::Snapshot)?;
         for t in catalog.tables(db) {
-            let q_table = q_engine.create_table(crate::ddl::engine_spec(&t, &t.engine_name)?)?;
+            let q_table = q_engine.create_table(crate::storage::catalog::engine_spec(&t, &t.engine_name)?)?;
             let field = t
                 .column(&key.column)
                 .map(|c| c.field as usize)
@@ -140,7 +140,7 @@ pub fn split(catalog: &Catalog, db: &str, value: &str) -> Result<()> {
         if let Some(read) = read {
             read.abort();
         }
-        crate::session::blocking(|| write.commit())?;
+        crate::storage::blocking(|| write.commit())?;
         Ok(())
     })();
     if let Err(e) = moved {
@@ -224,7 +224,7 @@ pub fn clean(catalog: &Catalog, def: &DatabaseDef, k: usize) -> Result<()> {
             removed += 1;
         }
     }
-    crate::session::blocking(|| txn.commit())?;
+    crate::storage::blocking(|| txn.commit())?;
     mark_clean(catalog, def, part.stream, removed)
 }
 

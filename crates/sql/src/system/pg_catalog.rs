@@ -9,7 +9,7 @@ use datafusion::common::ScalarValue;
 use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::error::Result as DfResult;
 
-use crate::plan::context::Resolver;
+use crate::scope::Resolver;
 use crate::storage::catalog::{ColumnDef, IndexDef, IndexMethod, TableDef};
 use crate::values::types::SqlType;
 
@@ -112,7 +112,7 @@ fn visible_tables(r: &Resolver) -> Vec<Arc<TableDef>> {
 }
 
 /// The database's views as this session sees them (as [`visible_tables`]).
-fn visible_views(r: &Resolver) -> Vec<Arc<crate::plan::views::ViewDef>> {
+fn visible_views(r: &Resolver) -> Vec<Arc<crate::storage::catalog::views::ViewDef>> {
     as_seen(r, r.catalog.views(&r.db), |v| &v.name, |v| &mut v.name)
 }
 

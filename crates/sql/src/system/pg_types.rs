@@ -11,7 +11,7 @@ use datafusion::common::ScalarValue as V;
 use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DfResult;
 
-use crate::plan::context::Resolver;
+use crate::scope::Resolver;
 use crate::system::pg_catalog::{PUBLIC_NS, b, i, i16v, i32v, s, table};
 use crate::values::types::SqlType;
 use crate::values::user_types::TypeKind;

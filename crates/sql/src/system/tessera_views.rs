@@ -8,7 +8,7 @@ use datafusion::common::ScalarValue as V;
 use datafusion::datasource::TableProvider;
 use datafusion::error::Result as DfResult;
 
-use crate::plan::context::Resolver;
+use crate::scope::Resolver;
 use crate::system::pg_catalog::{i, null_s, s, table};
 
 /// Tessera's own system views, in schema `tessera`.

@@ -202,7 +202,7 @@ pub fn rewrite_any(e: &mut datafusion::sql::sqlparser::ast::Expr) {
     if matches!(right.as_ref(), Expr::Subquery(_)) || parameter(right) || under_cast {
         return;
     }
-    if let Ok(new) = crate::values::parsing::parse_expr(&format!("tessera_any({left}, {right}, '{op}')")) {
+    if let Ok(new) = crate::parser::parse_expr(&format!("tessera_any({left}, {right}, '{op}')")) {
         *e = new;
     }
 }

@@ -90,7 +90,7 @@ pub fn rewrite(e: &mut Ast) {
             format!("tessera_year_field('{}', {year})", canonical_field(f))
         }
     };
-    if let Ok(call) = crate::values::parsing::parse_expr(&call) {
+    if let Ok(call) = crate::parser::parse_expr(&call) {
         *e = call;
     }
 }

@@ -82,7 +82,7 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
         .map(|(k, v)| {
             FunctionArg::Unnamed(v.unwrap_or_else(|| {
                 let zero = if k == 6 { "0.0::float8" } else { "0" };
-                FunctionArgExpr::Expr(crate::values::parsing::parse_expr(zero).expect("a constant"))
+                FunctionArgExpr::Expr(crate::parser::parse_expr(zero).expect("a constant"))
             }))
         })
         .collect();

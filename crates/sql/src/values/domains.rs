@@ -14,7 +14,7 @@ use crate::values::user_types::{DomainDef, TypeDef};
 
 /// `check` with every unquoted `VALUE` replaced by `value` (SQL text).
 pub fn substitute_value(check: &str, value: &Expr) -> Result<Expr> {
-    let mut e = crate::values::parsing::parse_expr(check)?;
+    let mut e = crate::parser::parse_expr(check)?;
     let _ = visit_expressions_mut(&mut e, |x| {
         if let Expr::Identifier(i) = x
             && i.quote_style.is_none()
@@ -39,17 +39,17 @@ pub fn check_error(t: &TypeDef, constraint: &str) -> SqlError {
 /// domain's constraints by `tessera_domain_check(value, ok, …)` calls
 /// that pass the value through or raise the domain's error.
 pub fn cast_expr(t: &TypeDef, d: &DomainDef, operand: &Expr) -> Result<Expr> {
-    let base = crate::values::parsing::parse_expr(&format!("CAST(({operand}) AS {})", d.base.cast_name()))?;
+    let base = crate::parser::parse_expr(&format!("CAST(({operand}) AS {})", d.base.cast_name()))?;
     let mut out = base.clone();
     if d.not_null {
-        out = crate::values::parsing::parse_expr(&format!(
+        out = crate::parser::parse_expr(&format!(
             "tessera_domain_check({out}, ({base}) IS NOT NULL, '{}', '')",
             t.name.replace('\'', "''")
         ))?;
     }
     for c in &d.checks {
         let ok = substitute_value(&c.expr, &base)?;
-        out = crate::values::parsing::parse_expr(&format!(
+        out = crate::parser::parse_expr(&format!(
             "tessera_domain_check({out}, {ok}, '{}', '{}')",
             t.name.replace('\'', "''"),
             c.name.replace('\'', "''")
@@ -64,7 +64,7 @@ mod tests {
 
     #[test]
     fn value_is_substituted() {
-        let v = crate::values::parsing::parse_expr("\"n\"").unwrap();
+        let v = crate::parser::parse_expr("\"n\"").unwrap();
         let e = substitute_value("VALUE > 0 AND value < 10 AND \"value\" = 1", &v).unwrap();
         assert_eq!(e.to_string(), "(\"n\") > 0 AND (\"n\") < 10 AND \"value\" = 1");
     }

@@ -138,7 +138,7 @@ pub fn rewrite_casts(
         };
         let new = match t.domain() {
             Some(d) => crate::values::domains::cast_expr(&t, d, &operand),
-            None => crate::values::parsing::parse_expr(&format!("tessera_enum(CAST(({operand}) AS TEXT), {})", t.oid)),
+            None => crate::parser::parse_expr(&format!("tessera_enum(CAST(({operand}) AS TEXT), {})", t.oid)),
         };
         match new {
             Ok(new) => {

@@ -237,7 +237,7 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
             }
             _ => return,
         };
-        if let Ok(call) = crate::values::parsing::parse_expr(&format!("tessera_interval_mul({interval}, {factor})")) {
+        if let Ok(call) = crate::parser::parse_expr(&format!("tessera_interval_mul({interval}, {factor})")) {
             *e = call;
         }
         return;

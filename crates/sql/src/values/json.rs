@@ -110,7 +110,7 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
         B::QuestionAnd => ("tessera_json_has_all", &left, &right),
         _ => return,
     };
-    if let Ok(call) = crate::values::parsing::parse_expr(&format!("{f}({l}, {r})")) {
+    if let Ok(call) = crate::parser::parse_expr(&format!("{f}({l}, {r})")) {
         *e = call;
     }
 }

@@ -83,7 +83,7 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
         "json" => format!("tessera_to_json({call})"),
         _ => call,
     };
-    if let Ok(new) = crate::values::parsing::parse_expr(&sql) {
+    if let Ok(new) = crate::parser::parse_expr(&sql) {
         *e = new;
     }
 }
@@ -115,15 +115,13 @@ fn rewrite_aggregate(e: &mut datafusion::sql::sqlparser::ast::Expr) {
         let mut agg = f.clone();
         agg.name = ObjectName::from(vec![datafusion::sql::sqlparser::ast::Ident::new("array_agg")]);
         let value = if object && k == 0 { format!("CAST({arg} AS text)") } else { format!("{to_json}({arg})") };
-        let Ok(value) = crate::values::parsing::parse_expr(&value) else { return };
+        let Ok(value) = crate::parser::parse_expr(&value) else { return };
         if let FunctionArguments::List(l) = &mut agg.args {
             l.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(value))];
         }
         collected.push(Expr::Function(agg).to_string());
     }
-    if let Ok(new) =
-        crate::values::parsing::parse_expr(&format!("tessera_json_collected('{kind}', {})", collected.join(", ")))
-    {
+    if let Ok(new) = crate::parser::parse_expr(&format!("tessera_json_collected('{kind}', {})", collected.join(", "))) {
         *e = new;
     }
 }

@@ -57,7 +57,7 @@ pub fn numeric_literal(text: &str) -> Option<datafusion::sql::sqlparser::ast::Ex
     } else {
         format!("{sign}{body}")
     };
-    crate::values::parsing::parse_expr(&sql).ok()
+    crate::parser::parse_expr(&sql).ok()
 }
 
 /// `numeric(p, s)` (as a lower-case type name) when p is beyond

@@ -274,7 +274,7 @@ pub fn dot_matches_newline(e: &mut datafusion::sql::sqlparser::ast::Expr) {
             }
             return;
         }
-        if let Ok(new) = crate::values::parsing::parse_expr(&format!("'(?s)' || ({p})")) {
+        if let Ok(new) = crate::parser::parse_expr(&format!("'(?s)' || ({p})")) {
             *p = new;
         }
     };
@@ -319,7 +319,7 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
     };
     let FunctionArguments::List(list) = &f.args else { return };
     let args: Vec<String> = list.args.iter().map(|a| a.to_string()).collect();
-    if let Ok(new) = crate::values::parsing::parse_expr(&format!("unnest({array_form}({}))", args.join(", "))) {
+    if let Ok(new) = crate::parser::parse_expr(&format!("unnest({array_form}({}))", args.join(", "))) {
         *e = new;
     }
 }
@@ -404,7 +404,7 @@ pub fn rewrite_from(stmt: &mut datafusion::sql::sqlparser::ast::Statement) {
             };
             alias.columns = vec![];
             let sql = format!("SELECT {call} AS {}", Ident::with_quote('"', column));
-            let Ok(query) = crate::values::parsing::parse_statement(&sql) else {
+            let Ok(query) = crate::parser::parse_statement(&sql) else {
                 return std::ops::ControlFlow::Continue(());
             };
             let datafusion::sql::sqlparser::ast::Statement::Query(subquery) = query else {

@@ -37,8 +37,7 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
             if matches!(v.value, datafusion::sql::sqlparser::ast::Value::SingleQuotedString(_)));
         let timestamp =
             if literal { format!("CAST({timestamp} AS timestamp with time zone)") } else { timestamp.to_string() };
-        if let Ok(new) = crate::values::parsing::parse_expr(&format!("tessera_at_time_zone({timestamp}, {time_zone})"))
-        {
+        if let Ok(new) = crate::parser::parse_expr(&format!("tessera_at_time_zone({timestamp}, {time_zone})")) {
             *e = new;
         }
     }

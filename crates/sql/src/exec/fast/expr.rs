@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{
 use tessera_engine::tuple::Tuple;
 
 use super::value::{Decline, Eval, Value, decode, from_text, int_range, is_float, is_int, is_text, supported};
-use crate::exec::dml::normalize;
+use crate::parser::normalize;
 use crate::storage::catalog::TableDef;
 use crate::values::types::SqlType;
 

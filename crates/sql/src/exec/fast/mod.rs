@@ -124,7 +124,7 @@ impl Session {
                 plan?
             }
             None => {
-                let mut stmts = crate::session::parse_sql(template.text()).ok()?;
+                let mut stmts = crate::plan::parse_sql(template.text()).ok()?;
                 let plan = match stmts.as_slice() {
                     [stmt] => plan::classify(self, stmt, &template.kinds()).map(|p| (stmts.remove(0), Arc::new(p))),
                     _ => None,

@@ -28,7 +28,8 @@ use crate::storage::partition::StoredTable;
 
 use super::expr::{FExpr, ParamKind, Scope, compile};
 use super::value::supported;
-use crate::exec::dml::{normalize, sequence_of_default};
+use crate::exec::dml::sequence_of_default;
+use crate::parser::normalize;
 use crate::session::Session;
 use crate::storage::catalog::{Identity, SequenceDef, TableDef};
 use crate::values::types::SqlType;
@@ -486,7 +487,7 @@ fn default_cell(session: &Session, def: &TableDef, ci: usize) -> Option<Cell> {
     if !supported(col.ty) {
         return None;
     }
-    let parsed = crate::values::parsing::parse_expr(expr).ok()?;
+    let parsed = crate::parser::parse_expr(expr).ok()?;
     let mut params = Vec::new();
     let mut scope = Scope { def, qualifiers: &[], row: false, kinds: &[], params: &mut params };
     let (f, ty) = compile(&parsed, Some(col.ty), &mut scope)?;

@@ -92,7 +92,7 @@ impl Catalog {
         let row = encode_tuple(&[Some(&oid.to_be_bytes()), Some(&value.to_be_bytes())]);
         txn.put(&home.sequences, row, tessera_engine::PutCondition::Always)?;
         // A durable commit: wait for the fsync off the runtime's thread.
-        crate::session::blocking(|| txn.commit())?;
+        crate::storage::blocking(|| txn.commit())?;
         Ok(())
     }
 }

@@ -1,11 +1,32 @@
-//! Views (`views.rs`), kept per database like its tables (in its home),
+//! Views (`plan/views.rs` expands them), kept per database like its tables (in its home),
 //! and what depends on what.
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use super::{Catalog, Entry};
 use crate::error::Result;
-use crate::plan::views::ViewDef;
+use crate::values::types::SqlType;
+
+/// A view of one database.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ViewDef {
+    pub oid: u32,
+    pub db: String,
+    pub name: String,
+    /// The defining query as stored (see the module's text).
+    pub query: String,
+    pub columns: Vec<ViewColumn>,
+    /// The OIDs of the tables and views the query reads.
+    pub depends_on: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewColumn {
+    pub name: String,
+    pub ty: SqlType,
+}
 
 impl Catalog {
     pub fn view(&self, db: &str, name: &str) -> Option<Arc<ViewDef>> {

@@ -1,0 +1,95 @@
+//! Parsing SQL text: the statements a client sends (`parse_sql`, with the
+//! syntax sqlparser lacks read by `database` and `normalize`), and one
+//! statement or expression for the rewrites that build SQL as text
+//! (`CAST(x AS bytea)`, `tessera_json_get(a, b)`, …).
+//!
+//! It sits at the bottom of the crate, above `error` only: every layer
+//! parses, and the parser uses nothing of theirs. PostgreSQL's names for
+//! functions and catalog queries are applied after parsing, by
+//! `plan::parse_sql`.
+
+pub mod database;
+pub mod normalize;
+
+use datafusion::sql::sqlparser::ast::{Ident, ObjectName, Statement};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+
+use datafusion::sql::sqlparser::ast::Expr;
+
+use crate::error::{Result, SqlError};
+
+/// PostgreSQL folds unquoted identifiers to lower case.
+pub fn normalize(value: &str, quote: Option<char>) -> String {
+    if quote.is_some() { value.to_string() } else { value.to_lowercase() }
+}
+
+/// An identifier quoted for SQL text.
+pub fn quote_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// An identifier's name as PostgreSQL reads it (folded unless quoted).
+pub fn ident(i: &Ident) -> String {
+    normalize(&i.value, i.quote_style)
+}
+
+/// The last part of a possibly qualified name, as [`ident`] reads it.
+pub fn object_name(n: &ObjectName) -> String {
+    n.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default()
+}
+
+/// Parses one SQL expression (PostgreSQL dialect).
+pub fn parse_expr(sql: &str) -> Result<Expr> {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| SqlError::syntax(format!("syntax error: {e}")))
+}
+
+/// Parses one SQL statement (PostgreSQL dialect), for rewrites that build
+/// a subquery as text.
+pub fn parse_statement(sql: &str) -> Result<datafusion::sql::sqlparser::ast::Statement> {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statement())
+        .map_err(|e| SqlError::syntax(format!("syntax error: {e}")))
+}
+
+/// Splits a query string into statements (PostgreSQL dialect), reading
+/// the syntax of Tessera's and PostgreSQL's that sqlparser lacks.
+pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
+    if let Some(keyed) = database::parse_create_database_with(sql) {
+        return keyed.map(|s| vec![s]);
+    }
+    if let Some(split) = database::parse_alter_database_split(sql) {
+        return split.map(|s| vec![s]);
+    }
+    let sql = &normalize::copy_options(sql);
+    let domain = normalize::create_domain(sql);
+    let sql = domain.as_deref().unwrap_or(sql);
+    let view = normalize::alter_view(sql);
+    let sql = view.as_deref().unwrap_or(sql);
+    // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
+    // GC pass it triggers covers every table anyway.
+    let head = sql.trim_start();
+    if head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum"))
+        && !head.trim_end().trim_end_matches(';').contains(';')
+    {
+        return datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, "VACUUM")
+            .map_err(|e| SqlError::internal(e.to_string()));
+    }
+    let stmts = datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.trim_start_matches("sql parser error: ");
+        let msg = match msg.find(" at Line: ") {
+            Some(i) => &msg[..i],
+            None => msg,
+        };
+        SqlError::syntax(format!("syntax error: {msg}"))
+    })?;
+    Ok(stmts)
+}

@@ -1,0 +1,130 @@
+//! Statements sqlparser does not read as PostgreSQL writes them, rewritten
+//! as text into forms it does read, before parsing.
+
+/// The name of the CHECK constraint that carries a domain's NOT NULL
+/// (sqlparser reads no NOT NULL in CREATE DOMAIN; `ddl::type_ddl` turns the
+/// constraint back into the domain's flag).
+pub const NOT_NULL_MARK: &str = "tessera.not_null";
+
+/// PostgreSQL accepts `ON`/`OFF` for boolean COPY options (`WITH (FREEZE ON)`,
+/// as pgbench sends); sqlparser wants TRUE/FALSE.
+pub fn copy_options(sql: &str) -> std::borrow::Cow<'_, str> {
+    let trimmed = sql.trim_start();
+    if !trimmed.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("copy")) {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let lower = sql.to_lowercase();
+    let mut out = sql.to_string();
+    for (opt, word, value) in
+        [("freeze", "on", "TRUE"), ("freeze", "off", "FALSE"), ("header", "on", "TRUE"), ("header", "off", "FALSE")]
+    {
+        let pattern = format!("{opt} {word}");
+        if let Some(i) = lower.find(&pattern) {
+            let end = i + pattern.len();
+            if lower[end..].starts_with([',', ')', ' ']) {
+                out.replace_range(i..end, &format!("{} {value}", &sql[i..i + opt.len()]));
+                return std::borrow::Cow::Owned(out);
+            }
+        }
+    }
+    std::borrow::Cow::Borrowed(sql)
+}
+
+/// `CREATE DOMAIN d AS t … NOT NULL …`: sqlparser reads a domain's CHECK
+/// constraints but not NOT NULL, which becomes a marked CHECK here (only
+/// in a statement that is one CREATE DOMAIN; quotes and parentheses are
+/// respected).
+pub fn create_domain(sql: &str) -> Option<String> {
+    let head = sql.trim_start();
+    let words: Vec<&str> = head.split_whitespace().take(2).collect();
+    if words.len() < 2 || !words[0].eq_ignore_ascii_case("create") || !words[1].eq_ignore_ascii_case("domain") {
+        return None;
+    }
+    let upper = head.to_uppercase();
+    let bytes = upper.as_bytes();
+    let (mut depth, mut quote, mut out, mut i, mut changed) = (0i32, None::<u8>, String::new(), 0usize, false);
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == b'\'' || c == b'"' => quote = Some(c),
+            None if c == b'(' => depth += 1,
+            None if c == b')' => depth -= 1,
+            None if depth == 0
+                && upper[i..].starts_with("NOT NULL")
+                && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric()) =>
+            {
+                i += "NOT NULL".len();
+                changed = true;
+                continue;
+            }
+            None => {}
+        }
+        let ch = head[i..].chars().next().expect("in range");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    // At the end, after any DEFAULT, where sqlparser reads constraints.
+    let end = out.trim_end().trim_end_matches(';').trim_end().len();
+    out.truncate(end);
+    out.push_str(&format!(" CONSTRAINT \"{NOT_NULL_MARK}\" CHECK (VALUE IS NOT NULL)"));
+    changed.then_some(out)
+}
+
+/// `ALTER VIEW [IF EXISTS] v RENAME TO w`, which the SQL parser reads only
+/// in its `ALTER VIEW v AS query` form, as the `ALTER TABLE` PostgreSQL
+/// also accepts for a view (the statement's other forms are not built).
+pub fn alter_view(sql: &str) -> Option<String> {
+    let trimmed = sql.trim().trim_end_matches(';').trim_end();
+    let words: Vec<&str> = trimmed.split_whitespace().collect();
+    let upper: Vec<String> = words.iter().map(|w| w.to_uppercase()).collect();
+    let rest = match upper.as_slice() {
+        [alter, view, rest @ ..] if alter == "ALTER" && view == "VIEW" => rest,
+        _ => return None,
+    };
+    let (if_exists, tail) = match rest {
+        [i, e, tail @ ..] if i == "IF" && e == "EXISTS" => (true, tail),
+        tail => (false, tail),
+    };
+    match tail {
+        [_, rename, to, _] if rename == "RENAME" && to == "TO" => {
+            let (name, new) = (words[words.len() - 4], words[words.len() - 1]);
+            let exists = if if_exists { "IF EXISTS " } else { "" };
+            Some(format!("ALTER TABLE {exists}{name} RENAME TO {new}"))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_not_null_becomes_a_marked_check() {
+        let sql = create_domain("create domain d as text not null check (value <> 'NOT NULL')").unwrap();
+        assert_eq!(
+            sql,
+            "create domain d as text  check (value <> 'NOT NULL') CONSTRAINT \"tessera.not_null\" CHECK (VALUE IS NOT NULL)"
+        );
+        let sql = create_domain("CREATE DOMAIN d AS text NOT NULL DEFAULT 'x';").unwrap();
+        assert_eq!(
+            sql,
+            "CREATE DOMAIN d AS text  DEFAULT 'x' CONSTRAINT \"tessera.not_null\" CHECK (VALUE IS NOT NULL)"
+        );
+        assert!(create_domain("create domain d as int check (value > 0)").is_none());
+        assert!(create_domain("select 'create domain not null'").is_none());
+    }
+
+    #[test]
+    fn alter_view_rename_reads_as_alter_table() {
+        assert_eq!(alter_view("alter view v rename to w;").as_deref(), Some("ALTER TABLE v RENAME TO w"));
+        assert_eq!(
+            alter_view("ALTER VIEW IF EXISTS \"V\" RENAME TO w").as_deref(),
+            Some("ALTER TABLE IF EXISTS \"V\" RENAME TO w")
+        );
+        assert_eq!(alter_view("ALTER VIEW v AS SELECT 1"), None);
+        assert_eq!(alter_view("ALTER TABLE v RENAME TO w"), None);
+    }
+}

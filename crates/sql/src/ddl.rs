@@ -6,7 +6,7 @@
 //! once, inside or outside a transaction block, and ROLLBACK does not undo it.
 
 pub mod alter;
-pub mod temp_tables;
+pub mod create_as;
 pub mod type_ddl;
 pub mod view_ddl;
 
@@ -409,7 +409,7 @@ pub(crate) use crate::storage::catalog::{engine_spec, fields_of};
 
 pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
     if let Some(query) = &ct.query {
-        return crate::exec::create_as::create_table_as(session, ct, query).await;
+        return crate::ddl::create_as::create_table_as(session, ct, query).await;
     }
     let name = object_name(&ct.name);
     let _g = session.catalog().ddl_lock();
@@ -678,6 +678,29 @@ fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output
     });
     session.catalog().put_table(new_def)?;
     cmd("CREATE INDEX")
+}
+
+/// Drops every temporary relation of a session (it is ending): its
+/// views, the views that read them, and its tables.
+pub(crate) fn drop_temporary(
+    temp: &mut crate::plan::temp_tables::TempTables,
+    catalog: &crate::storage::catalog::Catalog,
+    db: &str,
+) -> Result<()> {
+    let _g = catalog.ddl_lock();
+    let views: Vec<u32> = catalog.views(db).iter().filter(|v| temp.owns(&v.name)).map(|v| v.oid).collect();
+    let mut doomed = views.clone();
+    for v in views {
+        doomed.extend(catalog.dependent_views_deep(db, v).iter().map(|d| d.oid));
+    }
+    doomed.sort_unstable();
+    doomed.dedup();
+    catalog.drop_view_entries(&doomed)?;
+    for t in catalog.tables(db).iter().filter(|t| temp.owns(&t.name)) {
+        drop_table_def(catalog, t, true)?;
+    }
+    temp.forget_all();
+    Ok(())
 }
 
 /// Drops table `def` (callers hold `ddl_lock`), and with `cascade` the

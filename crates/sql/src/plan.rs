@@ -2,6 +2,7 @@
 
 pub mod context;
 pub mod functions;
+pub mod temp_tables;
 pub mod views;
 pub mod volatile;
 

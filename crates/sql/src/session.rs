@@ -105,7 +105,7 @@ pub struct Session {
     /// The row group the current transaction writes in (keyed databases).
     pub(crate) row_group: Option<crate::storage::keyed::RowGroup>,
     /// The session's temporary tables and views.
-    pub(crate) temp: crate::ddl::temp_tables::TempTables,
+    pub(crate) temp: crate::plan::temp_tables::TempTables,
 }
 
 struct Block {
@@ -134,7 +134,7 @@ fn level(l: &TransactionIsolationLevel) -> Isolation {
 impl Session {
     /// (Counted in `SqlEngine::connected` by the caller; `Drop` uncounts.)
     pub(crate) fn new(shared: Arc<SqlEngine>, user: &str, db: &str, pid: i32) -> Session {
-        let temp = crate::ddl::temp_tables::TempTables::new();
+        let temp = crate::plan::temp_tables::TempTables::new();
         let info = Arc::new(SessionInfo {
             temp_schema: temp.schema().to_string(),
             user: user.to_string(),
@@ -356,8 +356,8 @@ impl Session {
         for (stored, action) in due {
             let Some(def) = catalog.table(&self.info.db, &stored) else { continue };
             match action {
-                crate::ddl::temp_tables::AtCommit::Drop => crate::ddl::drop_table_def(&catalog, &def, true)?,
-                crate::ddl::temp_tables::AtCommit::DeleteRows => {
+                crate::plan::temp_tables::AtCommit::Drop => crate::ddl::drop_table_def(&catalog, &def, true)?,
+                crate::plan::temp_tables::AtCommit::DeleteRows => {
                     for engine in catalog.engines_of_name(&def.db)? {
                         engine.truncate_table(&def.engine_name)?;
                     }
@@ -861,7 +861,7 @@ fn unsupported_statement(stmt: &Statement) -> SqlError {
 impl Drop for Session {
     fn drop(&mut self) {
         if !self.temp.is_empty()
-            && let Err(e) = self.temp.drop_all(&self.shared.catalog, &self.info.db)
+            && let Err(e) = crate::ddl::drop_temporary(&mut self.temp, &self.shared.catalog, &self.info.db)
         {
             tracing::warn!(schema = %self.temp.schema(), error = %e.message, "could not drop a session's temporary tables");
         }

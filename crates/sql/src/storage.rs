@@ -10,6 +10,7 @@ pub mod provider;
 pub mod remote;
 pub mod row_waits;
 pub mod split;
+pub mod temp_names;
 pub mod txn;
 
 /// Runs `f`, which may block (on a concurrent writer, or on the log's

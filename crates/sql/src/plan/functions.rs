@@ -750,11 +750,13 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
                 .collect();
             let own: std::collections::HashSet<&str> = relations
                 .iter()
-                .filter_map(|(_, n)| crate::ddl::temp_tables::split(n).filter(|(s, _)| *s == temp).map(|(_, own)| own))
+                .filter_map(|(_, n)| {
+                    crate::storage::temp_names::split(n).filter(|(s, _)| *s == temp).map(|(_, own)| own)
+                })
                 .collect();
             let hidden: std::collections::HashSet<i64> = relations
                 .iter()
-                .filter(|(_, n)| !crate::ddl::temp_tables::is_temp(n) && own.contains(n.as_str()))
+                .filter(|(_, n)| !crate::storage::temp_names::is_temp(n) && own.contains(n.as_str()))
                 .map(|(oid, _)| i64::from(*oid))
                 .collect();
             let scalar = matches!(args[0], ColumnarValue::Scalar(_));

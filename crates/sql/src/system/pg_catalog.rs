@@ -139,7 +139,7 @@ fn as_seen<T: Clone>(
 /// The name a relation shows this session: a temporary relation's own
 /// name if it is the session's, None if it is another session's.
 fn visible_name(r: &Resolver, stored: &str) -> Option<String> {
-    match crate::ddl::temp_tables::split(stored) {
+    match crate::storage::temp_names::split(stored) {
         Some((schema, own)) => (schema == r.info.temp_schema).then(|| own.to_string()),
         None => Some(stored.to_string()),
     }
@@ -147,7 +147,7 @@ fn visible_name(r: &Resolver, stored: &str) -> Option<String> {
 
 /// The OIDs of the session's temporary tables and views.
 fn temp_oids(r: &Resolver) -> std::collections::HashSet<u32> {
-    let own = |n: &str| crate::ddl::temp_tables::split(n).is_some_and(|(schema, _)| schema == r.info.temp_schema);
+    let own = |n: &str| crate::storage::temp_names::split(n).is_some_and(|(schema, _)| schema == r.info.temp_schema);
     let tables = r.catalog.tables(&r.db).into_iter().filter(|t| own(&t.name)).map(|t| t.oid);
     tables.chain(r.catalog.views(&r.db).into_iter().filter(|v| own(&v.name)).map(|v| v.oid)).collect()
 }

@@ -37,9 +37,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::error::{Result, SqlError};
-
-/// The start of every temporary relation's stored name.
-pub const PREFIX: &str = "pg_temp_";
+use crate::storage::temp_names::{PREFIX, split};
 
 /// A session's temporary relations.
 #[derive(Debug)]
@@ -67,16 +65,6 @@ pub enum AtCommit {
 pub struct Creating {
     pub name: String,
     pub at_commit: Option<AtCommit>,
-}
-
-/// Whether a stored relation name is a temporary relation's.
-pub fn is_temp(stored: &str) -> bool {
-    stored.starts_with(PREFIX) && stored.contains('.')
-}
-
-/// A temporary relation's schema (`pg_temp_<token>`) and its own name.
-pub fn split(stored: &str) -> Option<(&str, &str)> {
-    if is_temp(stored) { stored.split_once('.') } else { None }
 }
 
 impl TempTables {
@@ -170,23 +158,10 @@ impl TempTables {
         self.on_commit.retain(|n, _| names.contains(n));
     }
 
-    /// Drops every temporary relation of the session (it is ending).
-    pub fn drop_all(&mut self, catalog: &crate::storage::catalog::Catalog, db: &str) -> Result<()> {
-        let _g = catalog.ddl_lock();
-        let views: Vec<u32> = catalog.views(db).iter().filter(|v| self.owns(&v.name)).map(|v| v.oid).collect();
-        let mut doomed = views.clone();
-        for v in views {
-            doomed.extend(catalog.dependent_views_deep(db, v).iter().map(|d| d.oid));
-        }
-        doomed.sort_unstable();
-        doomed.dedup();
-        catalog.drop_view_entries(&doomed)?;
-        for t in catalog.tables(db).iter().filter(|t| self.owns(&t.name)) {
-            crate::ddl::drop_table_def(catalog, t, true)?;
-        }
+    /// Forgets every temporary relation (`ddl::drop_temporary` dropped them).
+    pub fn forget_all(&mut self) {
         self.names.clear();
         self.indexes.clear();
-        Ok(())
     }
 
     /// Rewrites `stmt`'s names of the session's temporary relations into
@@ -385,6 +360,7 @@ impl TempTables {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::temp_names::is_temp;
 
     fn resolved(temp: &TempTables, sql: &str) -> String {
         let mut stmt = crate::plan::parse_sql(sql).unwrap().pop().unwrap();

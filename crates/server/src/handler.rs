@@ -51,7 +51,7 @@ pub fn error_info(e: SqlError) -> ErrorInfo {
 pub struct Conn {
     pub sql: Arc<SqlEngine>,
     pub session: Mutex<Option<Session>>,
-    pub copy: Mutex<Option<Box<tessera_sql::exec::copy::CopyIn>>>,
+    pub copy: Mutex<Option<Box<tessera_sql::session::output::CopyIn>>>,
     /// When the last statement ended (for idle_in_transaction_session_timeout).
     pub last_active: std::sync::Mutex<std::time::Instant>,
     /// A statement is running.

@@ -6,7 +6,6 @@
 //! once, inside or outside a transaction block, and ROLLBACK does not undo it.
 
 pub mod alter;
-pub mod create_as;
 pub mod type_ddl;
 pub mod view_ddl;
 
@@ -409,7 +408,7 @@ pub(crate) use crate::storage::catalog::{engine_spec, fields_of};
 
 pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
     if let Some(query) = &ct.query {
-        return crate::ddl::create_as::create_table_as(session, ct, query).await;
+        return crate::dispatch::create_as::create_table_as(session, ct, query).await;
     }
     let name = object_name(&ct.name);
     let _g = session.catalog().ddl_lock();

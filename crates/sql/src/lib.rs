@@ -122,6 +122,7 @@
 //! the session's own before anything else reads it.
 
 pub mod ddl;
+pub mod dispatch;
 pub mod error;
 pub mod exec;
 pub mod parser;
@@ -133,6 +134,7 @@ pub mod storage;
 pub mod system;
 pub mod values;
 
+pub use dispatch::Described;
 pub use error::{Result, SqlError};
 pub use session::{Output, Session, SqlEngine, TxnStatus};
 pub use values::types::SqlType;

@@ -8,7 +8,6 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::storage::txn::Savepoint;
 use datafusion::arrow::array::{ArrayRef, BinaryArray, BooleanArray, RecordBatch, StringArray, new_null_array};
 use datafusion::sql::sqlparser::ast::{
     CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
@@ -17,47 +16,11 @@ use datafusion::sql::sqlparser::ast::{
 use crate::error::{Result, SqlError, code};
 use crate::exec::dml::{allocate_rowids, check_rows, encode_rows, target_table};
 use crate::parser::normalize;
+use crate::session::output::{CopyIn, Format};
 use crate::session::{Output, Session};
 use crate::storage::catalog::TableDef;
 use crate::storage::row_waits::Interrupted;
 use crate::values::types::SqlType;
-
-#[derive(Debug, Clone)]
-pub struct Format {
-    pub csv: bool,
-    /// PostgreSQL's binary COPY format (`pg_binary` values in tuples).
-    pub binary: bool,
-    pub delimiter: char,
-    pub null: String,
-    pub header: bool,
-    pub quote: char,
-    pub escape: char,
-}
-
-impl Format {
-    /// PostgreSQL's default: text, tab-delimited, `\N` for NULL.
-    pub fn text() -> Self {
-        Format {
-            csv: false,
-            binary: false,
-            delimiter: '\t',
-            null: "\\N".into(),
-            header: false,
-            quote: '"',
-            escape: '"',
-        }
-    }
-}
-
-pub struct CopyIn {
-    pub def: Arc<TableDef>,
-    /// Target columns (indexes into the table's columns).
-    pub columns: Vec<usize>,
-    pub format: Format,
-    pub data: Vec<u8>,
-    pub autocommit: bool,
-    pub savepoint: Savepoint,
-}
 
 fn format_of(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> Result<Format> {
     let mut f = Format::text();

@@ -4,8 +4,12 @@
 
 use datafusion::sql::sqlparser::ast::{Statement, TransactionAccessMode, TransactionMode};
 
-use super::*;
+use parking_lot::Mutex;
+use tessera_engine::Isolation;
+
+use crate::error::{Result, SqlError, code};
 use crate::scope::settings::isolation_name;
+use crate::session::{Block, Output, Session, commit_txn, level};
 
 impl Session {
     /// Whether the transaction block accepts `stmt`: an aborted block

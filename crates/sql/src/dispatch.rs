@@ -1,0 +1,251 @@
+//! Where a statement goes: the top of the SQL layer.
+//!
+//! A client's query string or bound statement enters here
+//! ([`Session::execute_sql`], [`Session::execute`]); transaction control
+//! runs first (`blocks`: BEGIN, COMMIT, ROLLBACK, savepoints, and the
+//! aborted block that accepts only ROLLBACK), then the session's temporary
+//! names are resolved, views expanded, and [`Session::run_statement`]
+//! hands the statement to its one handler: a query to the session's
+//! planner, INSERT/UPDATE/DELETE/COPY/EXPLAIN to `exec`, SET/SHOW to
+//! `session::settings`, everything else to `ddl` (CREATE TABLE … AS, which
+//! is DDL and DML together, to `create_as`). `describe` answers the
+//! extended protocol's Describe without running anything.
+//!
+//! Nothing below imports this module; it imports every layer it routes to.
+
+mod blocks;
+pub mod create_as;
+mod describe;
+
+use datafusion::common::ScalarValue;
+use datafusion::sql::sqlparser::ast::Statement;
+
+pub use describe::Described;
+
+use tessera_engine::Isolation;
+
+use crate::error::{Result, SqlError, code};
+use crate::plan::parse_sql;
+use crate::session::output::CopyIn;
+use crate::session::{Output, Session, rename};
+
+impl Session {
+    /// Runs every statement of a simple-protocol query string; stops at the
+    /// first error, which is returned after the outputs that preceded it.
+    pub async fn execute_sql(&mut self, sql: &str) -> (Vec<Output>, Option<SqlError>) {
+        let stmts = match parse_sql(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                self.fail_block();
+                return (vec![], Some(e));
+            }
+        };
+        if stmts.is_empty() {
+            return (vec![Output::Empty], None);
+        }
+        let mut outs = Vec::new();
+        for stmt in stmts {
+            match self.execute(stmt, &[]).await {
+                Ok(o) => {
+                    let is_copy = matches!(o, Output::CopyIn(_));
+                    outs.push(o);
+                    if is_copy {
+                        break;
+                    }
+                }
+                Err(e) => return (outs, Some(e)),
+            }
+        }
+        (outs, None)
+    }
+    /// Runs BEGIN, COMMIT/END and ROLLBACK (without savepoint), which need
+    /// no planning, without entering the general path's machinery; None for
+    /// other statements.
+    pub async fn execute_control(&mut self, stmt: &Statement) -> Option<Result<Output>> {
+        match stmt {
+            Statement::StartTransaction { modes, begin, .. } => Some(self.begin(modes).map(|o| start_tag(o, *begin))),
+            Statement::Commit { chain: false, .. } => Some(self.commit().await),
+            Statement::Rollback { savepoint: None, chain: false } => Some(Ok(self.rollback())),
+            _ => None,
+        }
+    }
+    /// Runs one statement with parameter values.
+    pub async fn execute(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        // Transaction control first: it works even in an aborted block.
+        match &stmt {
+            Statement::StartTransaction { modes, begin, .. } => {
+                return self.begin(modes).map(|o| start_tag(o, *begin));
+            }
+            Statement::Commit { chain, .. } => return self.end_block(true, *chain).await,
+            Statement::Rollback { savepoint: None, chain } => return self.end_block(false, *chain).await,
+            Statement::Rollback { savepoint: Some(name), .. } => return self.rollback_to(&name.value),
+            _ => {}
+        }
+        self.check_block_accepts(&stmt)?;
+        match &stmt {
+            Statement::Savepoint { name } => return self.savepoint(&name.value),
+            Statement::ReleaseSavepoint { name } => return self.release(&name.value),
+            _ => {}
+        }
+        let result = self.execute_in_txn(stmt, params).await;
+        if result.is_err() {
+            self.fail_block();
+        }
+        result
+    }
+    pub(crate) async fn execute_in_txn(&mut self, mut stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        let creating = self.temp.resolve(&mut stmt)?;
+        let ddl = matches!(
+            stmt,
+            Statement::CreateTable(_)
+                | Statement::CreateView(_)
+                | Statement::CreateIndex(_)
+                | Statement::Drop { .. }
+                | Statement::AlterTable(_)
+        );
+        // Boxed: the statement's future is large, and CREATE TABLE AS nests one.
+        let result = Box::pin(self.execute_resolved(stmt, params)).await;
+        if let (Some(c), Ok(_)) = (creating, &result) {
+            self.temp.created(c);
+        }
+        if ddl && !self.temp.is_empty() {
+            self.temp.sync(&self.shared.catalog, &self.info.db);
+        }
+        // An autocommitted statement's transaction has ended.
+        let result = match (result, self.block.is_none()) {
+            (Ok(out), true) => self.end_of_transaction().map(|()| out),
+            (result, _) => result,
+        };
+        result.map_err(|e| self.temp.unmangle(e))
+    }
+    /// What the end of a transaction does to temporary tables (`ON
+    /// COMMIT DROP | DELETE ROWS`).
+    pub(crate) fn end_of_transaction(&mut self) -> Result<()> {
+        let due = self.temp.due();
+        if due.is_empty() {
+            return Ok(());
+        }
+        let catalog = self.shared.catalog.clone();
+        let _g = catalog.ddl_lock();
+        for (stored, action) in due {
+            let Some(def) = catalog.table(&self.info.db, &stored) else { continue };
+            match action {
+                crate::plan::temp_tables::AtCommit::Drop => crate::ddl::drop_table_def(&catalog, &def, true)?,
+                crate::plan::temp_tables::AtCommit::DeleteRows => {
+                    for engine in catalog.engines_of_name(&def.db)? {
+                        engine.truncate_table(&def.engine_name)?;
+                    }
+                    catalog.touch();
+                }
+            }
+        }
+        self.temp.sync(&catalog, &self.info.db);
+        Ok(())
+    }
+    /// [`Self::execute_in_txn`] of a statement whose temporary tables'
+    /// names are resolved.
+    async fn execute_resolved(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        // Statements that do not touch a transaction.
+        if let Some(out) = crate::session::settings::try_execute(self, &stmt)? {
+            return Ok(out);
+        }
+        self.check_secondary(&stmt)?;
+        if let Some(out) = crate::ddl::try_execute(self, &stmt).await? {
+            return Ok(out);
+        }
+        let autocommit = self.block.is_none();
+        self.ensure_txn()?;
+        let deadline = self.statement_deadline();
+        let sp = {
+            let mut slot = self.txn.lock();
+            let txn = slot.as_mut().expect("transaction");
+            if txn.isolation() == Isolation::ReadCommitted {
+                txn.refresh_snapshot();
+            }
+            txn.set_wait_deadline(deadline);
+            txn.savepoint()
+        };
+        self.notes.lock().clear();
+        if let Some(key) = &self.partition_key {
+            crate::storage::keyed::check_names_row_group(&self.info.db, key, &stmt)?;
+        }
+        let result = self.run_statement(stmt, params).await;
+        if let Ok(Output::CopyIn(_)) = &result {
+            // The transaction stays open until the data has arrived.
+            return result;
+        }
+        self.finish_statement(autocommit, sp, result).await
+    }
+    async fn run_statement(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        match stmt {
+            Statement::Query(q) => {
+                if !q.locks.is_empty() {
+                    return Err(SqlError::unsupported("SELECT … FOR UPDATE/SHARE (row locks)"));
+                }
+                let mut q = q;
+                let names = crate::rewrite::naming::alias_projection(&mut q);
+                let plan = self.plan_query(Statement::Query(q), params).await?;
+                Ok(rename(self.collect(plan).await?, names.as_ref()))
+            }
+            Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+                if self.read_only() {
+                    return Err(SqlError::new(code::READ_ONLY_TXN, "cannot execute DML in a read-only transaction"));
+                }
+                crate::exec::dml::execute(self, stmt, params).await
+            }
+            Statement::Explain { statement, analyze, verbose, .. } => {
+                crate::exec::explain::execute(self, *statement, analyze, verbose, params).await
+            }
+            Statement::Copy { source, to, target, options, legacy_options, .. } => {
+                crate::exec::copy::start(self, source, to, target, options, legacy_options).await
+            }
+            other => Err(unsupported_statement(&other)),
+        }
+    }
+    /// Completes COPY FROM STDIN with the data received (or the client's error).
+    pub async fn finish_copy(&mut self, copy: Box<CopyIn>, outcome: std::result::Result<(), String>) -> Result<Output> {
+        let (autocommit, sp) = (copy.autocommit, copy.savepoint);
+        let result = match outcome {
+            Ok(()) => crate::exec::copy::finish(self, *copy).await,
+            Err(msg) => Err(SqlError::new(code::QUERY_CANCELED, format!("COPY from stdin failed: {msg}"))),
+        };
+        let r = self.finish_statement(autocommit, sp, result).await;
+        if r.is_err() {
+            self.fail_block();
+        }
+        r
+    }
+    /// On a secondary: only reads, and only while the node is fresh enough.
+    fn check_secondary(&self, stmt: &Statement) -> Result<()> {
+        self.shared.refuse_writes(stmt)?;
+        self.check_staleness()
+    }
+}
+
+fn unsupported_statement(stmt: &Statement) -> SqlError {
+    let text = stmt.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(2).collect();
+    SqlError::unsupported(format!("the statement {}", words.join(" ")))
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if !self.temp.is_empty()
+            && let Err(e) = crate::ddl::drop_temporary(&mut self.temp, &self.shared.catalog, &self.info.db)
+        {
+            tracing::warn!(schema = %self.temp.schema(), error = %e.message, "could not drop a session's temporary tables");
+        }
+        let mut connected = self.shared.connected.lock();
+        if let Some(n) = connected.get_mut(&self.info.db) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                connected.remove(&self.info.db);
+            }
+        }
+    }
+}
+
+/// `START TRANSACTION` answers with its own tag, as in PostgreSQL.
+fn start_tag(out: Output, begin: bool) -> Output {
+    if begin { out } else { Output::Command("START TRANSACTION".into()) }
+}

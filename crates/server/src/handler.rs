@@ -51,7 +51,7 @@ pub fn error_info(e: SqlError) -> ErrorInfo {
 pub struct Conn {
     pub sql: Arc<SqlEngine>,
     pub session: Mutex<Option<Session>>,
-    pub copy: Mutex<Option<Box<tessera_sql::session::output::CopyIn>>>,
+    pub copy: Mutex<Option<Box<tessera_sql::scope::output::CopyIn>>>,
     /// When the last statement ended (for idle_in_transaction_session_timeout).
     pub last_active: std::sync::Mutex<std::time::Instant>,
     /// A statement is running.
@@ -487,7 +487,7 @@ pub struct Prepared {
     pub param_oids: Vec<Type>,
     pub schema: Option<SchemaRef>,
     /// The statement bound for the fast path, when it is a fast-path statement.
-    pub fast: Option<Arc<tessera_sql::exec::fast::FastPlan>>,
+    pub fast: Option<Arc<tessera_sql::fast::FastPlan>>,
 }
 
 /// The values of a Bind message's parameters, typed as the statement wants.

@@ -12,7 +12,7 @@
 //! pieces, on a corked socket: replies are sent when the server next waits
 //! for input, one write per round trip as in PostgreSQL, rather than one
 //! per message. Prepared statements carry their fast-path plan
-//! (`tessera_sql::exec::fast`), and simple-protocol queries try the fast path
+//! (`tessera_sql::fast`), and simple-protocol queries try the fast path
 //! before they are parsed for the general path. The most common extended
 //! sequence of all, Bind/Describe/Execute/Sync of a prepared fast-path
 //! SELECT, is answered by the connection's `lane` without pgwire's portal

@@ -17,10 +17,11 @@ use std::collections::HashSet;
 use tessera_engine::{EngineError, IndexKind, IndexSpec};
 
 use crate::error::{Result, SqlError, code};
-use crate::exec::dml::{rowid_sequence, target_table};
+use crate::exec::dml::target_table;
 use crate::parser::ident;
 use crate::parser::object_name;
 use crate::session::{Output, Session};
+use crate::storage::catalog::rowid_sequence;
 use crate::storage::catalog::{
     CheckDef, ColumnDef, DatabaseDef, Identity, IndexDef, IndexMethod, RoleDef, ScramSecret, SequenceDef, TableDef,
 };
@@ -407,8 +408,8 @@ pub(crate) fn index_columns(cols: &[datafusion::sql::sqlparser::ast::IndexColumn
 pub(crate) use crate::storage::catalog::{engine_spec, fields_of};
 
 pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
-    if let Some(query) = &ct.query {
-        return crate::dispatch::create_as::create_table_as(session, ct, query).await;
+    if ct.query.is_some() {
+        return Err(SqlError::internal("CREATE TABLE AS reached the DDL handler (dispatch runs it)"));
     }
     let name = object_name(&ct.name);
     let _g = session.catalog().ddl_lock();

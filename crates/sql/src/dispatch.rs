@@ -26,7 +26,7 @@ use tessera_engine::Isolation;
 
 use crate::error::{Result, SqlError, code};
 use crate::plan::parse_sql;
-use crate::session::output::CopyIn;
+use crate::scope::output::CopyIn;
 use crate::session::{Output, Session, rename};
 
 impl Session {
@@ -150,6 +150,11 @@ impl Session {
             return Ok(out);
         }
         self.check_secondary(&stmt)?;
+        if let Statement::CreateTable(ct) = &stmt
+            && let Some(query) = &ct.query
+        {
+            return create_as::create_table_as(self, ct, query).await;
+        }
         if let Some(out) = crate::ddl::try_execute(self, &stmt).await? {
             return Ok(out);
         }

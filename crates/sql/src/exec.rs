@@ -4,4 +4,3 @@ pub mod copy;
 pub mod dml;
 pub mod dml_params;
 pub mod explain;
-pub mod fast;

@@ -125,6 +125,7 @@ pub mod ddl;
 pub mod dispatch;
 pub mod error;
 pub mod exec;
+pub mod fast;
 pub mod parser;
 pub mod plan;
 pub mod rewrite;

@@ -7,6 +7,7 @@
 //! It sits above `storage` (whose catalog and transactions it names) and
 //! below `system`, `plan` and `session`, which all read it.
 
+pub mod output;
 pub mod settings;
 
 use std::sync::Arc;

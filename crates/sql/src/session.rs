@@ -17,7 +17,7 @@
 //! DDL takes effect at once and is not undone by ROLLBACK (a documented
 //! difference from PostgreSQL).
 
-pub mod output;
+pub mod fast_path;
 pub mod settings;
 pub mod sql_engine;
 
@@ -37,7 +37,7 @@ use crate::storage::txn::{Savepoint, Txn};
 
 pub use crate::session::sql_engine::SqlEngine;
 
-pub use crate::session::output::Output;
+pub use crate::scope::output::Output;
 
 use crate::error::{Result, SqlError, code};
 use crate::plan::context::new_context;
@@ -65,7 +65,7 @@ pub struct Session {
     /// Set by SET TRANSACTION before the first statement of a block.
     pub(crate) next_isolation: Option<Isolation>,
     /// Fast-path plans of simple-protocol queries, by template.
-    pub(crate) templates: crate::exec::fast::TemplateCache,
+    pub(crate) templates: crate::fast::TemplateCache,
     /// The database's partition key when it is keyed (fixed at creation).
     pub(crate) partition_key: Option<crate::storage::keyed::PartitionKey>,
     /// The database's home (fixed at creation): on a cluster, its group.

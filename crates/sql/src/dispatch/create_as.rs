@@ -17,12 +17,12 @@ use crate::plan::parse_sql;
 use crate::session::{Output, Session, rename_schema};
 use crate::values::types::SqlType;
 
-pub(crate) async fn create_table_as(session: &mut Session, ct: &CreateTable, query: &Query) -> Result<Option<Output>> {
+pub(crate) async fn create_table_as(session: &mut Session, ct: &CreateTable, query: &Query) -> Result<Output> {
     let name = crate::parser::object_name(&ct.name);
     let db = session.db().to_string();
     if session.catalog().relation_oid(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
         if ct.if_not_exists {
-            return Ok(Some(Output::Command("SELECT 0".into())));
+            return Ok(Output::Command("SELECT 0".into()));
         }
         return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
     }
@@ -55,10 +55,9 @@ pub(crate) async fn create_table_as(session: &mut Session, ct: &CreateTable, que
 
     let list: Vec<String> = columns.iter().map(|(c, ty)| format!("{} {}", quote_ident(c), ty.name())).collect();
     let create = parse_one(&format!("CREATE TABLE {} ({})", quote_ident(&name), list.join(", ")))?;
-    let Statement::CreateTable(plain) = &create else {
-        return Err(SqlError::internal("CREATE TABLE AS: the table's definition did not parse as CREATE TABLE"));
-    };
-    Box::pin(crate::ddl::create_table(session, plain)).await?;
+    // Through the DDL handler, so that in a keyed database it is a
+    // schema-change job like any CREATE TABLE.
+    Box::pin(crate::ddl::try_execute(session, &create)).await?;
 
     let insert = parse_one(&format!("INSERT INTO {} {query}", quote_ident(&name)))?;
     // As a statement of its own: in the session's transaction, committed
@@ -66,9 +65,9 @@ pub(crate) async fn create_table_as(session: &mut Session, ct: &CreateTable, que
     match Box::pin(session.execute_in_txn(insert, &[])).await {
         Ok(Output::Command(tag)) => {
             let rows = tag.rsplit(' ').next().unwrap_or("0").to_string();
-            Ok(Some(Output::Command(format!("SELECT {rows}"))))
+            Ok(Output::Command(format!("SELECT {rows}")))
         }
-        Ok(_) => Ok(Some(Output::Command("SELECT 0".into()))),
+        Ok(_) => Ok(Output::Command("SELECT 0".into())),
         Err(e) => {
             // Undo the half-done statement; the fill's error is the one to report.
             let drop = parse_one(&format!("DROP TABLE IF EXISTS {}", quote_ident(&name)))?;

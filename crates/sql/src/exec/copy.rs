@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{
 use crate::error::{Result, SqlError, code};
 use crate::exec::dml::{allocate_rowids, check_rows, encode_rows, target_table};
 use crate::parser::normalize;
-use crate::session::output::{CopyIn, Format};
+use crate::scope::output::{CopyIn, Format};
 use crate::session::{Output, Session};
 use crate::storage::catalog::TableDef;
 use crate::storage::row_waits::Interrupted;

@@ -41,6 +41,8 @@ use crate::parser::quote_ident;
 use crate::plan::context::DML_SCHEMA;
 use crate::plan::parse_sql;
 use crate::session::{Output, Session};
+use crate::storage::catalog::rowid_sequence;
+use crate::storage::catalog::sequence_of_default;
 use crate::storage::catalog::{Identity, TableDef};
 use crate::values::rowcodec::encode_column;
 use crate::values::types::SqlType;
@@ -56,24 +58,7 @@ pub async fn execute(session: &mut Session, stmt: Statement, params: &[ScalarVal
 
 /// The table a DML statement names (`t` or `public.t`).
 pub fn target_table(session: &Session, name: &ObjectName) -> Result<Arc<TableDef>> {
-    let parts: Vec<String> =
-        name.0.iter().map(|p| p.as_ident().map(|i| normalize(&i.value, i.quote_style)).unwrap_or_default()).collect();
-    let (schema, table) = match parts.as_slice() {
-        [t] => ("public", t.as_str()),
-        [s, t] => (s.as_str(), t.as_str()),
-        [_, s, t] => (s.as_str(), t.as_str()),
-        _ => return Err(SqlError::syntax(format!("invalid table name {name}"))),
-    };
-    if schema != "public" {
-        return Err(SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{schema}.{table}\" does not exist")));
-    }
-    if session.catalog().view(session.db(), table).is_some() {
-        return Err(SqlError::unsupported(format!("writing to a view ({table})")));
-    }
-    session
-        .catalog()
-        .table(session.db(), table)
-        .ok_or_else(|| SqlError::new(code::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist")))
+    crate::storage::catalog::target_table(session.catalog(), session.db(), name)
 }
 
 /// `expr` converted to column type `ty` for a write: a CAST, except into a
@@ -349,10 +334,6 @@ pub(crate) fn allocate_rowids(session: &Session, def: &TableDef, n: usize) -> Re
     session.catalog().nextval_many(&seq, n).map(Some)
 }
 
-pub fn rowid_sequence(def: &TableDef) -> String {
-    format!("__rowid_{}", def.oid)
-}
-
 fn check_conflict_target(def: &TableDef, target: Option<&ConflictTarget>, violated: &str) -> Result<()> {
     let Some(target) = target else { return Ok(()) };
     let ok = match target {
@@ -521,13 +502,6 @@ pub(crate) async fn default_values_pub(
     needed: &[bool],
 ) -> Result<ArrayRef> {
     default_values(session, def, ci, n, needed).await
-}
-
-/// `nextval('name'::regclass)` → the sequence name.
-pub fn sequence_of_default(expr: &str) -> Option<String> {
-    let rest = expr.trim().strip_prefix("nextval('")?;
-    let end = rest.find('\'')?;
-    Some(rest[..end].to_string())
 }
 
 /// Applies type limits, NOT NULL and CHECK constraints to new rows.

@@ -28,10 +28,11 @@ use crate::storage::partition::StoredTable;
 
 use super::expr::{FExpr, ParamKind, Scope, compile};
 use super::value::supported;
-use crate::exec::dml::sequence_of_default;
 use crate::parser::normalize;
-use crate::session::Session;
+use crate::storage::catalog::Catalog;
+use crate::storage::catalog::sequence_of_default;
 use crate::storage::catalog::{Identity, SequenceDef, TableDef};
+use crate::storage::keyed::PartitionKey;
 use crate::values::types::SqlType;
 
 /// A statement bound to the catalog, ready to run without planning.
@@ -132,23 +133,31 @@ impl FastPlan {
     }
 }
 
+/// What binding a statement reads of its session: the catalog, the
+/// database, and the database's partition key when it is keyed.
+pub struct Binder<'a> {
+    pub catalog: &'a Arc<Catalog>,
+    pub db: &'a str,
+    pub partition_key: Option<&'a PartitionKey>,
+}
+
 /// Binds `stmt` if it is a fast-path statement. `kinds` types the `$n` of a
 /// simple-protocol template (empty for a client's own parameters).
-pub fn classify(session: &Session, stmt: &Statement, kinds: &[ParamKind]) -> Option<FastPlan> {
-    let version = session.catalog().version();
+pub fn classify(binder: &Binder<'_>, stmt: &Statement, kinds: &[ParamKind]) -> Option<FastPlan> {
+    let version = binder.catalog.version();
     let mut params: Vec<Option<SqlType>> = Vec::new();
     let (def, kind, returning) = match stmt {
-        Statement::Query(q) => select(session, q, kinds, &mut params)?,
-        Statement::Insert(i) => insert(session, i, kinds, &mut params)?,
-        Statement::Update(u) => update(session, u, kinds, &mut params)?,
-        Statement::Delete(d) => delete(session, d, kinds, &mut params)?,
+        Statement::Query(q) => select(binder, q, kinds, &mut params)?,
+        Statement::Insert(i) => insert(binder, i, kinds, &mut params)?,
+        Statement::Update(u) => update(binder, u, kinds, &mut params)?,
+        Statement::Delete(d) => delete(binder, d, kinds, &mut params)?,
         _ => return None,
     };
     // In a keyed database a write checks its rows' row group as it writes
     // them (`exec`). An UPDATE or DELETE finds its row through a unique key,
     // which there always contains the partition key, so it names its row
     // group; an UPDATE may not change the key (the general path says why).
-    if let Some(key) = &session.partition_key {
+    if let Some(key) = binder.partition_key {
         let field = def.column(&key.column)?.field;
         match &kind {
             Kind::Update { sets, .. } if def.rowid_field.is_some() || sets.iter().any(|s| s.field == field) => {
@@ -158,7 +167,7 @@ pub fn classify(session: &Session, stmt: &Statement, kinds: &[ParamKind]) -> Opt
             _ => {}
         }
     }
-    let table = session.catalog().engine_table(&def).ok()?;
+    let table = binder.catalog.engine_table(&def).ok()?;
     // Every parameter must have a type (an unused `$n` has none).
     let params: Vec<SqlType> = params.into_iter().collect::<Option<_>>()?;
     if !kinds.is_empty() && params.len() != kinds.len() {
@@ -167,8 +176,8 @@ pub fn classify(session: &Session, stmt: &Statement, kinds: &[ParamKind]) -> Opt
     Some(FastPlan { version, def, table, kind, params, returning })
 }
 
-fn table_def(session: &Session, name: &ObjectName) -> Option<Arc<TableDef>> {
-    crate::exec::dml::target_table(session, name).ok()
+fn table_def(binder: &Binder<'_>, name: &ObjectName) -> Option<Arc<TableDef>> {
+    crate::storage::catalog::target_table(binder.catalog, binder.db, name).ok()
 }
 
 fn target(t: &TableWithJoins) -> Option<(&ObjectName, Vec<String>)> {
@@ -203,7 +212,7 @@ fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 
 /// Finds a unique key fixed by WHERE; the rest of WHERE becomes a filter.
 fn lookup(
-    session: &Session,
+    binder: &Binder<'_>,
     def: &TableDef,
     selection: Option<&Expr>,
     scope: &mut Scope<'_>,
@@ -229,7 +238,7 @@ fn lookup(
             }
         }
     }
-    let engine_spec = session.catalog().engine_table(def).ok()?.spec();
+    let engine_spec = binder.catalog.engine_table(def).ok()?.spec();
     let candidates = crate::storage::provider::key_indexes(def, &engine_spec);
     for crate::storage::provider::KeyIndex { id: index, name, columns, .. } in
         candidates.into_iter().filter(|k| k.unique)
@@ -344,7 +353,7 @@ fn projection(items: &[SelectItem], def: &TableDef, scope: &mut Scope<'_>) -> Op
 
 type Bound = (Arc<TableDef>, Kind, Option<Projection>);
 
-fn select(session: &Session, q: &Query, kinds: &[ParamKind], params: &mut Vec<Option<SqlType>>) -> Option<Bound> {
+fn select(binder: &Binder<'_>, q: &Query, kinds: &[ParamKind], params: &mut Vec<Option<SqlType>>) -> Option<Bound> {
     if q.with.is_some()
         || q.order_by.is_some()
         || q.limit_clause.is_some()
@@ -376,9 +385,9 @@ fn select(session: &Session, q: &Query, kinds: &[ParamKind], params: &mut Vec<Op
         return None;
     }
     let (name, qualifiers) = target(&s.from[0])?;
-    let def = table_def(session, name)?;
+    let def = table_def(binder, name)?;
     let mut scope = Scope { def: &def, qualifiers: &qualifiers, row: true, kinds, params };
-    let (lookup, filter) = lookup(session, &def, s.selection.as_ref(), &mut scope)?;
+    let (lookup, filter) = lookup(binder, &def, s.selection.as_ref(), &mut scope)?;
     let items = projection(&s.projection, &def, &mut scope)?;
     Some((def.clone(), Kind::Select { lookup, filter, items }, None))
 }
@@ -399,7 +408,7 @@ fn returning(
     }
 }
 
-fn insert(session: &Session, ins: &Insert, kinds: &[ParamKind], params: &mut Vec<Option<SqlType>>) -> Option<Bound> {
+fn insert(binder: &Binder<'_>, ins: &Insert, kinds: &[ParamKind], params: &mut Vec<Option<SqlType>>) -> Option<Bound> {
     if ins.on.is_some() || ins.overwrite || ins.partitioned.is_some() || !ins.after_columns.is_empty() {
         return None;
     }
@@ -407,7 +416,7 @@ fn insert(session: &Session, ins: &Insert, kinds: &[ParamKind], params: &mut Vec
         return None;
     }
     let TableObject::TableName(name) = &ins.table else { return None };
-    let def = table_def(session, name)?;
+    let def = table_def(binder, name)?;
     if !def.checks.is_empty() || def.columns.iter().any(|c| c.domain.is_some()) {
         return None;
     }
@@ -452,14 +461,14 @@ fn insert(session: &Session, ins: &Insert, kinds: &[ParamKind], params: &mut Vec
                     }
                     Cell::Value(f)
                 }
-                _ => default_cell(session, &def, ci)?,
+                _ => default_cell(binder, &def, ci)?,
             };
             cells.push(cell);
         }
         rows.push(cells);
     }
     let rowid = match def.rowid_field {
-        Some(_) => Some(session.catalog().sequence(&def.db, &crate::exec::dml::rowid_sequence(&def))?),
+        Some(_) => Some(binder.catalog.sequence(&def.db, &crate::storage::catalog::rowid_sequence(&def))?),
         None => None,
     };
     let ret = returning(ins.returning.as_ref(), &def, &qualifiers, kinds, params)?;
@@ -478,11 +487,11 @@ fn assignable(to: SqlType, from: SqlType) -> bool {
         || to == from
 }
 
-fn default_cell(session: &Session, def: &TableDef, ci: usize) -> Option<Cell> {
+fn default_cell(binder: &Binder<'_>, def: &TableDef, ci: usize) -> Option<Cell> {
     let col = &def.columns[ci];
     let Some(expr) = &col.default else { return Some(Cell::Null) };
     if let Some(seq) = sequence_of_default(expr) {
-        return (super::value::is_int(col.ty)).then_some(Cell::Sequence(session.catalog().sequence(&def.db, &seq)?));
+        return (super::value::is_int(col.ty)).then_some(Cell::Sequence(binder.catalog.sequence(&def.db, &seq)?));
     }
     if !supported(col.ty) {
         return None;
@@ -494,17 +503,17 @@ fn default_cell(session: &Session, def: &TableDef, ci: usize) -> Option<Cell> {
     assignable(col.ty, ty).then_some(Cell::Value(f))
 }
 
-fn update(session: &Session, upd: &Update, kinds: &[ParamKind], params: &mut Vec<Option<SqlType>>) -> Option<Bound> {
+fn update(binder: &Binder<'_>, upd: &Update, kinds: &[ParamKind], params: &mut Vec<Option<SqlType>>) -> Option<Bound> {
     if upd.from.is_some() || upd.or.is_some() || upd.limit.is_some() {
         return None;
     }
     let (name, qualifiers) = target(&upd.table)?;
-    let def = table_def(session, name)?;
+    let def = table_def(binder, name)?;
     if !def.checks.is_empty() || def.columns.iter().any(|c| c.domain.is_some()) {
         return None;
     }
     let mut scope = Scope { def: &def, qualifiers: &qualifiers, row: true, kinds, params };
-    let (lookup, filter) = lookup(session, &def, upd.selection.as_ref(), &mut scope)?;
+    let (lookup, filter) = lookup(binder, &def, upd.selection.as_ref(), &mut scope)?;
     let key_fields = def.key_fields();
     let mut sets: Vec<Set> = Vec::new();
     for Assignment { target, value } in &upd.assignments {
@@ -531,7 +540,7 @@ fn update(session: &Session, upd: &Update, kinds: &[ParamKind], params: &mut Vec
     Some((def.clone(), Kind::Update { lookup, filter, sets }, ret))
 }
 
-fn delete(session: &Session, del: &Delete, kinds: &[ParamKind], params: &mut Vec<Option<SqlType>>) -> Option<Bound> {
+fn delete(binder: &Binder<'_>, del: &Delete, kinds: &[ParamKind], params: &mut Vec<Option<SqlType>>) -> Option<Bound> {
     if del.using.is_some() || !del.tables.is_empty() || del.limit.is_some() || !del.order_by.is_empty() {
         return None;
     }
@@ -540,9 +549,9 @@ fn delete(session: &Session, del: &Delete, kinds: &[ParamKind], params: &mut Vec
     };
     let [t] = tables.as_slice() else { return None };
     let (name, qualifiers) = target(t)?;
-    let def = table_def(session, name)?;
+    let def = table_def(binder, name)?;
     let mut scope = Scope { def: &def, qualifiers: &qualifiers, row: true, kinds, params };
-    let (lookup, filter) = lookup(session, &def, del.selection.as_ref(), &mut scope)?;
+    let (lookup, filter) = lookup(binder, &def, del.selection.as_ref(), &mut scope)?;
     let ret = returning(del.returning.as_ref(), &def, &qualifiers, kinds, params)?;
     Some((def.clone(), Kind::Delete { lookup, filter }, ret))
 }

@@ -19,7 +19,7 @@ use super::expr::{Cx, FExpr};
 use super::plan::{Cell, FastPlan, Item, Kind, Lookup, Projection};
 use super::value::{Decline, Eval, Value, encode_into, to_scalar};
 use crate::error::{Result, SqlError, code};
-use crate::session::Output;
+use crate::scope::output::Output;
 use crate::storage::catalog::{Catalog, SequenceDef};
 
 /// What a fast-path execution came to.

@@ -1,93 +1,24 @@
-//! The OLTP fast path: short statements that reach rows by a unique key run
-//! directly on the engine, without DataFusion.
-//!
-//! The general path parses, rewrites, plans (logical, optimized, physical)
-//! and executes every statement, and DML is planned twice (once to find the
-//! rows, once per RETURNING list). For `UPDATE accounts SET balance =
-//! balance + $1 WHERE id = $2` that is most of the CPU of a transaction.
-//! The Hekaton slides make the same observation about interpreted access
-//! (10–30× the CPU of a compiled path); Tessera's answer is this module:
-//!
-//! - [`plan::classify`] recognizes the shapes (see `plan.rs`) and binds them
-//!   once: table, key columns, compiled expressions ([`expr`]), result schema.
-//! - A prepared statement keeps its [`FastPlan`] (extended protocol); a
-//!   simple-protocol query is turned into a [`template`] whose literals
-//!   become parameters, and the session caches plans by template text.
-//!   Plans record the catalog version and are rebound after DDL.
-//! - [`exec::execute`] runs a plan on the session's engine transaction.
-//!
-//! The fast path never produces an answer of its own where the general path
-//! would produce a different one: whatever it does not handle exactly
-//! (an overflow, a malformed literal, a NOT NULL violation, a type it does
-//! not compute with) makes it *decline*, and the statement is undone to its
-//! savepoint and run on the general path, which raises PostgreSQL's error.
-//! The session setting `tessera.fast_path = off` turns the path off, which is
-//! how the `.slt` suite checks that both paths give the same results.
+//! The session's entry points to the fast path (`fast`): whether it may
+//! run, binding a statement for it, and running a bound plan in the
+//! session's transaction (declining to the general path where it must).
 
-pub mod exec;
-pub mod expr;
-pub mod plan;
-pub mod template;
-pub mod value;
-
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::Statement;
 
-pub use plan::FastPlan;
-use template::{Literal, Template};
-use value::{Decline, Value};
-
 use crate::error::Result;
+use crate::fast::template::{self, Template};
+use crate::fast::{Args, FastPlan, TEMPLATE_CACHE_LIMIT, exec, plan};
 use crate::session::{Output, Session};
 use crate::storage::keyed::RowGroupCheck;
 
-/// Parameter values as they arrive.
-pub enum Args<'a> {
-    /// Bound by the client (extended protocol).
-    Scalars(&'a [ScalarValue]),
-    /// Lifted out of a simple-protocol query.
-    Literals(&'a [Literal]),
-}
-
-impl Args<'_> {
-    fn bind(&self, types: &[crate::values::types::SqlType]) -> std::result::Result<Vec<Value>, Decline> {
-        match self {
-            Args::Scalars(s) => {
-                if s.len() != types.len() {
-                    return Err(Decline);
-                }
-                s.iter().zip(types).map(|(v, t)| value::from_scalar(*t, v)).collect()
-            }
-            Args::Literals(l) => {
-                if l.len() != types.len() {
-                    return Err(Decline);
-                }
-                l.iter()
-                    .zip(types)
-                    .map(|(v, t)| match v {
-                        Literal::Int(i) => Ok(Value::Int(*i)),
-                        Literal::Str(s) => value::from_text(*t, s),
-                    })
-                    .collect()
-            }
-        }
-    }
-}
-
-/// A session's plans for simple-protocol templates. `None` remembers that a
-/// template is not a fast-path statement.
-#[derive(Default)]
-pub struct TemplateCache {
-    plans: HashMap<String, Option<(Statement, Arc<FastPlan>)>>,
-}
-
-/// Enough for any application's statement mix; beyond it the cache starts over.
-const TEMPLATE_CACHE_LIMIT: usize = 512;
-
 impl Session {
+    /// What the fast path binds statements against.
+    fn binder(&self) -> plan::Binder<'_> {
+        plan::Binder { catalog: self.catalog(), db: self.db(), partition_key: self.partition_key.as_ref() }
+    }
+
     /// Whether the fast path may run: it is on, and the session has no
     /// temporary tables (its plans name tables as the catalog does, not as
     /// `temp_tables` resolves them).
@@ -103,7 +34,7 @@ impl Session {
         if !matches!(stmt, Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)) {
             return None;
         }
-        plan::classify(self, stmt, &[]).map(Arc::new)
+        plan::classify(&self.binder(), stmt, &[]).map(Arc::new)
     }
 
     /// Runs a simple-protocol query on the fast path if it is a fast-path
@@ -119,14 +50,16 @@ impl Session {
             Some(Some((_, p))) if p.version == version => p.clone(),
             Some(Some((stmt, _))) => {
                 let stmt = stmt.clone();
-                let plan = plan::classify(self, &stmt, &template.kinds()).map(Arc::new);
+                let plan = plan::classify(&self.binder(), &stmt, &template.kinds()).map(Arc::new);
                 self.remember(&template, plan.clone().map(|p| (stmt, p)));
                 plan?
             }
             None => {
                 let mut stmts = crate::plan::parse_sql(template.text()).ok()?;
                 let plan = match stmts.as_slice() {
-                    [stmt] => plan::classify(self, stmt, &template.kinds()).map(|p| (stmts.remove(0), Arc::new(p))),
+                    [stmt] => {
+                        plan::classify(&self.binder(), stmt, &template.kinds()).map(|p| (stmts.remove(0), Arc::new(p)))
+                    }
                     _ => None,
                 };
                 let p = plan.as_ref().map(|(_, p)| p.clone());
@@ -156,7 +89,7 @@ impl Session {
             return None;
         }
         if plan.version != self.catalog().version() {
-            let fresh = Arc::new(plan::classify(self, stmt, &[])?);
+            let fresh = Arc::new(plan::classify(&self.binder(), stmt, &[])?);
             return self.run_fast(&fresh, Args::Scalars(params)).await;
         }
         self.run_fast(plan, Args::Scalars(params)).await
@@ -178,7 +111,7 @@ impl Session {
         if let Err(e) = self.ensure_txn() {
             return Some(Err(e));
         }
-        let now = crate::exec::fast::now_micros();
+        let now = crate::fast::now_micros();
         let deadline = self.statement_deadline();
         // Borrow the fields the attempt needs (no clone, no shared counter
         // touched per statement).
@@ -236,9 +169,4 @@ impl Session {
         }
         Some(r)
     }
-}
-
-/// The statement's time, as `now()` reads it (microseconds, UTC).
-pub fn now_micros() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
 }

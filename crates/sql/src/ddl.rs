@@ -1,5 +1,7 @@
 //! DDL: databases, tables, indexes, sequences, roles, TRUNCATE (ALTER TABLE
-//! is in `alter`).
+//! is in `alter`, types and domains in `type_ddl`, views in `view_ddl`).
+//! It sits above `exec` (whose row checks ALTER reuses) and below
+//! `dispatch`, which routes statements here.
 //!
 //! Each statement takes the catalog's DDL lock, changes the engine (durably)
 //! and then the catalog entry. DDL is not transactional: it takes effect at

@@ -1,4 +1,19 @@
-//! TODO layer essay
+//! A session's DataFusion context and what runs before DataFusion plans a
+//! statement. It sits above `system` (whose views its catalog provider
+//! serves) and below `fast`, `session` and the handlers.
+//!
+//! - `context`: the session context configured for PostgreSQL's dialect,
+//!   with a catalog provider that resolves names against the Tessera
+//!   catalog (`public`, `pg_catalog`, `information_schema`, `tessera`, and
+//!   `__dml`, which exposes keyless tables' hidden row id to UPDATE and
+//!   DELETE) and every rule and function of Tessera's registered;
+//! - `functions`: PostgreSQL's functions DataFusion lacks, and the names
+//!   PostgreSQL gives functions and catalog queries (`normalize_pg`);
+//!   `volatile` gives every row its own `nextval()` and `gen_random_uuid()`;
+//! - `views`: a view's query is stored qualified and put in place of the
+//!   view in every statement that reads it, before any other rewrite;
+//! - `temp_tables`: a session's temporary tables and views, its names
+//!   resolved to their stored names before anything else reads a statement.
 
 pub mod context;
 pub mod functions;

@@ -1,4 +1,50 @@
-//! TODO layer essay
+//! SQL types and values, with PostgreSQL's meaning: everything that knows
+//! a value but no table, session or plan. It sits above `parser` and
+//! `error` only; every other layer uses it.
+//!
+//! - Types and storage: `types` maps SQL types to Arrow and PostgreSQL
+//!   OIDs; `rowcodec` stores values one engine field per column in
+//!   order-preserving encodings; `text` formats values as PostgreSQL prints
+//!   them; `pg_binary` and `copy_binary` are PostgreSQL's binary forms (the
+//!   wire layer uses them for binary results and parameters too); `assign`
+//!   converts a value to a column's type for a write.
+//! - Users' types: `user_types` and `enum_registry` tell every layer an enum
+//!   type's name and labels by OID (an enum column's `SqlType` is its OID;
+//!   its values travel as labels); `enums` reads casts to enum types and
+//!   domains and orders enum values by their labels' positions,
+//!   `enum_aggregates` gives them `min`/`max`; `domains` checks domains'
+//!   constraints where values are written or cast.
+//! - Numbers: `exact_casts` keeps casts that merge values in comparisons;
+//!   `overflow` raises integer overflow (constants included);
+//!   `int_literals` types integer constants as PostgreSQL does; `int_casts`
+//!   rounds casts to integers; `float_arith` raises float overflow and
+//!   division by zero and casts floats to numeric through their significant
+//!   digits; `float_compare` compares numerics with floats in float8;
+//!   `real_sum` keeps `sum(real)` single precision; `numeric` and
+//!   `numeric_ops` hold numerics beyond Decimal128 (numeric(p, s) up to 76
+//!   digits, unconstrained numeric exactly to 38 places) and multiply,
+//!   divide and average them as PostgreSQL does; `numeric_special` keeps NaN
+//!   and the infinities; `numeric_div` plans quotients and averages as
+//!   PostgreSQL's `numeric_div`; `numeric_var` computes variances and
+//!   standard deviations exactly; `formatting`, `to_char_numeric` and
+//!   `to_number` format and read numbers as PostgreSQL's NUM_processor does.
+//! - Time: `dates` and `timestamps` read and print dates and timestamps;
+//!   `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
+//!   `zones` computes AT TIME ZONE with IANA zones; `intervals` reads,
+//!   compares and multiplies intervals, `interval_groups` groups them;
+//!   `date_fields` computes the `extract` fields DataFusion gets wrong or
+//!   lacks; `datetime_fns` and `to_char` are PostgreSQL's date/time
+//!   functions and templates.
+//! - Text and patterns: `bpchar` gives char(n) its padding; `encoding`
+//!   converts between text and bytea; `patterns` rewrites SIMILAR TO and
+//!   LIKE … ESCAPE into what DataFusion matches; `regexps` gives the regexp
+//!   functions PostgreSQL's flags and results.
+//! - JSON and arrays: `json` gives json and jsonb their operators and
+//!   functions, `json_more` the rest, `json_sets` their aggregates and
+//!   set-returning functions; `array_types` gives array columns PostgreSQL's
+//!   text form; `array_fns` gives the array functions PostgreSQL's meaning.
+//! - `udf_values` holds what scalar functions share (argument access,
+//!   results as arrays); `pg_typeof` names types.
 
 pub mod array_fns;
 pub mod array_types;

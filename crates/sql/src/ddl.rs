@@ -7,9 +7,9 @@
 //! and then the catalog entry. DDL is not transactional: it takes effect at
 //! once, inside or outside a transaction block, and ROLLBACK does not undo it.
 
-pub mod alter;
-pub mod type_ddl;
-pub mod view_ddl;
+pub(crate) mod alter;
+pub(crate) mod type_ddl;
+pub(crate) mod view_ddl;
 
 use datafusion::sql::sqlparser::ast::{
     AlterRoleOperation, AlterSchemaOperation, ColumnOption, CreateIndex, CreateTable, Expr, GeneratedAs, IndexType,

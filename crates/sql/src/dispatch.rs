@@ -14,7 +14,7 @@
 //! Nothing below imports this module; it imports every layer it routes to.
 
 mod blocks;
-pub mod create_as;
+pub(crate) mod create_as;
 mod describe;
 
 use datafusion::common::ScalarValue;

@@ -5,6 +5,6 @@
 //! `ddl`, which reuses their row checks and encodings.
 
 pub mod copy;
-pub mod dml;
-pub mod dml_params;
-pub mod explain;
+pub(crate) mod dml;
+pub(crate) mod dml_params;
+pub(crate) mod explain;

@@ -8,8 +8,8 @@
 //! functions and catalog queries are applied after parsing, by
 //! `plan::parse_sql`.
 
-pub mod database;
-pub mod normalize;
+pub(crate) mod database;
+pub(crate) mod normalize;
 
 use datafusion::sql::sqlparser::ast::{Ident, ObjectName, Statement};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;

@@ -15,11 +15,11 @@
 //! - `temp_tables`: a session's temporary tables and views, its names
 //!   resolved to their stored names before anything else reads a statement.
 
-pub mod context;
-pub mod functions;
-pub mod temp_tables;
-pub mod views;
-pub mod volatile;
+pub(crate) mod context;
+pub(crate) mod functions;
+pub(crate) mod temp_tables;
+pub(crate) mod views;
+pub(crate) mod volatile;
 
 use datafusion::sql::sqlparser::ast::Statement;
 

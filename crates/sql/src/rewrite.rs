@@ -13,9 +13,9 @@
 //! - `naming` names unaliased result columns as PostgreSQL does (repeated
 //!   names allowed, set-returning functions' columns after their alias).
 
-pub mod naming;
-pub mod query_checks;
-pub mod strict;
-pub mod using_joins;
-pub mod window_defaults;
-pub mod windows;
+pub(crate) mod naming;
+pub(crate) mod query_checks;
+pub(crate) mod strict;
+pub(crate) mod using_joins;
+pub(crate) mod window_defaults;
+pub(crate) mod windows;

@@ -17,9 +17,9 @@
 //! DDL takes effect at once and is not undone by ROLLBACK (a documented
 //! difference from PostgreSQL).
 
-pub mod fast_path;
+pub(crate) mod fast_path;
 pub mod settings;
-pub mod sql_engine;
+pub(crate) mod sql_engine;
 
 use std::sync::Arc;
 

@@ -35,16 +35,16 @@
 
 pub mod catalog;
 pub mod cluster_view;
-pub mod field_tests;
-pub mod jobs;
-pub mod keyed;
-pub mod partition;
-pub mod provider;
+pub(crate) mod field_tests;
+pub(crate) mod jobs;
+pub(crate) mod keyed;
+pub(crate) mod partition;
+pub(crate) mod provider;
 pub mod remote;
 pub mod row_waits;
-pub mod split;
-pub mod temp_names;
-pub mod txn;
+pub(crate) mod split;
+pub(crate) mod temp_names;
+pub(crate) mod txn;
 
 /// Runs `f`, which may block (on a concurrent writer, or on the log's
 /// fsync), without stalling the other connections served by this runtime

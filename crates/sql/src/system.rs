@@ -1,5 +1,5 @@
 //! TODO layer essay
 
-pub mod pg_catalog;
-pub mod pg_types;
-pub mod tessera_views;
+pub(crate) mod pg_catalog;
+pub(crate) mod pg_types;
+pub(crate) mod tessera_views;

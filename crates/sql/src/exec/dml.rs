@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, new_null_array};
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, ConflictTarget, Delete, Expr, FromTable, Insert, ObjectName, OnConflictAction, OnInsert,
@@ -927,9 +927,4 @@ pub async fn returning_schema(session: &Session, stmt: &Statement) -> Result<Opt
         Output::Rows { schema, .. } => Ok(Some(schema)),
         _ => Ok(None),
     }
-}
-
-/// The rewritten query a DML statement runs (for EXPLAIN).
-pub fn schema_of(def: &TableDef) -> SchemaRef {
-    Arc::new(Schema::new(def.arrow_schema().fields().to_vec()))
 }

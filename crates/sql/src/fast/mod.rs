@@ -24,11 +24,11 @@
 //! The session setting `tessera.fast_path = off` turns the path off, which is
 //! how the `.slt` suite checks that both paths give the same results.
 
-pub mod exec;
-pub mod expr;
-pub mod plan;
-pub mod template;
-pub mod value;
+pub(crate) mod exec;
+pub(crate) mod expr;
+pub(crate) mod plan;
+pub(crate) mod template;
+pub(crate) mod value;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -92,19 +92,9 @@ impl TempTables {
         self.names.is_empty()
     }
 
-    /// Records an index of one of the session's temporary tables.
-    pub fn indexed(&mut self, name: String) {
-        self.indexes.insert(name);
-    }
-
     /// The stored name of the session's temporary relation `name`.
     pub fn stored(&self, name: &str) -> String {
         format!("{}.{name}", self.schema)
-    }
-
-    /// The stored names of all the session's temporary relations.
-    pub fn all_stored(&self) -> Vec<String> {
-        self.names.iter().map(|n| self.stored(n)).collect()
     }
 
     /// Whether `stored` is one of this session's relations.

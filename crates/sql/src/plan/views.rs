@@ -31,7 +31,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::error::{Result, SqlError, code};
-pub use crate::storage::catalog::views::{ViewColumn, ViewDef};
+pub use crate::storage::catalog::views::ViewDef;
 
 /// How many views one statement may expand (a view reading a view …):
 /// more means a cycle that `CREATE OR REPLACE VIEW` made.
@@ -271,6 +271,7 @@ pub fn mentions_column(query: &str, column: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::catalog::views::ViewColumn;
     use crate::values::types::SqlType;
 
     fn view(name: &str, query: &str, columns: &[&str]) -> Arc<ViewDef> {

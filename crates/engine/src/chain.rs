@@ -19,8 +19,7 @@
 //!    uncommitted version by putting back the head it replaced, and defers
 //!    its destruction the same way.
 //! 3. [`Row`]'s `Drop` frees the whole chain at once, without deferring:
-//!    it runs when the last `Arc<Row>` goes, after every index entry that
-//!    pointed at the row was removed.
+//!    it runs when the last `Arc<Row>` goes.
 //!
 //! (A version never published, like the one a failed insert built, is
 //! freed by its builder and was never reachable.)
@@ -57,10 +56,10 @@
 //! references are shared ones: every field of a version that changes after
 //! publication is atomic, and its bytes never change.
 //!
-//! Cost: the iterator is two words and a reference, inlined into each
-//! caller; it loads a version's `next` only when asked for the version
-//! after it, so a reader that stops at the newest version touches no more
-//! memory than a hand-written loop would.
+//! Cost: the iterator is a few words on the stack, inlined into each
+//! caller, with no allocation; it loads a version's `next` only when asked
+//! for the version after it, so a reader that stops at the newest version
+//! touches no more memory than a hand-written loop would.
 
 use std::sync::atomic::Ordering::Acquire;
 

@@ -3,7 +3,7 @@
 //!
 //! This crate is the product's core, modeled on SQL Server's Hekaton. It has
 //! no SQL, no network and no async runtime; the SQL layer above talks to it
-//! through [`Engine`], [`Transaction`] and the row contract in [`tuple`].
+//! through [`Engine`], [`Transaction`] and the row contract in [`mod@tuple`].
 //!
 //! ```text
 //!            Transaction ──get/scan──▶ Table ──▶ row directory (hash, lock-free reads)

@@ -189,9 +189,8 @@ impl Gc {
                 // only other party that frees versions, an aborting writer,
                 // frees just its own version while it is the head with
                 // nothing built on it (only a logged commit's version is
-                // built on, and that is never rolled back), whereas every
-                // version cut here lies below a committed one (X or p) or
-                // is X itself.
+                // built on, and that is never rolled back), whereas what is
+                // cut here is X, committed, or what lies below X.
                 let detached = unsafe { Detached::cut(cut, guard) };
                 if !detached.is_empty() {
                     if item.table.has_secondaries() {

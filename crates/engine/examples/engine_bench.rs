@@ -200,7 +200,9 @@ fn thread_cpu() -> Duration {
     }
     const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
     let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec into the pointed-to value.
+    // SAFETY: clock_gettime only writes one `struct timespec` through the
+    // pointer, and `ts` is a live, writable value of that layout (`repr(C)`,
+    // two 64-bit fields, as on the 64-bit Linux targets we build for).
     let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {
         return Duration::ZERO;

@@ -10,7 +10,7 @@ use crossbeam_epoch::{self as epoch, Guard};
 use crate::engine::EngineInner;
 use crate::error::Result;
 use crate::gc::GcItem;
-use crate::mvcc::{INFINITY, REMOVED_TAG, Timestamp, Version};
+use crate::mvcc::{INFINITY, Timestamp, Version};
 use crate::record::{LogEntry, WriteRecord};
 use crate::table::Table;
 
@@ -46,12 +46,12 @@ pub(crate) fn apply_write(
             None => return Ok(()),
         },
     };
-    let head = row.head.load(Acquire, guard);
-    if head.tag() == REMOVED_TAG {
+    let head = row.load_head(guard);
+    if head.is_removed() {
         return Ok(());
     }
     let mut old_len = None;
-    if let Some(h) = unsafe { head.as_ref() }
+    if let Some(h) = head.newest()
         && h.end.load(Acquire) == INFINITY
     {
         h.end.store(ts, Release);
@@ -61,7 +61,7 @@ pub(crate) fn apply_write(
     if let Some(data) = w.row {
         inner.versions.add(1);
         let v = Version::new(ts, data);
-        v.next.store(head, Relaxed);
+        v.next.store(head.ptr(), Relaxed);
         let published = v.into_shared(guard);
         row.head.store(published, Release);
         for ix in table.secondaries().iter() {
@@ -69,7 +69,7 @@ pub(crate) fn apply_write(
             ix.add(&key, &row);
         }
     }
-    if !head.is_null() {
+    if !head.ptr().is_null() {
         inner.gc.push(0, GcItem { table: table.clone(), row, ts });
     }
     Ok(())

@@ -74,8 +74,12 @@ impl Transaction {
         }
         // Keep the engine reachable without touching its shared reference
         // count on every commit (another core is bumping the same counter).
-        // SAFETY: the engine is owned by an `Arc` inside `self`, which lives
-        // (here or inside the pending commit) for as long as this reference.
+        // SAFETY: `Arc::as_ptr` points at the engine for as long as one
+        // `Arc` of it lives, and `self.engine` is one: `self` is moved (into
+        // the `CommitWork`, then the `PendingCommit` or `Stamped` it
+        // becomes), never dropped, before the last use of `engine` below,
+        // and moving an `Arc` does not move the engine. Only shared access
+        // is made through it, as through the `Arc`.
         let engine: &crate::engine::EngineInner = unsafe { &*Arc::as_ptr(&self.engine) };
         engine.txns.announce_commit(self.slot);
         let ts = engine.seq.assign();
@@ -159,7 +163,15 @@ impl Transaction {
             return Ok(());
         }
         for r in &self.reads {
-            if !read_still_valid(&self.engine, unsafe { crate::mvcc::Version::at(r.version) }, self.me, ts) {
+            // SAFETY: `r.version` is the address of a version this
+            // transaction read, and it is still allocated: `r` holds its
+            // row, so the row's drop has not freed it; it was visible to
+            // our snapshot (and committed, since not ours), and GC cuts only
+            // versions no registered snapshot can see, while ours stays
+            // registered until the transaction ends; aborts free only
+            // uncommitted versions.
+            let v = unsafe { crate::mvcc::Version::at(r.version) };
+            if !read_still_valid(&self.engine, v, self.me, ts) {
                 return Err(EngineError::conflict(ConflictReason::ReadValidation));
             }
         }
@@ -208,20 +220,20 @@ impl Transaction {
         row: &'g Arc<Row>,
         guard: &'g Guard,
     ) -> std::result::Result<Option<NetWrite<'g>>, LogError> {
-        let mut cur = row.head.load(Acquire, guard);
         let mut image = None;
         let mut top = true;
-        while let Some(v) = unsafe { cur.as_ref() } {
+        let mut below = None;
+        for v in row.versions(guard) {
             if v.begin.load(Acquire) != self.me {
+                below = Some(v);
                 break;
             }
             if top && v.end.load(Acquire) != self.me {
                 image = Some(&v.data[..]);
             }
             top = false;
-            cur = v.next.load(Acquire, guard);
         }
-        let (prev_ts, old_len) = match unsafe { cur.as_ref() } {
+        let (prev_ts, old_len) = match below {
             Some(orig) if orig.end.load(Acquire) == self.me => (self.begin_ts_of(orig)?, Some(orig.data.len())),
             _ => (0, None),
         };
@@ -263,9 +275,8 @@ impl Transaction {
     pub(crate) fn stamp(&self, rows: &[usize], ts: Timestamp, guard: &Guard) {
         for &i in rows {
             let row = &self.ops[i].row;
-            let mut cur = row.head.load(Acquire, guard);
             let mut reached = false;
-            while let Some(v) = unsafe { cur.as_ref() } {
+            for v in row.versions(guard) {
                 let begin = v.begin.load(Acquire);
                 let mine = begin == self.me;
                 if v.end.load(Acquire) == self.me {
@@ -278,7 +289,6 @@ impl Transaction {
                     // Past our versions, or at history older than us.
                     break;
                 }
-                cur = v.next.load(Acquire, guard);
             }
         }
     }

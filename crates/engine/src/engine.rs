@@ -328,12 +328,9 @@ fn build_index(table: &Arc<Table>, ix: IndexSpec) -> Result<()> {
     let sguard = scc::Guard::new();
     let mut live: HashMap<Vec<u8>, usize> = HashMap::new();
     for (_, row) in table.rows.iter(&sguard) {
-        let mut cur = row.head.load(Acquire, &guard);
-        if cur.tag() == crate::mvcc::REMOVED_TAG {
-            continue;
-        }
+        // A removed row has no versions.
         let mut newest = true;
-        while let Some(v) = unsafe { cur.as_ref() } {
+        for v in row.versions(&guard) {
             if v.begin.load(Acquire) != crate::mvcc::INFINITY {
                 let (key, has_null) = index_key(&ix.columns, &v.data)?;
                 index.add(&key, row);
@@ -342,7 +339,6 @@ fn build_index(table: &Arc<Table>, ix: IndexSpec) -> Result<()> {
                 }
                 newest = false;
             }
-            cur = v.next.load(Acquire, &guard);
         }
     }
     if live.values().any(|&n| n > 1) {

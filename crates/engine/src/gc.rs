@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 use crossbeam_epoch::{self as epoch, Guard, Shared};
 use crossbeam_queue::SegQueue;
 
+use crate::chain::Detached;
 use crate::engine::EngineInner;
-use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Timestamp, Version, defer_free_chain, is_marker};
+use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Timestamp, Version, is_marker};
 use crate::table::Table;
 
 pub(crate) struct GcItem {
@@ -136,38 +137,38 @@ impl Gc {
         if row.gc_busy.swap(true, Acquire) {
             return false;
         }
-        let head = row.head.load(Acquire, guard);
-        if head.is_null() && head.tag() != REMOVED_TAG {
+        let head = row.load_head(guard);
+        if head.ptr().is_null() && !head.is_removed() {
             // An empty row (its only insert was rolled back).
             let removed = Shared::null().with_tag(REMOVED_TAG);
-            if row.head.compare_exchange(head, removed, AcqRel, Acquire, guard).is_ok() {
+            if row.head.compare_exchange(head.ptr(), removed, AcqRel, Acquire, guard).is_ok() {
                 item.table.remove_row(row);
                 self.rows_removed.fetch_add(1, Relaxed);
             }
-        } else if head.tag() != REMOVED_TAG {
+        } else if !head.is_removed() {
             // Find X, the newest version that every snapshot >= horizon reaches.
             let mut prev: Option<&Version> = None;
-            let mut cur = head;
-            while let Some(v) = unsafe { cur.as_ref() } {
+            let mut found = None;
+            for v in head.versions() {
                 let b = v.begin.load(Acquire);
                 if !is_marker(b) && b != INFINITY && b <= horizon {
+                    found = Some(v);
                     break;
                 }
                 prev = Some(v);
-                cur = v.next.load(Acquire, guard);
             }
-            if let Some(x) = unsafe { cur.as_ref() } {
+            if let Some(x) = found {
                 let e = x.end.load(Acquire);
                 let x_dead = !is_marker(e) && e != INFINITY && e <= horizon;
-                let detached: Shared<'_, Version> = match (x_dead, prev) {
+                let cut: Shared<'_, Version> = match (x_dead, prev) {
                     (true, None) => {
                         // The whole row is dead: tag it removed so that
                         // inserters start a fresh row, then unlink it.
                         let removed = Shared::null().with_tag(REMOVED_TAG);
-                        if row.head.compare_exchange(head, removed, AcqRel, Acquire, guard).is_ok() {
+                        if row.head.compare_exchange(head.ptr(), removed, AcqRel, Acquire, guard).is_ok() {
                             item.table.remove_row(row);
                             self.rows_removed.fetch_add(1, Relaxed);
-                            head
+                            head.ptr()
                         } else {
                             Shared::null()
                         }
@@ -180,17 +181,23 @@ impl Gc {
                     (true, Some(_)) => Shared::null(),
                     (false, _) => x.next.swap(Shared::null(), AcqRel, guard),
                 };
-                if !detached.is_null() {
+                // SAFETY: `cut` is null or what the compare-and-swap of the
+                // head or the swap of the `next` of X or p (committed, so
+                // still linked: only GC unlinks committed versions) just
+                // returned under `guard`. The chain is ours alone to free:
+                // `gc_busy` keeps other collectors off this row, and the
+                // only other party that frees versions, an aborting writer,
+                // frees just its own version while it is the head with
+                // nothing built on it (only a logged commit's version is
+                // built on, and that is never rolled back), whereas what is
+                // cut here is X, committed, or what lies below X.
+                let detached = unsafe { Detached::cut(cut, guard) };
+                if !detached.is_empty() {
                     if item.table.has_secondaries() {
-                        let mut dropped = Vec::new();
-                        let mut c = detached;
-                        while let Some(v) = unsafe { c.as_ref() } {
-                            dropped.push(v);
-                            c = v.next.load(Acquire, guard);
-                        }
+                        let dropped: Vec<&Version> = detached.versions().collect();
                         item.table.unindex(row, &dropped, guard);
                     }
-                    let n = unsafe { defer_free_chain(detached, guard) };
+                    let n = detached.defer_free();
                     engine.versions.sub(n as i64);
                     self.versions_freed.fetch_add(n as u64, Relaxed);
                 }

@@ -3,7 +3,7 @@
 //!
 //! This crate is the product's core, modeled on SQL Server's Hekaton. It has
 //! no SQL, no network and no async runtime; the SQL layer above talks to it
-//! through [`Engine`], [`Transaction`] and the row contract in [`tuple`].
+//! through [`Engine`], [`Transaction`] and the row contract in [`mod@tuple`].
 //!
 //! ```text
 //!            Transaction ──get/scan──▶ Table ──▶ row directory (hash, lock-free reads)
@@ -24,7 +24,11 @@
 //! A version's header and its row bytes share one allocation, and short
 //! primary keys live inside the directory's hash entry (`key.rs`): a point
 //! lookup costs the hash bucket, the entry, the row and the version — the
-//! cache misses, not the instructions, are what a lookup pays for.
+//! cache misses, not the instructions, are what a lookup pays for. Every
+//! walk down a chain goes through one iterator (`chain.rs`), the only place
+//! where the chain's pointers become references; its opening comment is the
+//! safety argument (who may free a version, and why none is freed under a
+//! walk) that the rest of the crate relies on.
 //!
 //! **Transactions** ([`txn`], `commit.rs`). Writers claim a row's newest
 //! version by compare-and-swap (first writer wins). At commit, a
@@ -86,6 +90,7 @@
 //! same apply path (`apply.rs`) a replica will use.
 
 mod apply;
+mod chain;
 pub mod checkpoint;
 pub mod clock;
 mod codec;

@@ -16,13 +16,14 @@
 //! its future, and treats them as such.
 //!
 //! Memory: versions are reclaimed through `crossbeam-epoch`, so a reader can
-//! walk a chain while the garbage collector cuts its tail.
+//! walk a chain while the garbage collector cuts its tail. Every walk goes
+//! through `chain.rs`, which holds the argument for why that is sound.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use std::alloc::Layout;
 
-use crossbeam_epoch::{Atomic, Guard, Owned, Pointable, Shared};
+use crossbeam_epoch::{Atomic, Guard, Owned, Pointable};
 
 use crate::key::InlineKey;
 
@@ -84,6 +85,12 @@ impl Pointable for Version {
     type Init = VersionInit;
 
     unsafe fn init(init: VersionInit) -> usize {
+        // SAFETY: the allocation is checked for null and has room for the
+        // header and `len` bytes, 8-aligned, so each header field is written
+        // in bounds and aligned (offsets 0, 8, 16 and 24 of `HEADER`, the
+        // layout `#[repr(C)]` gives `Version`). `VersionInit` is only made
+        // by `Version::new` from a live slice of `len` bytes, which cannot
+        // overlap a fresh allocation.
         unsafe {
             let layout = version_layout(init.len);
             let p = std::alloc::alloc(layout);
@@ -100,6 +107,11 @@ impl Pointable for Version {
     }
 
     unsafe fn deref<'a>(ptr: usize) -> &'a Self {
+        // SAFETY: the caller (crossbeam-epoch's `Shared`/`Owned`, or
+        // `Version::at`) passes the address `init` returned, of a version
+        // not yet freed; its `len` field (offset 24) was written by `init`
+        // and never changes, so the fat pointer covers exactly the header
+        // and the row bytes of that allocation.
         unsafe {
             let len = *((ptr + 24) as *const usize);
             &*(std::ptr::slice_from_raw_parts(ptr as *const u8, len) as *const Version)
@@ -107,6 +119,8 @@ impl Pointable for Version {
     }
 
     unsafe fn deref_mut<'a>(ptr: usize) -> &'a mut Self {
+        // SAFETY: as for `deref`; crossbeam-epoch calls this only for an
+        // `Owned` version, which has no other reference.
         unsafe {
             let len = *((ptr + 24) as *const usize);
             &mut *(std::ptr::slice_from_raw_parts_mut(ptr as *mut u8, len) as *mut Version)
@@ -114,6 +128,11 @@ impl Pointable for Version {
     }
 
     unsafe fn drop(ptr: usize) {
+        // SAFETY: `ptr` is the address `init` returned, freed once (the
+        // caller's contract); `len` is read before the memory goes, and
+        // `version_layout(len)` is the layout it was allocated with. The
+        // header holds no value with a destructor (atomics and an
+        // `Atomic` pointer, which owns nothing).
         unsafe {
             let len = *((ptr + 24) as *const usize);
             std::alloc::dealloc(ptr as *mut u8, version_layout(len));
@@ -136,6 +155,8 @@ impl Version {
     /// # Safety
     /// `addr` must come from [`Version::addr`] of a version that is still allocated.
     pub unsafe fn at<'a>(addr: usize) -> &'a Version {
+        // SAFETY: the caller guarantees that `addr` is a live version's
+        // address, which is what `Pointable::deref` requires.
         unsafe { <Version as Pointable>::deref(addr) }
     }
 }
@@ -154,21 +175,17 @@ impl Row {
     }
 
     pub fn is_removed(&self, guard: &Guard) -> bool {
-        self.head.load(Ordering::Acquire, guard).tag() == REMOVED_TAG
+        self.load_head(guard).is_removed()
     }
 
     /// The version of this row visible to a reader at `read_ts` that is
     /// transaction `me` (pass `me = 0` for a reader without writes).
     #[inline]
-    pub fn visible<'g>(&self, read_ts: Timestamp, me: u64, guard: &'g Guard) -> Option<&'g Version> {
-        let mut cur = self.head.load(Ordering::Acquire, guard);
-        if cur.tag() == REMOVED_TAG {
-            return None;
-        }
-        while let Some(v) = unsafe { cur.as_ref() } {
+    pub fn visible<'g>(&'g self, read_ts: Timestamp, me: u64, guard: &'g Guard) -> Option<&'g Version> {
+        for v in self.versions(guard) {
             match v.visibility(read_ts, me) {
                 Seen::Visible => return Some(v),
-                Seen::Older => cur = v.next.load(Ordering::Acquire, guard),
+                Seen::Older => {}
                 Seen::Gone => return None,
             }
         }
@@ -211,9 +228,14 @@ impl Version {
 
 impl Drop for Row {
     fn drop(&mut self) {
-        // No reader can reach this row any more (its last Arc is gone and
-        // every index entry pointing at it was removed under an epoch), so the
-        // chain can be freed at once.
+        // SAFETY: `drop` has the row to itself (`&mut self`), and whatever
+        // follows a version pointer holds the row: a walk borrows it
+        // (`chain.rs`), and the addresses in a transaction's read and write
+        // sets sit beside an `Arc` of their row. So no one is reading the
+        // chain, and `unprotected` is enough. The chain reachable from the
+        // head (its tag cleared) is the row's own: versions cut off it were
+        // handed to the epoch collector by whoever cut them and are no
+        // longer reachable from here, so each version is freed once.
         unsafe {
             let guard = crossbeam_epoch::unprotected();
             let mut cur = self.head.load(Ordering::Relaxed, guard).with_tag(0);
@@ -224,21 +246,4 @@ impl Drop for Row {
             }
         }
     }
-}
-
-/// Frees a detached chain starting at `first` once no reader can hold it.
-///
-/// # Safety
-/// `first` and everything reachable from it must be unreachable from any
-/// row head or live version.
-pub unsafe fn defer_free_chain(first: Shared<'_, Version>, guard: &Guard) -> usize {
-    let mut n = 0;
-    let mut cur = first;
-    while !cur.is_null() {
-        let next = unsafe { cur.deref() }.next.load(Ordering::Acquire, guard);
-        unsafe { guard.defer_destroy(cur) };
-        n += 1;
-        cur = next;
-    }
-    n
 }

@@ -15,7 +15,7 @@ use crate::key::InlineKey;
 
 use crate::error::{ConflictReason, EngineError, Result};
 use crate::index::{Index, in_range};
-use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Version, is_marker};
+use crate::mvcc::{INFINITY, Row, Version, is_marker};
 use crate::schema::{IndexId, IndexKind, IndexSpec, PRIMARY, TableId, TableSpec};
 use crate::tuple::{Tuple, push_key_field};
 
@@ -227,11 +227,8 @@ impl Table {
 
     fn row_holds_key(&self, ix: &Index, key: &[u8], other: &Row, me: u64, guard: &Guard) -> Result<()> {
         let violation = || EngineError::UniqueViolation { table: self.name(), index: ix.spec.name.clone() };
-        let mut cur = other.head.load(Ordering::Acquire, guard);
-        if cur.tag() == REMOVED_TAG {
-            return Ok(());
-        }
-        while let Some(v) = unsafe { cur.as_ref() } {
+        // A removed row has no versions, and so holds no key.
+        for v in other.versions(guard) {
             let begin = v.begin.load(Ordering::Acquire);
             let end = v.end.load(Ordering::Acquire);
             let has_key = || index_key(&ix.spec.columns, &v.data).map(|(k, _)| k == key).unwrap_or(false);
@@ -255,7 +252,6 @@ impl Table {
                 }
                 return Ok(());
             }
-            cur = v.next.load(Ordering::Acquire, guard);
         }
         Ok(())
     }
@@ -287,19 +283,10 @@ impl Table {
     }
 
     fn chain_has_key(&self, ix: &Index, row: &Row, key: &[u8], guard: &Guard) -> bool {
-        let mut cur = row.head.load(Ordering::Acquire, guard);
-        if cur.tag() == REMOVED_TAG {
-            return false;
-        }
-        while let Some(v) = unsafe { cur.as_ref() } {
-            if v.begin.load(Ordering::Acquire) != INFINITY
+        row.versions(guard).any(|v| {
+            v.begin.load(Ordering::Acquire) != INFINITY
                 && index_key(&ix.spec.columns, &v.data).map(|(k, _)| k == key).unwrap_or(false)
-            {
-                return true;
-            }
-            cur = v.next.load(Ordering::Acquire, guard);
-        }
-        false
+        })
     }
 
     /// Visits candidate rows of index `index` in the key range: `f(entry key,

@@ -19,7 +19,7 @@ use crossbeam_epoch::{self as epoch, Guard, Pointer, Shared};
 
 use crate::engine::EngineInner;
 use crate::error::{ConflictReason, EngineError, Result};
-use crate::mvcc::{INFINITY, REMOVED_TAG, Row, Timestamp, TxnId, Version, is_marker, marker, marker_txn};
+use crate::mvcc::{INFINITY, Row, Timestamp, TxnId, Version, is_marker, marker, marker_txn};
 use crate::schema::{IndexId, PRIMARY};
 use crate::table::{Table, index_key};
 
@@ -149,10 +149,16 @@ pub struct Transaction {
     pub(crate) writer: bool,
 }
 
-// The raw version pointers in `ops` and `reads` stay valid while the
-// transaction is registered: GC never frees a version visible to a registered
-// snapshot, nor a version carrying a live transaction's marker.
-unsafe impl Send for Transaction {}
+// A transaction moves between threads (an event loop runs a session's
+// statements where it pleases), and it is `Send` without help: the version
+// addresses in `ops` and `reads` are plain `usize`s. They stay valid wherever
+// it runs: each sits beside an `Arc` of its row, GC never frees a version
+// visible to a registered snapshot nor one carrying a live transaction's
+// marker, and no epoch guard is kept inside a transaction.
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<Transaction>();
+};
 
 impl Transaction {
     pub(crate) fn new(engine: Arc<EngineInner>, isolation: Isolation) -> Result<Self> {
@@ -341,9 +347,9 @@ impl Transaction {
 
     // ----- writes -----
 
-    fn new_version(&self, data: Vec<u8>) -> crossbeam_epoch::Owned<Version> {
+    fn new_version(&self, data: &[u8]) -> crossbeam_epoch::Owned<Version> {
         self.engine.versions.add(1);
-        Version::new(self.me, &data)
+        Version::new(self.me, data)
     }
 
     /// Inserts a row; fails with a unique violation if its primary key is
@@ -353,14 +359,14 @@ impl Transaction {
         let key = table.primary_key(&data)?;
         let _ddl = table.ddl.read();
         let guard = epoch::pin();
-        let mut new = self.new_version(data);
+        let mut new = self.new_version(&data);
         loop {
             let row = table.row_for_insert(&key, &guard);
-            let head = row.head.load(Acquire, &guard);
-            if head.tag() == REMOVED_TAG {
+            let head = row.load_head(&guard);
+            if head.is_removed() {
                 continue;
             }
-            if let Some(h) = unsafe { head.as_ref() } {
+            if let Some(h) = head.newest() {
                 let begin = h.begin.load(Acquire);
                 let end = h.end.load(Acquire);
                 if begin == INFINITY {
@@ -411,18 +417,18 @@ impl Transaction {
                     });
                 }
             }
-            new.next.store(head, Relaxed);
-            match row.head.compare_exchange(head, new, AcqRel, Acquire, &guard) {
+            new.next.store(head.ptr(), Relaxed);
+            match row.head.compare_exchange(head.ptr(), new, AcqRel, Acquire, &guard) {
                 Ok(published) => {
-                    let data = unsafe { &published.deref().data };
                     self.ops.push(WriteOp {
                         table: table.clone(),
                         row: row.clone(),
                         new: published.into_usize(),
                         claimed: 0,
-                        prev_head: head.into_usize(),
+                        prev_head: head.ptr().into_usize(),
                     });
-                    return table.index_new_version(&row, data, self.me, &guard);
+                    // The version holds a copy of these bytes.
+                    return table.index_new_version(&row, &data, self.me, &guard);
                 }
                 Err(e) => new = e.new,
             }
@@ -434,8 +440,9 @@ impl Transaction {
         drop(v);
     }
 
-    /// Claims the newest version of the row with primary key `key` for an
-    /// update or delete. Returns None when no row is there to change.
+    /// Claims the newest version of `row` for an update or delete, and
+    /// returns it with the head pointer it was loaded from. Returns None
+    /// when the row has nothing to change (no version, or deleted).
     ///
     /// `latest == false` (snapshot semantics): the version must be the one
     /// our snapshot sees; anything newer is a write-write conflict, and a
@@ -446,19 +453,17 @@ impl Transaction {
     /// before it re-evaluates an UPDATE.
     fn claim<'g>(
         &self,
-        table: &Table,
-        key: &[u8],
+        row: &'g Row,
         latest: bool,
         guard: &'g Guard,
-    ) -> Result<Option<(Arc<Row>, Shared<'g, Version>)>> {
-        let Some(row) = table.lookup(key) else { return Ok(None) };
+    ) -> Result<Option<(Shared<'g, Version>, &'g Version)>> {
         let conflict = || Err(EngineError::conflict(ConflictReason::WriteWrite));
         loop {
-            let head = row.head.load(Acquire, guard);
-            if head.tag() == REMOVED_TAG {
+            let head = row.load_head(guard);
+            if head.is_removed() {
                 return Ok(None);
             }
-            let Some(h) = (unsafe { head.as_ref() }) else { return Ok(None) };
+            let Some(h) = head.newest() else { return Ok(None) };
             let begin = h.begin.load(Acquire);
             let end = h.end.load(Acquire);
             if begin == INFINITY {
@@ -503,7 +508,7 @@ impl Transaction {
                     // Deleted before our snapshot, or (a conflict) after it.
                     return if end > self.read_ts { conflict() } else { Ok(None) };
                 }
-                if row.head.load(Acquire, guard) != head {
+                if row.load_head(guard).ptr() != head.ptr() {
                     // Not deleted but superseded: a writer replaced the
                     // version we loaded and committed meanwhile.
                     continue;
@@ -511,7 +516,7 @@ impl Transaction {
                 return Ok(None); // deleted by a committed transaction
             }
             if h.end.compare_exchange(INFINITY, self.me, AcqRel, Acquire).is_ok() {
-                return Ok(Some((row, head)));
+                return Ok(Some((head.ptr(), h)));
             }
         }
     }
@@ -552,12 +557,12 @@ impl Transaction {
     fn install_update(
         &mut self,
         table: &Arc<Table>,
-        row: Arc<Row>,
+        row: &Arc<Row>,
         head: Shared<'_, Version>,
         data: Vec<u8>,
         guard: &Guard,
     ) -> Result<()> {
-        let new = self.new_version(data);
+        let new = self.new_version(&data);
         new.next.store(head, Relaxed);
         // We hold the claim on the head, so nobody else can move it.
         let published = new.into_shared(guard);
@@ -571,8 +576,8 @@ impl Transaction {
             claimed: head.into_usize(),
             prev_head: head.into_usize(),
         });
-        let data = unsafe { &published.deref().data };
-        table.index_new_version(&row, data, self.me, guard)?;
+        // The version holds a copy of these bytes.
+        table.index_new_version(row, &data, self.me, guard)?;
         Ok(())
     }
 
@@ -652,9 +657,9 @@ impl Transaction {
         self.check_writable()?;
         let _ddl = table.ddl.read();
         let guard = epoch::pin();
-        let claimed = self.claim(table, key, self.isolation == Isolation::ReadCommitted, &guard)?;
-        let Some((row, head)) = claimed else { return Ok(false) };
-        let current = unsafe { head.deref() };
+        let Some(row) = table.lookup(key) else { return Ok(false) };
+        let claimed = self.claim(&row, self.isolation == Isolation::ReadCommitted, &guard)?;
+        let Some((head, current)) = claimed else { return Ok(false) };
         let Some(data) = f(&current.data) else {
             // Release the claim: nothing was written.
             current.end.store(INFINITY, Release);
@@ -664,7 +669,7 @@ impl Transaction {
             current.end.store(INFINITY, Release);
             return Err(EngineError::InvalidSchema("an update may not change the primary key".into()));
         }
-        self.install_update(table, row, head, data, &guard)?;
+        self.install_update(table, &row, head, data, &guard)?;
         Ok(true)
     }
 
@@ -675,8 +680,9 @@ impl Transaction {
         let key = table.primary_key(&data)?;
         let _ddl = table.ddl.read();
         let guard = epoch::pin();
-        let Some((row, head)) = self.claim(table, &key, false, &guard)? else { return Ok(false) };
-        self.install_update(table, row, head, data, &guard)?;
+        let Some(row) = table.lookup(&key) else { return Ok(false) };
+        let Some((head, _)) = self.claim(&row, false, &guard)? else { return Ok(false) };
+        self.install_update(table, &row, head, data, &guard)?;
         Ok(true)
     }
 
@@ -685,9 +691,11 @@ impl Transaction {
     pub fn delete(&mut self, table: &Arc<Table>, key: &[u8]) -> Result<bool> {
         self.check_writable()?;
         let guard = epoch::pin();
-        let claimed = self.claim(table, key, self.isolation == Isolation::ReadCommitted, &guard)?;
-        let Some((row, head)) = claimed else { return Ok(false) };
-        self.push_delete(table, row, head.into_usize());
+        let Some(row) = table.lookup(key) else { return Ok(false) };
+        let claimed = self.claim(&row, self.isolation == Isolation::ReadCommitted, &guard)?;
+        let Some((head, _)) = claimed else { return Ok(false) };
+        let head = head.into_usize();
+        self.push_delete(table, row, head);
         Ok(true)
     }
 
@@ -738,10 +746,11 @@ impl Transaction {
             return Ok(PutOutcome::Rejected { current });
         }
         let guard = epoch::pin();
-        let Some((row, head)) = self.claim(table, key, false, &guard)? else {
-            return Ok(PutOutcome::Rejected { current: None });
-        };
-        self.push_delete(table, row, head.into_usize());
+        let rejected = Ok(PutOutcome::Rejected { current: None });
+        let Some(row) = table.lookup(key) else { return rejected };
+        let Some((head, _)) = self.claim(&row, false, &guard)? else { return rejected };
+        let head = head.into_usize();
+        self.push_delete(table, row, head);
         Ok(PutOutcome::Written)
     }
 
@@ -763,14 +772,29 @@ impl Transaction {
         let undone = self.ops.len().saturating_sub(start);
         while self.ops.len() > start {
             let op = self.ops.pop().expect("op");
-            let prev = unsafe { Shared::<Version>::from_usize(op.prev_head) };
             if op.new != 0 {
-                let new = unsafe { Shared::<Version>::from_usize(op.new) };
+                // SAFETY: `op.new` and `op.prev_head` are `into_usize` values
+                // of the version this write linked and of the head it was
+                // linked over (null for none). Ours is still allocated and
+                // still the row's head: it is uncommitted, so GC does not
+                // cut it; nobody links above it unless our commit is logged,
+                // and a logged commit is not undone; our later writes to
+                // the row were undone first (newest first); and `op.row`
+                // keeps the row's drop away. `prev` is still linked under
+                // ours (GC keeps the version under an uncommitted one), so
+                // putting it back as the head publishes a live version.
+                let (new, prev) =
+                    unsafe { (Shared::<Version>::from_usize(op.new), Shared::<Version>::from_usize(op.prev_head)) };
+                // SAFETY: `new` is allocated (see above) and `guard` is held.
                 let v = unsafe { new.deref() };
                 v.begin.store(INFINITY, Release);
                 op.row.head.store(prev, Release);
                 op.table.unindex(&op.row, &[v], &guard);
                 self.engine.versions.sub(1);
+                // SAFETY: `new` is now unreachable from the row (the head
+                // skips it) and freed only here: only its writer frees an
+                // uncommitted version, and this op is gone. Readers that
+                // reached it hold guards the epoch collector waits for.
                 unsafe { guard.defer_destroy(new) };
                 if prev.is_null() {
                     // A row we created and now leave empty: let GC remove it.
@@ -780,6 +804,13 @@ impl Transaction {
                 }
             }
             if op.claimed != 0 {
+                // SAFETY: `op.claimed` is the address of the version whose
+                // `end` this write set to our marker, and it is allocated:
+                // `op.row` keeps the row's drop away, and GC never cuts it
+                // while it carries our marker (GC cuts below X, the newest
+                // committed version at or under its horizon, or X itself
+                // once X's end is committed; only our uncommitted versions
+                // lie above the claimed one, so X is it or older).
                 unsafe { Version::at(op.claimed) }.end.store(INFINITY, Release);
             }
         }
@@ -791,7 +822,12 @@ impl Transaction {
         }
         // Reads of versions we just unlinked are meaningless now.
         let me = self.me;
-        self.reads.retain(|r| unsafe { Version::at(r.version) }.begin.load(Relaxed) != me);
+        self.reads.retain(|r| {
+            // SAFETY: as in validation (`commit.rs`): `r` holds the row, and
+            // the version, committed and visible to our still registered
+            // snapshot, is one GC keeps.
+            unsafe { Version::at(r.version) }.begin.load(Relaxed) != me
+        });
     }
 
     /// Abandons the transaction, undoing its writes. Also done on drop.
@@ -931,11 +967,8 @@ pub(crate) fn changed_since(
         }
         stamp > read_ts && stamp < ts
     };
-    let mut cur = row.head.load(Acquire, guard);
-    if cur.tag() == REMOVED_TAG {
-        return false;
-    }
-    while let Some(v) = unsafe { cur.as_ref() } {
+    // A removed row has no versions.
+    for v in row.versions(guard) {
         let begin = v.begin.load(Acquire);
         if in_window(begin) || in_window(v.end.load(Acquire)) {
             return true;
@@ -943,7 +976,6 @@ pub(crate) fn changed_since(
         if !is_marker(begin) && begin <= read_ts {
             return false;
         }
-        cur = v.next.load(Acquire, guard);
     }
     false
 }

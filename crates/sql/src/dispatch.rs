@@ -4,7 +4,7 @@
 //! ([`Session::execute_sql`], [`Session::execute`]); transaction control
 //! runs first (`blocks`: BEGIN, COMMIT, ROLLBACK, savepoints, and the
 //! aborted block that accepts only ROLLBACK), then the session's temporary
-//! names are resolved, views expanded, and [`Session::run_statement`]
+//! names are resolved, views expanded, and `Session::run_statement`
 //! hands the statement to its one handler: a query to the session's
 //! planner, INSERT/UPDATE/DELETE/COPY/EXPLAIN to `exec`, SET/SHOW to
 //! `session::settings`, everything else to `ddl` (CREATE TABLE … AS, which
@@ -16,6 +16,7 @@
 mod blocks;
 pub(crate) mod create_as;
 mod describe;
+mod route;
 
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::Statement;
@@ -28,6 +29,7 @@ use crate::error::{Result, SqlError, code};
 use crate::plan::parse_sql;
 use crate::scope::output::CopyIn;
 use crate::session::{Output, Session, rename};
+use route::{Route, route};
 
 impl Session {
     /// Runs every statement of a simple-protocol query string; stops at the
@@ -71,27 +73,33 @@ impl Session {
     }
     /// Runs one statement with parameter values.
     pub async fn execute(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
-        // Transaction control first: it works even in an aborted block.
-        match &stmt {
-            Statement::StartTransaction { modes, begin, .. } => {
-                return self.begin(modes).map(|o| start_tag(o, *begin));
-            }
-            Statement::Commit { chain, .. } => return self.end_block(true, *chain).await,
-            Statement::Rollback { savepoint: None, chain } => return self.end_block(false, *chain).await,
-            Statement::Rollback { savepoint: Some(name), .. } => return self.rollback_to(&name.value),
-            _ => {}
+        if route(&stmt) == Route::Control {
+            return self.control(stmt).await;
         }
         self.check_block_accepts(&stmt)?;
-        match &stmt {
-            Statement::Savepoint { name } => return self.savepoint(&name.value),
-            Statement::ReleaseSavepoint { name } => return self.release(&name.value),
-            _ => {}
-        }
         let result = self.execute_in_txn(stmt, params).await;
         if result.is_err() {
             self.fail_block();
         }
         result
+    }
+    /// Runs transaction control. BEGIN, COMMIT and ROLLBACK work even in an
+    /// aborted block; a savepoint's creation and release do not.
+    async fn control(&mut self, stmt: Statement) -> Result<Output> {
+        match &stmt {
+            Statement::StartTransaction { modes, begin, .. } => self.begin(modes).map(|o| start_tag(o, *begin)),
+            Statement::Commit { chain, .. } => self.end_block(true, *chain).await,
+            Statement::Rollback { savepoint: None, chain } => self.end_block(false, *chain).await,
+            Statement::Rollback { savepoint: Some(name), .. } => self.rollback_to(&name.value),
+            Statement::Savepoint { name } | Statement::ReleaseSavepoint { name } => {
+                self.check_block_accepts(&stmt)?;
+                match &stmt {
+                    Statement::Savepoint { .. } => self.savepoint(&name.value),
+                    _ => self.release(&name.value),
+                }
+            }
+            other => Err(unsupported_statement(other)),
+        }
     }
     pub(crate) async fn execute_in_txn(&mut self, mut stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
         let creating = self.temp.resolve(&mut stmt)?;
@@ -145,18 +153,21 @@ impl Session {
     /// [`Self::execute_in_txn`] of a statement whose temporary tables'
     /// names are resolved.
     async fn execute_resolved(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        let route = route(&stmt);
         // Statements that do not touch a transaction.
-        if let Some(out) = crate::session::settings::try_execute(self, &stmt)? {
-            return Ok(out);
+        if route == Route::Settings {
+            return crate::session::settings::try_execute(self, &stmt)?.ok_or_else(|| unsupported_statement(&stmt));
         }
         self.check_secondary(&stmt)?;
-        if let Statement::CreateTable(ct) = &stmt
-            && let Some(query) = &ct.query
-        {
-            return create_as::create_table_as(self, ct, query).await;
-        }
-        if let Some(out) = crate::ddl::try_execute(self, &stmt).await? {
-            return Ok(out);
+        match (route, &stmt) {
+            (Route::CreateTableAs, Statement::CreateTable(ct)) if let Some(query) = &ct.query => {
+                return create_as::create_table_as(self, ct, query).await;
+            }
+            (Route::Ddl, _) => {
+                return crate::ddl::try_execute(self, &stmt).await?.ok_or_else(|| unsupported_statement(&stmt));
+            }
+            (Route::Unsupported, _) => return Err(unsupported_statement(&stmt)),
+            _ => {}
         }
         let autocommit = self.block.is_none();
         self.ensure_txn()?;
@@ -181,30 +192,31 @@ impl Session {
         }
         self.finish_statement(autocommit, sp, result).await
     }
+    /// Runs a statement of the routes that work in the statement's
+    /// transaction (begun, with its savepoint, by the caller).
     async fn run_statement(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
-        match stmt {
-            Statement::Query(q) => {
+        match (route(&stmt), stmt) {
+            (Route::Query, Statement::Query(mut q)) => {
                 if !q.locks.is_empty() {
                     return Err(SqlError::unsupported("SELECT … FOR UPDATE/SHARE (row locks)"));
                 }
-                let mut q = q;
                 let names = crate::rewrite::naming::alias_projection(&mut q);
                 let plan = self.plan_query(Statement::Query(q), params).await?;
                 Ok(rename(self.collect(plan).await?, names.as_ref()))
             }
-            Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+            (Route::Dml, stmt) => {
                 if self.read_only() {
                     return Err(SqlError::new(code::READ_ONLY_TXN, "cannot execute DML in a read-only transaction"));
                 }
                 crate::exec::dml::execute(self, stmt, params).await
             }
-            Statement::Explain { statement, analyze, verbose, .. } => {
+            (Route::Explain, Statement::Explain { statement, analyze, verbose, .. }) => {
                 crate::exec::explain::execute(self, *statement, analyze, verbose, params).await
             }
-            Statement::Copy { source, to, target, options, legacy_options, .. } => {
+            (Route::Copy, Statement::Copy { source, to, target, options, legacy_options, .. }) => {
                 crate::exec::copy::start(self, source, to, target, options, legacy_options).await
             }
-            other => Err(unsupported_statement(&other)),
+            (_, other) => Err(unsupported_statement(&other)),
         }
     }
     /// Completes COPY FROM STDIN with the data received (or the client's error).

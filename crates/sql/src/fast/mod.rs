@@ -8,13 +8,13 @@
 //! The Hekaton slides make the same observation about interpreted access
 //! (10–30× the CPU of a compiled path); Tessera's answer is this module:
 //!
-//! - [`plan::classify`] recognizes the shapes (see `plan.rs`) and binds them
-//!   once: table, key columns, compiled expressions ([`expr`]), result schema.
+//! - `plan::classify` recognizes the shapes (see `plan.rs`) and binds them
+//!   once: table, key columns, compiled expressions (`expr`), result schema.
 //! - A prepared statement keeps its [`FastPlan`] (extended protocol); a
-//!   simple-protocol query is turned into a [`template`] whose literals
+//!   simple-protocol query is turned into a `template` whose literals
 //!   become parameters, and the session caches plans by template text.
 //!   Plans record the catalog version and are rebound after DDL.
-//! - [`exec::execute`] runs a plan on the session's engine transaction.
+//! - `exec::execute` runs a plan on the session's engine transaction.
 //!
 //! The fast path never produces an answer of its own where the general path
 //! would produce a different one: whatever it does not handle exactly

@@ -324,7 +324,7 @@ impl SqlType {
         Field::new(name, self.arrow_type(), nullable).with_metadata(meta)
     }
 
-    /// The name field metadata carries ([`PG_TYPE_KEY`]): [`SqlType::name`],
+    /// The name field metadata carries (`PG_TYPE_KEY`): [`SqlType::name`],
     /// or an enum's OID.
     pub fn meta_name(self) -> String {
         match self {

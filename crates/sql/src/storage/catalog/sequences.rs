@@ -20,7 +20,7 @@ impl Catalog {
 
     /// The next `n` values of a sequence (for a multi-row INSERT or a COPY),
     /// reserved with one durable write instead of one per
-    /// [`SEQUENCE_BATCH`] values. If the sequence runs out inside the
+    /// `SEQUENCE_BATCH` values. If the sequence runs out inside the
     /// range, the values up to its end are spent and the error is nextval's.
     pub fn nextval_many(&self, seq: &SequenceDef, n: usize) -> Result<Vec<i64>> {
         if n == 0 {

@@ -289,18 +289,7 @@ impl SimpleQueryHandler for Conn {
             return Ok(vec![Response::EmptyQuery]);
         }
         // Several statements without transaction control run as one implicit transaction.
-        let implicit = stmts.len() > 1
-            && session.status() == TxnStatus::Idle
-            && !stmts.iter().any(|s| {
-                matches!(
-                    s,
-                    Statement::StartTransaction { .. }
-                        | Statement::Commit { .. }
-                        | Statement::Rollback { .. }
-                        | Statement::Copy { .. }
-                        | Statement::Savepoint { .. }
-                )
-            });
+        let implicit = session.runs_as_implicit_block(&stmts);
         if implicit {
             session.begin_implicit().map_err(to_pg_error)?;
         }
@@ -324,7 +313,7 @@ impl SimpleQueryHandler for Conn {
             // above should not pay for moving it.
             let result = match session.execute_control(&stmt).await {
                 Some(r) => r,
-                None => Box::pin(run_with_timeout(session, stmt, &[])).await,
+                None => Box::pin(session.execute_timed(stmt, &[])).await,
             };
             let after = session.status();
             match result {
@@ -387,27 +376,6 @@ fn error_response<C: ClientInfo>(
     }
     out.push(Response::Error(Box::new(error_info(e))));
     Ok(out)
-}
-
-/// Runs a statement under the session's `statement_timeout`.
-pub(crate) async fn run_with_timeout(
-    session: &mut Session,
-    stmt: Statement,
-    params: &[ScalarValue],
-) -> Result<Output, SqlError> {
-    let ms = session.info.settings.lock().hot().statement_timeout_ms;
-    if ms == 0 {
-        return session.execute(stmt, params).await;
-    }
-    match tokio::time::timeout(std::time::Duration::from_millis(ms), session.execute(stmt, params)).await {
-        Ok(r) => r,
-        Err(_) => {
-            // The statement future was dropped mid-way: undo what it did.
-            let e = SqlError::new(code::QUERY_CANCELED, "canceling statement due to statement timeout");
-            session.abort_statement();
-            Err(e)
-        }
-    }
 }
 
 #[async_trait]
@@ -529,7 +497,7 @@ pub(crate) async fn run_prepared(
     };
     match fast {
         Some(r) => r,
-        None => Box::pin(run_with_timeout(session, stmt.clone(), params)).await,
+        None => Box::pin(session.execute_timed(stmt.clone(), params)).await,
     }
 }
 

@@ -32,9 +32,19 @@ use crate::session::{Output, Session, rename};
 use route::{Route, route};
 
 impl Session {
-    /// Runs every statement of a simple-protocol query string; stops at the
-    /// first error, which is returned after the outputs that preceded it.
+    /// Runs a simple-protocol query string as PostgreSQL does: the fast
+    /// path first; then its statements in order, several of them (without
+    /// transaction control or COPY) as one implicit transaction; stops at
+    /// the first error, which is returned after the outputs before it, and
+    /// at a COPY FROM STDIN, which waits for its data. (The wire layer runs
+    /// the same steps, answering each statement as it completes.)
     pub async fn execute_sql(&mut self, sql: &str) -> (Vec<Output>, Option<SqlError>) {
+        if let Some(result) = self.execute_simple_fast(sql).await {
+            return match result {
+                Ok(o) => (vec![o], None),
+                Err(e) => (vec![], Some(e)),
+            };
+        }
         let stmts = match parse_sql(sql) {
             Ok(s) => s,
             Err(e) => {
@@ -45,9 +55,17 @@ impl Session {
         if stmts.is_empty() {
             return (vec![Output::Empty], None);
         }
+        let implicit = self.runs_as_implicit_block(&stmts);
+        if implicit && let Err(e) = self.begin_implicit() {
+            return (vec![], Some(e));
+        }
         let mut outs = Vec::new();
         for stmt in stmts {
-            match self.execute(stmt, &[]).await {
+            let result = match self.execute_control(&stmt).await {
+                Some(r) => r,
+                None => Box::pin(self.execute_timed(stmt, &[])).await,
+            };
+            match result {
                 Ok(o) => {
                     let is_copy = matches!(o, Output::CopyIn(_));
                     outs.push(o);
@@ -55,10 +73,51 @@ impl Session {
                         break;
                     }
                 }
-                Err(e) => return (outs, Some(e)),
+                Err(e) => {
+                    if implicit {
+                        self.reset();
+                    }
+                    return (outs, Some(e));
+                }
             }
         }
+        if implicit && let Err(e) = self.end_implicit().await {
+            return (outs, Some(e));
+        }
         (outs, None)
+    }
+    /// Whether a simple-protocol query string's statements run as one
+    /// implicit transaction, as PostgreSQL runs them: several statements,
+    /// outside a block, none of them transaction control or COPY.
+    pub fn runs_as_implicit_block(&self, stmts: &[Statement]) -> bool {
+        stmts.len() > 1
+            && self.status() == crate::session::TxnStatus::Idle
+            && !stmts.iter().any(|s| {
+                matches!(
+                    s,
+                    Statement::StartTransaction { .. }
+                        | Statement::Commit { .. }
+                        | Statement::Rollback { .. }
+                        | Statement::Copy { .. }
+                        | Statement::Savepoint { .. }
+                )
+            })
+    }
+    /// [`Self::execute`] under the session's `statement_timeout`: a
+    /// statement that runs longer is cancelled (57014) and undone.
+    pub async fn execute_timed(&mut self, stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        let ms = self.info.settings.lock().hot().statement_timeout_ms;
+        if ms == 0 {
+            return self.execute(stmt, params).await;
+        }
+        match tokio::time::timeout(std::time::Duration::from_millis(ms), self.execute(stmt, params)).await {
+            Ok(r) => r,
+            Err(_) => {
+                // The statement future was dropped mid-way: undo what it did.
+                self.abort_statement();
+                Err(SqlError::new(code::QUERY_CANCELED, "canceling statement due to statement timeout"))
+            }
+        }
     }
     /// Runs BEGIN, COMMIT/END and ROLLBACK (without savepoint), which need
     /// no planning, without entering the general path's machinery; None for

@@ -1,4 +1,4 @@
-//! Runs every `tests/slt/*.slt` file with [sqllogictest], each on a fresh database.
+//! Runs every `crates/sql/tests/slt/*.slt` file with [sqllogictest] over the wire, each on a fresh database.
 //!
 //! Against Tessera (the default), each file runs twice, each time on its own server with a fresh data directory:
 //! once as is, where short key-based statements take the fast path, and once with `tessera.fast_path = off`,
@@ -195,7 +195,7 @@ async fn run_file_on_postgres(admin_conn_str: &str, n: usize, file: &Path) -> Re
 fn sqllogictest_files() {
     let dir = env::var_os("TESSERA_SLT_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../sql/tests/slt"));
     let filter = env::var("TESSERA_SLT_FILTER").unwrap_or_default();
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))

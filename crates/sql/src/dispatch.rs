@@ -152,10 +152,16 @@ impl Session {
             Statement::Rollback { savepoint: Some(name), .. } => self.rollback_to(&name.value),
             Statement::Savepoint { name } | Statement::ReleaseSavepoint { name } => {
                 self.check_block_accepts(&stmt)?;
-                match &stmt {
+                let result = match &stmt {
                     Statement::Savepoint { .. } => self.savepoint(&name.value),
                     _ => self.release(&name.value),
+                };
+                // Like any error in a block (RELEASE of a savepoint that
+                // does not exist), it aborts the block.
+                if result.is_err() {
+                    self.fail_block();
                 }
+                result
             }
             other => Err(unsupported_statement(other)),
         }

@@ -14,9 +14,10 @@ use std::sync::Arc;
 use crate::directory::DirectoryRaft;
 use crate::error::{ReplicationError, Result};
 use crate::manager::Roster;
-use crate::network::{Peers, Reply, Request};
+use crate::network::{Reply, Request};
 use crate::status::{NodeStatus, StatusSource};
 use crate::types::{NodeId, Raft};
+use crate::wire::Peers;
 
 fn status_rows(raft: &Raft, roster: &Arc<Roster>, directory: &DirectoryRaft) -> Vec<NodeStatus> {
     StatusSource { raft: raft.clone(), roster: roster.clone(), directory: directory.clone() }.nodes()
@@ -404,7 +405,7 @@ pub struct Admin {
 }
 
 impl Admin {
-    pub fn new(addr: &str, secret: crate::rpc::ClusterSecret) -> Admin {
+    pub fn new(addr: &str, secret: crate::wire::ClusterSecret) -> Admin {
         // Node id 0: not a member, an administrator.
         Admin { peers: Peers::new(0, secret), addr: addr.to_string() }
     }

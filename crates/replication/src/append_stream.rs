@@ -41,8 +41,8 @@ use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::network::{Reply, Request, encode};
-use crate::rpc::RpcClient;
 use crate::types::{C, LogId, NodeId, Raft};
+use crate::wire::RpcClient;
 
 /// Requests a primary keeps in flight to one secondary.
 pub const MAX_IN_FLIGHT: usize = 8;

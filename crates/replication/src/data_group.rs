@@ -20,10 +20,11 @@ use crate::commit_log::{Outcome, Proposals, Router};
 use crate::error::{ReplicationError, Result};
 use crate::group::{GroupConfig, Role};
 use crate::log_store::{LogStore, SharedLog};
-use crate::network::{GroupPeers, Hosted, Hosts, Peers};
+use crate::network::{GroupPeers, Hosted, Hosts};
 use crate::snapshot::SnapshotStore;
 use crate::state_machine::{Owns, StateMachine};
 use crate::types::{Command, DATA_GROUP, GroupId, NodeId, NodeInfo, Raft};
+use crate::wire::Peers;
 
 /// What every data group of a node shares.
 #[derive(Clone)]

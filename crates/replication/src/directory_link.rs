@@ -17,9 +17,10 @@ use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 use serde::{Deserialize, Serialize};
 
 use crate::directory::{DirectoryRaft, DirectorySnapshot, DirectorySnapshotData};
-use crate::network::{Peers, Reply, Request, encode};
-use crate::rpc::RpcClient;
+use crate::network::{Reply, Request, encode};
 use crate::types::{C, NodeId, NodeInfo, SnapshotMeta, Vote};
+use crate::wire::Peers;
+use crate::wire::RpcClient;
 
 /// A message of the manager group's Raft.
 #[derive(Serialize, Deserialize)]

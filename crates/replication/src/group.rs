@@ -22,10 +22,11 @@ use crate::directory_link::DirectoryPeers;
 use crate::error::{ReplicationError, Result};
 use crate::log_store::{MANAGER_LOG, SharedLog};
 use crate::manager::{Manager, Roster, manager_size};
-use crate::network::{Hosts, Peers, Services, handler};
-use crate::rpc::{self, ClusterSecret};
+use crate::network::{Hosts, Services, handler};
 use crate::state_machine::Owns;
 use crate::types::{Command, DATA_GROUP, GroupId, NodeId, NodeInfo, Raft};
+use crate::wire::Peers;
+use crate::wire::{self as rpc, ClusterSecret};
 
 /// How this node takes part in the group, as the front end needs to know.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -141,11 +141,11 @@ pub mod network;
 mod part_server;
 pub mod quiet;
 pub mod remote_part;
-pub mod rpc;
 pub mod snapshot;
 pub mod state_machine;
 pub mod status;
 pub mod types;
+pub mod wire;
 
 /// Records at least this large are applied (on a secondary) and completed
 /// (on the primary) on threads of lower CPU priority.
@@ -168,6 +168,6 @@ pub use commit_log::{MoveGate, OpenWork};
 pub use error::{ReplicationError, Result};
 pub use group::{Group, GroupConfig, Role};
 pub use groups::{GroupReplica, Groups};
-pub use rpc::ClusterSecret;
 pub use status::{NodeStatus, StatusSource};
 pub use types::{Load, NodeId, NodeInfo};
+pub use wire::ClusterSecret;

@@ -55,9 +55,10 @@ use tokio::sync::watch;
 use crate::directory::{DirectoryCommand, DirectoryMachine, DirectoryRaft};
 use crate::group::Role;
 use crate::load::LoadMeter;
-use crate::network::{Peers, Reply, Request};
+use crate::network::{Reply, Request};
 use crate::status::{ALIVE, answered, matched};
 use crate::types::{C, DATA_GROUP, GroupId, Load, NodeId, NodeInfo, Raft};
+use crate::wire::Peers;
 
 /// A learner this close to the primary's last log index becomes a voter.
 pub(crate) const CAUGHT_UP: u64 = 64;

@@ -18,13 +18,12 @@ use openraft::raft::{
 };
 use openraft::vote::RaftLeaderId;
 use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
-use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ReplicationError, Result};
-use crate::rpc::{ClusterSecret, Handler, RpcClient};
 use crate::snapshot::{SnapshotFiles, SnapshotStore};
 use crate::types::{C, DATA_GROUP, GroupId, Load, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
+use crate::wire::{Handler, Peers, RpcClient};
 
 /// Bytes of a snapshot file per message.
 const SNAPSHOT_CHUNK: usize = 1 << 20;
@@ -576,40 +575,7 @@ fn read_piece(path: &std::path::Path, offset: u64) -> std::io::Result<Vec<u8>> {
     Ok(data)
 }
 
-/// The clients of a node, one per peer address, shared by Raft's
-/// replication streams and by bootstrap.
-#[derive(Clone)]
-pub struct Peers {
-    me: NodeId,
-    secret: ClusterSecret,
-    clients: Arc<Mutex<HashMap<String, Arc<RpcClient>>>>,
-    /// Node address → the address to dial instead (see `GroupConfig::routes`).
-    routes: Arc<HashMap<String, String>>,
-}
-
 impl Peers {
-    pub fn new(me: NodeId, secret: ClusterSecret) -> Peers {
-        Peers { me, secret, clients: Arc::default(), routes: Arc::default() }
-    }
-
-    pub fn with_routes(mut self, routes: &[(String, String)]) -> Peers {
-        self.routes = Arc::new(routes.iter().cloned().collect());
-        self
-    }
-
-    /// Where to dial to reach the node that advertises `addr`.
-    fn route(&self, addr: &str) -> String {
-        self.routes.get(addr).cloned().unwrap_or_else(|| addr.to_string())
-    }
-
-    pub fn client(&self, addr: &str) -> Arc<RpcClient> {
-        self.clients
-            .lock()
-            .entry(addr.to_string())
-            .or_insert_with(|| Arc::new(RpcClient::new(self.route(addr), self.me, self.secret.clone())))
-            .clone()
-    }
-
     /// Asks the node at `addr` who it is, and whether its group is formed.
     pub async fn hello(&self, addr: &str) -> Result<(NodeId, NodeInfo, bool)> {
         let reply = self.client(addr).call(encode(&Request::Hello), Duration::from_secs(2)).await?;
@@ -630,7 +596,7 @@ impl Peers {
         info: &NodeInfo,
         load: Load,
     ) -> Result<(Option<(NodeId, NodeInfo)>, bool, bool)> {
-        let request = Request::Register { id: self.me, info: info.clone(), load };
+        let request = Request::Register { id: self.me(), info: info.clone(), load };
         let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
             Reply::Registered { primary, member, by_primary } => Ok((primary, member, by_primary)),
@@ -660,7 +626,7 @@ impl Peers {
     /// manager group, whether the answer came from the leader itself, and
     /// the manager group's members.
     pub(crate) async fn report(&self, addr: &str, info: &NodeInfo, load: Load, draining: bool) -> Result<Reported> {
-        let request = Request::Report { id: self.me, info: info.clone(), load, draining };
+        let request = Request::Report { id: self.me(), info: info.clone(), load, draining };
         let reply = self.client(addr).call(encode(&request), Duration::from_secs(2)).await?;
         match postcard::from_bytes::<Reply>(&reply).map_err(|e| ReplicationError::Codec(e.to_string()))? {
             Reply::Reported { leader, member, by_leader, group, groups, primaries, draining, outside } => {
@@ -691,8 +657,7 @@ impl RaftNetworkFactory<C> for GroupPeers {
     /// stuck behind a large batch of entries on the replication stream (a
     /// late heartbeat looks like a lost quorum).
     async fn new_heartbeat_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {
-        let p = &self.peers;
-        let client = Arc::new(RpcClient::new(p.route(&node.rpc_addr), p.me, p.secret.clone()));
+        let client = self.peers.dedicated_client(&node.rpc_addr);
         PeerLink { target, group: self.group, client, heartbeat: true }
     }
 }

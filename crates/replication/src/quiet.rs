@@ -62,8 +62,9 @@ use openraft::vote::RaftLeaderId;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::network::{Hosts, Peers, Reply, Request, encode};
+use crate::network::{Hosts, Reply, Request, encode};
 use crate::types::{C, DATA_GROUP, GroupId, NodeId, Raft};
+use crate::wire::Peers;
 
 /// The timing of quiet groups.
 #[derive(Debug, Clone, Copy)]

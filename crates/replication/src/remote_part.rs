@@ -30,8 +30,9 @@ use tessera_engine::{
     PutOutcome, RowVersion, TableSpec,
 };
 
-use crate::network::{Peers, Reply, Request};
+use crate::network::{Reply, Request};
 use crate::types::{GroupId, NodeId};
+use crate::wire::Peers;
 
 /// A remote transaction's identity: the node running the SQL transaction,
 /// that process's incarnation (random per start), and a number there.

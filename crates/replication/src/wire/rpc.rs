@@ -1,24 +1,9 @@
 //! Authenticated, multiplexed request/response between nodes, over TCP.
 //!
-//! Frames are length-delimited (`tokio-util`'s codec) and carry
-//! envelopes `id ‖ body` (the handshake is postcard-encoded); a connection carries any number of
-//! concurrent calls, matched to their replies by id. The bodies are opaque
-//! bytes here: the Raft network above gives them meaning.
-//!
-//! **Authentication.** Every node of a cluster is given the same secret.
-//! Before anything else the server sends a random challenge; the client
-//! answers with `HMAC-SHA256(secret, "client" ‖ challenge)` and a challenge
-//! of its own, which the server answers in turn with
-//! `HMAC-SHA256(secret, "server" ‖ challenge)`. Either side closes the
-//! connection when the other's proof is wrong, so a process without the
-//! secret can neither join the cluster nor pose as one of its nodes. (This
-//! authenticates peers; it does not encrypt the traffic.)
-//!
-//! **Versions.** The challenge and the hello also carry the version of
-//! what nodes send each other (`PROTOCOL_VERSION`). Nodes of different
-//! versions refuse each other at the handshake, with a message that names
-//! both versions, rather than failing later on a message one of them
-//! cannot decode.
+//! A connection starts with the handshake (`auth`), then carries any number
+//! of concurrent calls as envelopes (`frame`), matched to their replies by
+//! id. The bodies are opaque bytes here: the services above give them
+//! meaning (`service`).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -29,130 +14,16 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use parking_lot::Mutex;
-use ring::hmac;
-use ring::rand::{SecureRandom, SystemRandom};
-use serde::{Deserialize, Serialize};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::bytes::{Buf, Bytes, BytesMut};
-use tokio_util::codec::{Framed, LengthDelimitedCodec};
+use tokio_util::bytes::Bytes;
 
+use super::auth::{ClusterSecret, PROTOCOL_VERSION, accept_peer, introduce};
+use super::frame::{Envelope, Wire, framed};
 use crate::error::{ReplicationError, Result};
 
-/// The version of the messages nodes send each other: the requests and
-/// replies above this layer, the log entries and the snapshots. Raise it
-/// with any change to their encoding.
-pub const PROTOCOL_VERSION: u32 = 4;
-
-/// Largest frame a peer may send (a batch of log entries).
-pub const MAX_FRAME: usize = 256 << 20;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// The shared secret that admits a node to the cluster.
-#[derive(Clone)]
-pub struct ClusterSecret(Arc<hmac::Key>);
-
-impl ClusterSecret {
-    pub fn new(secret: &[u8]) -> ClusterSecret {
-        ClusterSecret(Arc::new(hmac::Key::new(hmac::HMAC_SHA256, secret)))
-    }
-
-    fn prove(&self, role: &[u8], nonce: &[u8; 32]) -> Vec<u8> {
-        let mut ctx = hmac::Context::with_key(&self.0);
-        ctx.update(role);
-        ctx.update(nonce);
-        ctx.sign().as_ref().to_vec()
-    }
-
-    fn check(&self, role: &[u8], nonce: &[u8; 32], proof: &[u8]) -> bool {
-        let mut msg = role.to_vec();
-        msg.extend_from_slice(nonce);
-        hmac::verify(&self.0, &msg, proof).is_ok()
-    }
-
-    /// Signs `message` for `purpose` (a node vouching for something to
-    /// another node, outside the RPC handshake: a session it hands over).
-    pub fn sign(&self, purpose: &[u8], message: &[u8]) -> Vec<u8> {
-        let mut ctx = hmac::Context::with_key(&self.0);
-        ctx.update(purpose);
-        ctx.update(&[0]);
-        ctx.update(message);
-        ctx.sign().as_ref().to_vec()
-    }
-
-    /// Whether `proof` is [`ClusterSecret::sign`]'s for `purpose` and
-    /// `message` (compared in constant time).
-    pub fn verify(&self, purpose: &[u8], message: &[u8], proof: &[u8]) -> bool {
-        let mut msg = purpose.to_vec();
-        msg.push(0);
-        msg.extend_from_slice(message);
-        hmac::verify(&self.0, &msg, proof).is_ok()
-    }
-}
-
-impl std::fmt::Debug for ClusterSecret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ClusterSecret(..)")
-    }
-}
-
-#[derive(Serialize, Deserialize)]
-enum Handshake {
-    Challenge { version: u32, nonce: [u8; 32] },
-    Hello { node: u64, version: u32, challenge: [u8; 32], proof: Vec<u8> },
-    Welcome { proof: Vec<u8> },
-    Refused(String),
-}
-
-/// A call or its reply: `u64 id (little endian) ‖ body`. The body is
-/// copied as it is, never encoded byte by byte.
-struct Envelope {
-    id: u64,
-    body: Vec<u8>,
-}
-
-impl Envelope {
-    fn encode(&self) -> Bytes {
-        let mut frame = Vec::with_capacity(8 + self.body.len());
-        frame.extend_from_slice(&self.id.to_le_bytes());
-        frame.extend_from_slice(&self.body);
-        Bytes::from(frame)
-    }
-
-    /// A received frame's id and body (the body shares the frame's bytes).
-    fn decode(mut frame: BytesMut) -> Option<(u64, Bytes)> {
-        let id = u64::from_le_bytes(frame.get(..8)?.try_into().ok()?);
-        frame.advance(8);
-        Some((id, frame.freeze()))
-    }
-}
-
-fn nonce() -> [u8; 32] {
-    let mut n = [0u8; 32];
-    SystemRandom::new().fill(&mut n).expect("the system random source works");
-    n
-}
-
-type Wire = Framed<TcpStream, LengthDelimitedCodec>;
-
-fn framed(socket: TcpStream) -> Wire {
-    let _ = socket.set_nodelay(true);
-    Framed::new(socket, LengthDelimitedCodec::builder().max_frame_length(MAX_FRAME).new_codec())
-}
-
-async fn send<T: Serialize>(wire: &mut Wire, msg: &T) -> Result<()> {
-    let bytes = postcard::to_allocvec(msg).map_err(|e| ReplicationError::Codec(e.to_string()))?;
-    wire.send(Bytes::from(bytes)).await.map_err(|e: std::io::Error| ReplicationError::Unreachable(e.to_string()))
-}
-
-async fn receive<T: for<'de> Deserialize<'de>>(wire: &mut Wire) -> Result<T> {
-    match wire.next().await {
-        Some(Ok(frame)) => postcard::from_bytes(&frame).map_err(|e| ReplicationError::Codec(e.to_string())),
-        Some(Err(e)) => Err(ReplicationError::Unreachable(e.to_string())),
-        None => Err(ReplicationError::Unreachable("connection closed".into())),
-    }
-}
 
 /// What a server does with a request from an authenticated peer. It is
 /// called for each request of a connection in the order they arrived, and
@@ -243,32 +114,6 @@ async fn serve_version(
             presence.left(node);
         });
     }
-}
-
-async fn accept_peer(wire: &mut Wire, secret: &ClusterSecret, version: u32) -> Result<u64> {
-    let challenge = nonce();
-    send(wire, &Handshake::Challenge { version, nonce: challenge }).await?;
-    let Handshake::Hello { node, version: theirs_v, challenge: theirs, proof } = receive(wire).await? else {
-        return Err(ReplicationError::Refused("expected a hello".into()));
-    };
-    if theirs_v != version {
-        let why = mismatch(theirs_v, version);
-        let _ = send(wire, &Handshake::Refused(why.clone())).await;
-        return Err(ReplicationError::Refused(format!("node {node}: {why}")));
-    }
-    if !secret.check(b"client", &challenge, &proof) {
-        let _ = send(wire, &Handshake::Refused("wrong cluster secret".into())).await;
-        return Err(ReplicationError::Refused(format!("node {node} presented a wrong cluster secret")));
-    }
-    send(wire, &Handshake::Welcome { proof: secret.prove(b"server", &theirs) }).await?;
-    Ok(node)
-}
-
-/// Why nodes of two protocol versions cannot talk.
-fn mismatch(theirs: u32, ours: u32) -> String {
-    format!(
-        "it speaks cluster protocol version {theirs} and this node version {ours}: every node of a cluster must run a release of the same protocol version"
-    )
 }
 
 async fn serve_peer(wire: Wire, node: u64, handler: Handler) {
@@ -406,43 +251,12 @@ impl RpcClient {
             )));
         }
         let mut wire = framed(socket);
-        tokio::time::timeout(HANDSHAKE_TIMEOUT, self.handshake(&mut wire))
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, introduce(&mut wire, &self.addr, self.me, &self.secret, self.version))
             .await
             .map_err(|_| ReplicationError::Unreachable(format!("{}: handshake timed out", self.addr)))??;
         let conn = Arc::new(spawn_connection(wire));
         *slot = Some(conn.clone());
         Ok(conn)
-    }
-
-    async fn handshake(&self, wire: &mut Wire) -> Result<()> {
-        let challenge = match receive(wire).await {
-            Ok(Handshake::Challenge { version, nonce }) if version == self.version => nonce,
-            Ok(Handshake::Challenge { version, .. }) => {
-                return Err(ReplicationError::Refused(format!("{}: {}", self.addr, mismatch(version, self.version))));
-            }
-            Ok(_) => return Err(ReplicationError::Refused("expected a challenge".into())),
-            // A node of an older release, whose challenge this one cannot read.
-            Err(ReplicationError::Codec(e)) => {
-                return Err(ReplicationError::Refused(format!(
-                    "{}: its handshake cannot be read ({e}): it runs a release of another cluster protocol version than this node's ({})",
-                    self.addr, self.version
-                )));
-            }
-            Err(e) => return Err(e),
-        };
-        let ours = nonce();
-        let proof = self.secret.prove(b"client", &challenge);
-        send(wire, &Handshake::Hello { node: self.me, version: self.version, challenge: ours, proof }).await?;
-        match receive(wire).await? {
-            Handshake::Welcome { proof } if self.secret.check(b"server", &ours, &proof) => Ok(()),
-            Handshake::Welcome { .. } => {
-                Err(ReplicationError::Refused(format!("{} does not know the cluster secret", self.addr)))
-            }
-            Handshake::Refused(why) => {
-                Err(ReplicationError::Refused(format!("{} refused this node: {why}", self.addr)))
-            }
-            _ => Err(ReplicationError::Refused("unexpected handshake message".into())),
-        }
     }
 }
 
@@ -478,6 +292,8 @@ fn spawn_connection(wire: Wire) -> Connection {
 
 #[cfg(test)]
 mod tests {
+    use super::super::auth::{Handshake, nonce};
+    use super::super::frame::{receive, send};
     use super::*;
 
     async fn echo_server(secret: &[u8]) -> String {

@@ -1,0 +1,13 @@
+//! The wire between nodes: authenticated, multiplexed request/response
+//! over TCP (`rpc`, with its handshake in `auth` and its framing in
+//! `frame`), the node's clients of its peers (`peers`), and the services
+//! that give requests their meaning (`service`).
+
+pub mod auth;
+pub mod frame;
+pub mod peers;
+pub mod rpc;
+
+pub use auth::{ClusterSecret, PROTOCOL_VERSION};
+pub use peers::Peers;
+pub use rpc::{Handler, PendingReply, Presence, RpcClient, serve, serve_tracked};

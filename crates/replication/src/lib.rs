@@ -123,51 +123,19 @@
 //!   voter that stops confirming wakes it. Idle tenants then cost their
 //!   nodes almost nothing.
 
-pub mod admin;
-pub mod append_stream;
-pub mod commit_log;
-mod data_group;
-pub mod directory;
-mod directory_link;
 pub mod error;
-pub mod freshness;
-pub mod group;
-pub mod groups;
-pub mod load;
-pub mod log_store;
 pub mod manager;
-mod moves;
-pub mod network;
-mod part_server;
-pub mod quiet;
-pub mod remote_part;
-pub mod snapshot;
-pub mod state_machine;
-pub mod status;
+pub mod node;
+pub mod parts;
+pub mod raft;
 pub mod types;
 pub mod wire;
 
-/// Records at least this large are applied (on a secondary) and completed
-/// (on the primary) on threads of lower CPU priority.
-pub(crate) const LOW_PRIORITY_BYTES: usize = 8 << 20;
-
-/// Raises the calling thread's nice value (Linux: per thread), for work
-/// that takes seconds of CPU and must not delay the node's Raft threads
-/// where nodes share cores. Best effort.
-pub(crate) fn lower_this_threads_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain system calls on the calling thread; no memory is shared.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-    }
-}
-
-pub use admin::Admin;
-pub use commit_log::{MoveGate, OpenWork};
 pub use error::{ReplicationError, Result};
-pub use group::{Group, GroupConfig, Role};
-pub use groups::{GroupReplica, Groups};
-pub use status::{NodeStatus, StatusSource};
+pub use manager::admin::Admin;
+pub use manager::status::{NodeStatus, StatusSource};
+pub use node::groups::{GroupReplica, Groups};
+pub use node::{Group, GroupConfig, Role};
+pub use raft::commit_log::{MoveGate, OpenWork};
 pub use types::{Load, NodeId, NodeInfo};
 pub use wire::ClusterSecret;

@@ -343,7 +343,10 @@ pub fn start(
 
 /// A secondary's freshness, as its read-only sessions check it (nothing is
 /// staler than the primary's own data: zero while this node is primary).
-struct Fresh(Arc<tessera_replication::freshness::Freshness>, tokio::sync::watch::Receiver<tessera_replication::Role>);
+struct Fresh(
+    Arc<tessera_replication::raft::freshness::Freshness>,
+    tokio::sync::watch::Receiver<tessera_replication::Role>,
+);
 
 impl tessera_sql::cluster_view::SecondaryState for Fresh {
     fn staleness(&self) -> Option<std::time::Duration> {

@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use tessera_engine::row_filter::FieldTest;
 use tessera_engine::{EngineError, KeyRange, PutCondition, PutOutcome, RowVersion, TableSpec};
 use tessera_replication::Groups;
-use tessera_replication::remote_part::{
+use tessera_replication::parts::client::{
     Begin, RemoteTxn, SchemaChange, WireIndex, WireTable, durability_code, isolation_code,
 };
 use tessera_sql::remote::{EResult, PartSchema, PartitionRoutes, RemoteBegin, RemotePart};

@@ -52,12 +52,13 @@ use serde::{Deserialize, Serialize};
 use tessera_cluster::{Action, ClusterMap, PartitionInfo, Replica, balance_primaries, plan_repair};
 use tokio::sync::watch;
 
-use crate::directory::{DirectoryCommand, DirectoryMachine, DirectoryRaft};
-use crate::group::Role;
-use crate::load::LoadMeter;
-use crate::network::{Reply, Request};
-use crate::status::{ALIVE, answered, matched};
-use crate::types::{C, DATA_GROUP, GroupId, Load, NodeId, NodeInfo, Raft};
+use crate::manager::directory::{DirectoryCommand, DirectoryMachine, DirectoryRaft};
+use crate::manager::load::LoadMeter;
+use crate::manager::status::{ALIVE, answered, matched};
+use crate::node::Role;
+use crate::raft::network::{Reply, Request};
+use crate::raft::type_config::{C, Raft};
+use crate::types::{DATA_GROUP, GroupId, Load, NodeId, NodeInfo};
 use crate::wire::Peers;
 
 /// A learner this close to the primary's last log index becomes a voter.
@@ -74,7 +75,7 @@ pub struct Roster {
     meter: LoadMeter,
     /// The manager group as the manager's leader last told this node, and
     /// where that leader is.
-    manager_group: Mutex<Option<(crate::status::ManagerGroup, Option<NodeInfo>, Instant)>>,
+    manager_group: Mutex<Option<(crate::manager::status::ManagerGroup, Option<NodeInfo>, Instant)>>,
     /// Each data group's primary as the manager's leader last saw it (on
     /// the leader: from its own round; elsewhere: with report answers), for
     /// nodes outside a group that must send its clients on.
@@ -173,12 +174,12 @@ impl Roster {
         *self.draining_heard.lock() = (nodes, Some(Instant::now()));
     }
 
-    pub(crate) fn set_manager_group(&self, group: crate::status::ManagerGroup, leader: Option<NodeInfo>) {
+    pub(crate) fn set_manager_group(&self, group: crate::manager::status::ManagerGroup, leader: Option<NodeInfo>) {
         *self.manager_group.lock() = Some((group, leader, Instant::now()));
     }
 
     /// The manager group as last heard, if within `ALIVE`.
-    pub(crate) fn manager_group(&self) -> Option<crate::status::ManagerGroup> {
+    pub(crate) fn manager_group(&self) -> Option<crate::manager::status::ManagerGroup> {
         self.manager_group.lock().as_ref().filter(|(_, _, at)| at.elapsed() < ALIVE).map(|(g, _, _)| g.clone())
     }
 
@@ -364,7 +365,7 @@ pub enum Step {
 /// lease has lapsed, as a quiet group's has, refuses membership changes as
 /// it refuses writes).
 pub(crate) async fn reconfigure_data_group(
-    quiet: &crate::quiet::Quiet,
+    quiet: &crate::raft::quiet::Quiet,
     group: GroupId,
     raft: &Raft,
     step: Step,
@@ -415,7 +416,7 @@ pub(crate) struct Manager {
     pub data: Raft,
     pub role: watch::Receiver<Role>,
     /// The other data groups this node hosts.
-    pub hosting: Arc<crate::data_group::Hosting>,
+    pub hosting: Arc<crate::raft::group::Hosting>,
     pub peers: Peers,
     pub me: NodeId,
     pub info: NodeInfo,
@@ -427,7 +428,7 @@ pub(crate) struct Manager {
     /// Each group's primary as last seen, and since when.
     pub primaries_seen: parking_lot::Mutex<HashMap<GroupId, (NodeId, std::time::Instant)>>,
     /// The replica move under way (`moves.rs`).
-    pub moves: crate::moves::Moves,
+    pub moves: crate::manager::moves::Moves,
 }
 
 /// How long after moving a primary the manager waits before the next move.
@@ -539,8 +540,12 @@ impl Manager {
                         self.roster.spares().into_iter().map(|(id, _, alive)| (id, alive)).collect();
                     let live = |n: NodeId| n == self.me || heard.get(&n).copied().unwrap_or(false);
                     let draining = self.roster.draining_nodes(self.me);
-                    let nodes =
-                        crate::moves::NodesNow { holders, draining: &draining, live: &live, target: &target_of };
+                    let nodes = crate::manager::moves::NodesNow {
+                        holders,
+                        draining: &draining,
+                        live: &live,
+                        target: &target_of,
+                    };
                     if self.moves.start_next(&views, &nodes).is_some() {
                         settled = Some(Instant::now());
                     }
@@ -706,7 +711,7 @@ impl Manager {
         let reply = self
             .peers
             .client(addr)
-            .call(crate::network::encode(&request), Duration::from_secs(10))
+            .call(crate::raft::network::encode(&request), Duration::from_secs(10))
             .await
             .map_err(|e| e.to_string())?;
         postcard::from_bytes(&reply).map_err(|e| e.to_string())

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tessera_cluster::{ClusterMap, Move, PartitionInfo, Replica, Role};
 
-use crate::manager::{GroupView, add_node};
+use crate::manager::leader::{GroupView, add_node};
 use crate::types::{DATA_GROUP, GroupId, NodeId};
 
 /// A move not done within this long is given up.

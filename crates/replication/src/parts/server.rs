@@ -28,11 +28,11 @@ use tessera_engine::row_filter::{FieldTest, passes};
 use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{CommitStart, Engine, EngineError, KeyRange, PRIMARY, PutOutcome, Table, Transaction};
 
-use crate::data_group::GroupContext;
-use crate::remote_part::{
+use crate::parts::client::{
     PartAnswer, PartCall, PartOp, RemoteTxnId, RowPage, SchemaChange, WireError, WireTest, bound_of_wire,
     condition_of_wire, durability_of, isolation_of,
 };
+use crate::raft::group::GroupContext;
 use crate::types::GroupId;
 
 /// How long an open transaction may wait for its caller's next call.
@@ -51,7 +51,7 @@ struct Open {
     begun: Instant,
     /// Counted by the group's move gate while open: a planned move of the
     /// partition's primary gives it a moment to commit first.
-    _work: Option<crate::commit_log::OpenWork>,
+    _work: Option<crate::raft::commit_log::OpenWork>,
 }
 
 /// A page of a scan's rows; `last`: the scan ended with it.

@@ -21,8 +21,9 @@ use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ReplicationError, Result};
-use crate::snapshot::{SnapshotFiles, SnapshotStore};
-use crate::types::{C, DATA_GROUP, GroupId, Load, NodeId, NodeInfo, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
+use crate::raft::snapshot::{SnapshotFiles, SnapshotStore};
+use crate::raft::type_config::{C, Raft, Snapshot, SnapshotData, SnapshotMeta, Vote};
+use crate::types::{DATA_GROUP, GroupId, Load, NodeId, NodeInfo};
 use crate::wire::{Handler, Peers, RpcClient};
 
 /// Bytes of a snapshot file per message.
@@ -81,7 +82,7 @@ pub(crate) enum Request {
         meta: SnapshotMeta,
     },
     /// A message of the manager group's Raft (`directory_link`).
-    Directory(crate::directory_link::DirectoryMessage),
+    Directory(crate::manager::directory_link::DirectoryMessage),
     /// Every node reports to the manager's leader twice a second: where
     /// it is, its load figures (its liveness is that it reports).
     Report {
@@ -97,7 +98,7 @@ pub(crate) enum Request {
     /// manager's leader.
     Reconfigure {
         group: GroupId,
-        step: crate::manager::Step,
+        step: crate::manager::leader::Step,
     },
     /// Would you vote for this candidate? (asked before an election, so a
     /// node that was cut off does not raise the term and depose a primary
@@ -132,14 +133,14 @@ pub(crate) enum Request {
     /// How many SQL sessions the group's primary serves (asked of it).
     Sessions(GroupId),
     /// The quiet groups the asking node leads (see `quiet`): confirm them.
-    Quiet(Vec<crate::quiet::QuietAsk>),
+    Quiet(Vec<crate::raft::quiet::QuietAsk>),
     /// A call of a transaction on a partition this node leads.
-    Part(crate::remote_part::PartCall),
+    Part(crate::parts::client::PartCall),
     /// A schema change of a partition this node leads.
     PartSchema {
         group: GroupId,
         stream: u32,
-        change: crate::remote_part::SchemaChange,
+        change: crate::parts::client::SchemaChange,
     },
 }
 
@@ -163,7 +164,7 @@ pub(crate) enum Reply {
     StreamAppended(StreamAppendResult<C>),
     Vote(VoteResponse<C>),
     TransferLeader(TransferLeaderResponse<C>),
-    Status(Vec<crate::status::NodeStatus>),
+    Status(Vec<crate::manager::status::NodeStatus>),
     Drained(String),
     Chunk,
     Installed(SnapshotResponse<C>),
@@ -176,28 +177,28 @@ pub(crate) enum Reply {
         member: bool,
         by_leader: bool,
         /// The manager group's members as the answering node knows them.
-        group: crate::status::ManagerGroup,
+        group: crate::manager::status::ManagerGroup,
         /// The data groups the directory lists besides the first, with
         /// their streams: every node hosts them.
         groups: Vec<(GroupId, Vec<u32>)>,
         /// Each data group's primary as the manager's leader last saw it.
-        primaries: Vec<crate::manager::GroupPrimary>,
+        primaries: Vec<crate::manager::leader::GroupPrimary>,
         /// The nodes being drained, as the manager's leader knows them.
         draining: Vec<NodeId>,
         /// The database groups whose configuration leaves the reporting
         /// node out: it does not campaign in them.
         outside: Vec<GroupId>,
     },
-    GroupView(crate::manager::GroupView),
+    GroupView(crate::manager::leader::GroupView),
     Reconfigured,
     /// An administrative request done, and what it did.
     Done(String),
-    Groups(Vec<(GroupId, Vec<crate::groups::GroupReplica>)>),
+    Groups(Vec<(GroupId, Vec<crate::node::groups::GroupReplica>)>),
     /// A count (of sessions).
     Count(usize),
     /// The quiet groups this node confirms.
     Quiet(Vec<GroupId>),
-    Part(crate::remote_part::PartAnswer),
+    Part(crate::parts::client::PartAnswer),
 }
 
 pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -208,11 +209,11 @@ pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
 pub(crate) struct Hosted {
     pub raft: Raft,
     pub snapshots: SnapshotStore,
-    pub freshness: Arc<crate::freshness::Freshness>,
+    pub freshness: Arc<crate::raft::freshness::Freshness>,
     /// Pipelined replication sessions from the group's primary.
-    pub sessions: Arc<crate::append_stream::Sessions>,
+    pub sessions: Arc<crate::raft::append_stream::Sessions>,
     /// This node's commits to the group.
-    pub proposals: Arc<crate::commit_log::Proposals>,
+    pub proposals: Arc<crate::raft::commit_log::Proposals>,
 }
 
 impl Hosted {
@@ -225,7 +226,7 @@ impl Hosted {
     pub async fn hand_over(
         &self,
         group: GroupId,
-        quiet: &crate::quiet::Quiet,
+        quiet: &crate::raft::quiet::Quiet,
         me: NodeId,
         to: NodeId,
     ) -> std::result::Result<(), String> {
@@ -286,12 +287,12 @@ pub(crate) struct Services {
     pub id: NodeId,
     pub info: NodeInfo,
     pub peers: Peers,
-    pub roster: Arc<crate::manager::Roster>,
-    pub directory: crate::directory::DirectoryRaft,
-    pub machine: crate::directory::DirectoryMachine,
+    pub roster: Arc<crate::manager::leader::Roster>,
+    pub directory: crate::manager::directory::DirectoryRaft,
+    pub machine: crate::manager::directory::DirectoryMachine,
     pub sessions: SessionCounter,
-    pub quiet: Arc<crate::quiet::Quiet>,
-    pub parts: Arc<crate::part_server::PartServer>,
+    pub quiet: Arc<crate::raft::quiet::Quiet>,
+    pub parts: Arc<crate::parts::server::PartServer>,
 }
 
 /// The group a request is for (requests not of a data group's Raft: the first).
@@ -416,11 +417,11 @@ pub(crate) fn handler(services: Services) -> Handler {
                         .await
                         .map_or_else(|e| Reply::Failed(e.to_string()), Reply::TransferLeader)
                 }
-                Ok(Request::Status) => crate::admin::status(&raft, &roster, &directory, &peers, id)
+                Ok(Request::Status) => crate::manager::admin::status(&raft, &roster, &directory, &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Status),
                 Ok(Request::Drain(node)) => {
-                    crate::admin::drain(&raft, (&hosts, &quiet), (&roster, &directory), &peers, id, node)
+                    crate::manager::admin::drain(&raft, (&hosts, &quiet), (&roster, &directory), &peers, id, node)
                         .await
                         .map_or_else(|e| Reply::Failed(e.message()), Reply::Drained)
                 }
@@ -442,8 +443,8 @@ pub(crate) fn handler(services: Services) -> Handler {
                         .await
                         .map_or_else(|e| Reply::Failed(e.to_string()), Reply::Installed)
                 }
-                Ok(Request::Directory(message)) => crate::directory_link::handle(&directory, message).await,
-                Ok(Request::Draining) => crate::admin::mark_draining(&roster, &directory, id)
+                Ok(Request::Directory(message)) => crate::manager::directory_link::handle(&directory, message).await,
+                Ok(Request::Draining) => crate::manager::admin::mark_draining(&roster, &directory, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
                 Ok(Request::Report { id: from, info: theirs, load, draining }) => {
@@ -464,7 +465,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                         leader,
                         member: membership.get_node(&from).is_some(),
                         by_leader: leads,
-                        group: crate::status::ManagerGroup::of(&m),
+                        group: crate::manager::status::ManagerGroup::of(&m),
                         groups: machine.directory().streams.into_iter().collect(),
                         primaries: if leads { roster.group_primaries() } else { Vec::new() },
                         draining: if leads { roster.draining_nodes(id) } else { Vec::new() },
@@ -472,7 +473,7 @@ pub(crate) fn handler(services: Services) -> Handler {
                     }
                 }
                 Ok(Request::GroupView(group)) => {
-                    crate::manager::GroupView::of_leader(&target.raft, id, &|n| quiet.answered(group, n))
+                    crate::manager::leader::GroupView::of_leader(&target.raft, id, &|n| quiet.answered(group, n))
                         .map_or_else(Reply::Failed, Reply::GroupView)
                 }
                 Ok(Request::Reconfigure { group, step }) => {
@@ -480,16 +481,18 @@ pub(crate) fn handler(services: Services) -> Handler {
                     if m.current_leader != Some(id) {
                         Reply::Failed(format!("node {id} is not group {group}'s primary"))
                     } else {
-                        crate::manager::reconfigure_data_group(&quiet, group, &target.raft, step)
+                        crate::manager::leader::reconfigure_data_group(&quiet, group, &target.raft, step)
                             .await
                             .map_or_else(Reply::Failed, |()| Reply::Reconfigured)
                     }
                 }
-                Ok(Request::SetReplicas(n)) => crate::admin::set_replicas(&directory, &machine, &roster, &peers, id, n)
-                    .await
-                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
+                Ok(Request::SetReplicas(n)) => {
+                    crate::manager::admin::set_replicas(&directory, &machine, &roster, &peers, id, n)
+                        .await
+                        .map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
+                }
                 Ok(Request::CreateGroup { group, streams, replicas }) => {
-                    crate::admin::create_group(&directory, &roster, &peers, id, group, streams, replicas)
+                    crate::manager::admin::create_group(&directory, &roster, &peers, id, group, streams, replicas)
                         .await
                         .map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
                 }
@@ -501,10 +504,12 @@ pub(crate) fn handler(services: Services) -> Handler {
                         Reply::Failed(format!("node {id} is not group {group}'s primary"))
                     }
                 }
-                Ok(Request::DropGroup(group)) => crate::admin::drop_group(&directory, &roster, &peers, id, group)
-                    .await
-                    .map_or_else(|e| Reply::Failed(e.message()), Reply::Done),
-                Ok(Request::Groups) => crate::admin::groups(&raft, (&hosts, &quiet), &peers, id)
+                Ok(Request::DropGroup(group)) => {
+                    crate::manager::admin::drop_group(&directory, &roster, &peers, id, group)
+                        .await
+                        .map_or_else(|e| Reply::Failed(e.message()), Reply::Done)
+                }
+                Ok(Request::Groups) => crate::manager::admin::groups(&raft, (&hosts, &quiet), &peers, id)
                     .await
                     .map_or_else(|e| Reply::Failed(e.message()), Reply::Groups),
                 Ok(Request::Lead { group, to }) => {
@@ -543,7 +548,7 @@ pub(crate) fn handler(services: Services) -> Handler {
 /// the directory afresh.
 fn receive_chunk(dir: &std::path::Path, path: &str, offset: u64, data: &[u8]) -> std::result::Result<(), String> {
     use std::io::Write;
-    if !crate::snapshot::valid_relative_path(path) {
+    if !crate::raft::snapshot::valid_relative_path(path) {
         return Err(format!("refusing snapshot file path {path:?}"));
     }
     if path == "META" && offset == 0 {
@@ -611,9 +616,9 @@ pub(crate) struct Reported {
     pub leader: Option<(NodeId, NodeInfo)>,
     pub member: bool,
     pub by_leader: bool,
-    pub group: crate::status::ManagerGroup,
+    pub group: crate::manager::status::ManagerGroup,
     pub groups: Vec<(GroupId, Vec<u32>)>,
-    pub primaries: Vec<crate::manager::GroupPrimary>,
+    pub primaries: Vec<crate::manager::leader::GroupPrimary>,
     pub draining: Vec<NodeId>,
     /// The database groups whose configuration leaves the reporting node
     /// out (`Roster::outside`).
@@ -709,7 +714,7 @@ impl RaftNetworkV2<C> for PeerLink {
         mut rpc: AppendEntriesRequest<C>,
         option: RPCOption,
     ) -> Result<AppendEntriesResponse<C>, RPCError<C>> {
-        let (cut, ttl) = crate::append_stream::fit(&mut rpc, option.hard_ttl());
+        let (cut, ttl) = crate::raft::append_stream::fit(&mut rpc, option.hard_ttl());
         match self.call_within(Request::AppendEntries { group: self.group, rpc }, ttl).await? {
             Reply::AppendEntries(AppendEntriesResponse::Success) if cut.is_some() => {
                 Ok(AppendEntriesResponse::PartialSuccess(cut.flatten()))
@@ -731,7 +736,8 @@ impl RaftNetworkV2<C> for PeerLink {
         if self.heartbeat {
             return openraft::network::stream_append_sequential(self, input, option);
         }
-        let answers = crate::append_stream::pipeline(self.client.clone(), self.target, self.group, input, &option);
+        let answers =
+            crate::raft::append_stream::pipeline(self.client.clone(), self.target, self.group, input, &option);
         Box::pin(async move { Ok(answers.boxed()) })
     }
 
@@ -761,7 +767,7 @@ impl RaftNetworkV2<C> for PeerLink {
     ) -> Result<SnapshotResponse<C>, StreamingError<C>> {
         let index = snapshot.meta.last_log_id.as_ref().map_or(0, |l| l.index);
         let dir = snapshot.snapshot.dir.clone();
-        let files = crate::snapshot::files(&dir).map_err(|e| Unreachable::from_string(e.to_string()))?;
+        let files = crate::raft::snapshot::files(&dir).map_err(|e| Unreachable::from_string(e.to_string()))?;
         let mut cancel = std::pin::pin!(cancel);
         let piece = RPCOption::new(Duration::from_secs(30));
         for path in files {

@@ -3,6 +3,8 @@
 //! its RPC listener, and its *role*, which tells the SQL front end whether
 //! to serve clients here, forward them to the primary, or refuse them.
 
+pub mod groups;
+
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,16 +17,17 @@ use tessera_engine::{CommitLogSource, EngineConfig, Node};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::commit_log::{Proposals, Router};
-use crate::data_group::{DataGroup, GroupContext, Hosting, SpareState, SpareView};
-use crate::directory::{DirectoryMachine, DirectoryRaft};
-use crate::directory_link::DirectoryPeers;
 use crate::error::{ReplicationError, Result};
-use crate::log_store::{MANAGER_LOG, SharedLog};
-use crate::manager::{Manager, Roster, manager_size};
-use crate::network::{Hosts, Services, handler};
-use crate::state_machine::Owns;
-use crate::types::{Command, DATA_GROUP, GroupId, NodeId, NodeInfo, Raft};
+use crate::manager::directory::{DirectoryMachine, DirectoryRaft};
+use crate::manager::directory_link::DirectoryPeers;
+use crate::manager::leader::{Manager, Roster, manager_size};
+use crate::raft::commit_log::{Proposals, Router};
+use crate::raft::group::{DataGroup, GroupContext, Hosting, SpareState, SpareView};
+use crate::raft::log_store::{MANAGER_LOG, SharedLog};
+use crate::raft::network::{Hosts, Services, handler};
+use crate::raft::state_machine::Owns;
+use crate::raft::type_config::{Command, Raft};
+use crate::types::{DATA_GROUP, GroupId, NodeId, NodeInfo};
 use crate::wire::Peers;
 use crate::wire::{self as rpc, ClusterSecret};
 
@@ -80,7 +83,7 @@ pub struct GroupConfig {
     pub connections: Arc<AtomicUsize>,
     /// When the databases' groups go quiet, and how their primaries keep
     /// their leases meanwhile (see `quiet`).
-    pub quiet: crate::quiet::QuietTiming,
+    pub quiet: crate::raft::quiet::QuietTiming,
 }
 
 impl GroupConfig {
@@ -96,14 +99,14 @@ impl GroupConfig {
             // the primary's last heartbeat (lease + timeout).
             heartbeat_ms: 50,
             election_timeout_ms: (300, 600),
-            log_cache_bytes: crate::log_store::CACHE_BYTES,
+            log_cache_bytes: crate::raft::log_store::CACHE_BYTES,
             snapshot_every: 20_000,
             log_kept_below_snapshot: 5_000,
             routes: Vec::new(),
             replicas: 3,
             replace_after: Duration::from_secs(30),
             connections: Arc::default(),
-            quiet: crate::quiet::QuietTiming::for_election_timeout(Duration::from_millis(600)),
+            quiet: crate::raft::quiet::QuietTiming::for_election_timeout(Duration::from_millis(600)),
         }
     }
 }
@@ -118,7 +121,7 @@ pub struct Group {
     machine: DirectoryMachine,
     proposals: Arc<Proposals>,
     role: watch::Receiver<Role>,
-    freshness: Arc<crate::freshness::Freshness>,
+    freshness: Arc<crate::raft::freshness::Freshness>,
     roster: Arc<Roster>,
     /// The data groups hosted besides the first.
     hosting: Arc<Hosting>,
@@ -179,7 +182,7 @@ impl Group {
             raft_config: raft_config.clone(),
             hosts: Hosts::default(),
             runtime: runtime.handle().clone(),
-            quiet: Arc::new(crate::quiet::Quiet::new(config.id, {
+            quiet: Arc::new(crate::raft::quiet::Quiet::new(config.id, {
                 // A quiet secondary's refusal must not outlast Raft's own
                 // lease on a follower (see `quiet`).
                 let mut timing = config.quiet;
@@ -231,7 +234,7 @@ impl Group {
             let _enter = runtime.enter();
             TcpListener::from_std(rpc_listener).map_err(|e| ReplicationError::Internal(e.to_string()))?
         };
-        let roster = Arc::new(Roster::new(crate::load::LoadMeter::new(config.connections.clone())));
+        let roster = Arc::new(Roster::new(crate::manager::load::LoadMeter::new(config.connections.clone())));
         // A caller node whose last connection closed has died: the
         // transactions its sessions held open on partitions led here end.
         let presence = Arc::new(rpc::Presence::default());
@@ -324,17 +327,17 @@ impl Group {
 
     /// The manager's directory as this node has applied it (empty on a
     /// node outside the manager group).
-    pub fn directory(&self) -> crate::directory::Directory {
+    pub fn directory(&self) -> crate::manager::directory::Directory {
         self.machine.directory()
     }
 
     /// How far behind the primary this node's data may be (see `freshness`).
-    pub fn freshness(&self) -> Arc<crate::freshness::Freshness> {
+    pub fn freshness(&self) -> Arc<crate::raft::freshness::Freshness> {
         self.freshness.clone()
     }
 
-    pub fn status(&self) -> crate::status::StatusSource {
-        crate::status::StatusSource {
+    pub fn status(&self) -> crate::manager::status::StatusSource {
+        crate::manager::status::StatusSource {
             raft: self.raft.clone(),
             roster: self.roster.clone(),
             directory: self.directory.clone(),
@@ -389,8 +392,8 @@ impl Group {
     }
 
     /// A handle on this node's data groups, for the layers above.
-    pub fn groups(&self) -> crate::groups::Groups {
-        crate::groups::Groups {
+    pub fn groups(&self) -> crate::node::groups::Groups {
+        crate::node::groups::Groups {
             hosting: self.hosting.clone(),
             directory: self.directory.clone(),
             machine: self.machine.clone(),
@@ -491,12 +494,13 @@ async fn bootstrap(raft: Raft, directory: DirectoryRaft, peers: Peers, config: G
         }
         if missing.is_empty() {
             if members.keys().next() == Some(&config.id) {
-                let managers = crate::manager::founding_voters(&members, config.id, manager_size(members.len()));
+                let managers =
+                    crate::manager::leader::founding_voters(&members, config.id, manager_size(members.len()));
                 tracing::info!(voters = ?managers.keys().collect::<Vec<_>>(), "forming the manager group");
                 if let Err(e) = directory.initialize(managers).await {
                     tracing::info!("manager group already formed: {e}");
                 }
-                let voters = crate::manager::founding_voters(&members, config.id, config.replicas.max(1));
+                let voters = crate::manager::leader::founding_voters(&members, config.id, config.replicas.max(1));
                 tracing::info!(
                     voters = ?voters.keys().collect::<Vec<_>>(),
                     nodes = ?members.keys().collect::<Vec<_>>(),
@@ -520,7 +524,7 @@ async fn bootstrap(raft: Raft, directory: DirectoryRaft, peers: Peers, config: G
 /// just started to join a formed cluster, or a voter replaced while it was
 /// away finds the primary; members learn nothing new from it.
 async fn spare_watch(raft: Raft, peers: Peers, config: GroupConfig, spare: SpareState, roster: Arc<Roster>) {
-    let mut tick = tokio::time::interval(crate::manager::TICK);
+    let mut tick = tokio::time::interval(crate::manager::leader::TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_primary: Option<String> = None;
     // A node the primary says is not a member must not call elections: its
@@ -592,7 +596,7 @@ async fn report_loop(
     config: GroupConfig,
     roster: Arc<Roster>,
 ) {
-    let mut tick = tokio::time::interval(crate::manager::TICK);
+    let mut tick = tokio::time::interval(crate::manager::leader::TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_leader: Option<String> = None;
     let mut campaigns = true;

@@ -40,8 +40,9 @@ use openraft::raft::{AppendEntriesRequest, StreamAppendResult};
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::network::{Reply, Request, encode};
-use crate::types::{C, LogId, NodeId, Raft};
+use crate::raft::network::{Reply, Request, encode};
+use crate::raft::type_config::{C, LogId, Raft};
+use crate::types::NodeId;
 use crate::wire::RpcClient;
 
 /// Requests a primary keeps in flight to one secondary.
@@ -259,7 +260,7 @@ impl Sessions {
     pub(crate) fn enqueue(
         self: &Arc<Self>,
         raft: &Raft,
-        freshness: &Arc<crate::freshness::Freshness>,
+        freshness: &Arc<crate::raft::freshness::Freshness>,
         from: NodeId,
         session: u64,
         rpc: AppendEntriesRequest<C>,
@@ -299,7 +300,7 @@ type Waiting = (Option<u64>, oneshot::Sender<Reply>);
 /// has it durably (or refuses it).
 async fn serve_session(
     raft: Raft,
-    freshness: Arc<crate::freshness::Freshness>,
+    freshness: Arc<crate::raft::freshness::Freshness>,
     mut requests: mpsc::UnboundedReceiver<Queued>,
     (sessions, from, session): (Arc<Sessions>, NodeId, u64),
 ) {
@@ -351,7 +352,7 @@ mod tests {
     use openraft::testing::log_id;
 
     use super::*;
-    use crate::types::{Command, Entry};
+    use crate::raft::type_config::{Command, Entry};
 
     fn entry(index: u64, bytes: usize) -> Entry {
         let cmd = Command {

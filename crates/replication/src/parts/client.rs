@@ -30,7 +30,7 @@ use tessera_engine::{
     PutOutcome, RowVersion, TableSpec,
 };
 
-use crate::network::{Reply, Request};
+use crate::raft::network::{Reply, Request};
 use crate::types::{GroupId, NodeId};
 use crate::wire::Peers;
 
@@ -559,7 +559,7 @@ pub async fn change_schema(
 ) -> std::result::Result<(), EngineError> {
     // A table's copy takes as long as its rows do.
     let limit = if matches!(change, SchemaChange::CopyTable { .. }) { COPY_TIMEOUT } else { CALL_TIMEOUT };
-    let body = crate::network::encode(&Request::PartSchema { group, stream, change });
+    let body = crate::raft::network::encode(&Request::PartSchema { group, stream, change });
     let reply = match peers.client(addr).call(body, limit).await {
         Ok(bytes) => postcard::from_bytes::<Reply>(&bytes)
             .map_err(|e| EngineError::Internal(format!("a malformed answer from the partition's primary: {e}")))?,
@@ -713,7 +713,7 @@ impl RemoteTxn {
             op,
         };
         self.open = true;
-        let body = crate::network::encode(&Request::Part(call));
+        let body = crate::raft::network::encode(&Request::Part(call));
         let reply = match self.peers.client(&self.addr).call(body, CALL_TIMEOUT).await {
             Ok(bytes) => postcard::from_bytes::<Reply>(&bytes)
                 .map_err(|e| format!("a malformed answer from the partition's primary: {e}")),

@@ -31,7 +31,8 @@ use openraft::{EntryPayload, OptionalSend};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{C, Command, GroupId, Load, LogId, NodeId, NodeInfo, SnapshotMeta, StoredMembership};
+use crate::raft::type_config::{C, Command, LogId, SnapshotMeta, StoredMembership};
+use crate::types::{GroupId, Load, NodeId, NodeInfo};
 
 /// The stream a directory command's [`Command`] names.
 pub const DIRECTORY_STREAM: u32 = u32::MAX;

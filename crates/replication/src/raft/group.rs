@@ -16,14 +16,15 @@ use openraft::{ReadPolicy, ServerState};
 use tessera_engine::{Node, SYSTEM_STREAM};
 use tokio::sync::{mpsc, watch};
 
-use crate::commit_log::{Outcome, Proposals, Router};
 use crate::error::{ReplicationError, Result};
-use crate::group::{GroupConfig, Role};
-use crate::log_store::{LogStore, SharedLog};
-use crate::network::{GroupPeers, Hosted, Hosts};
-use crate::snapshot::SnapshotStore;
-use crate::state_machine::{Owns, StateMachine};
-use crate::types::{Command, DATA_GROUP, GroupId, NodeId, NodeInfo, Raft};
+use crate::node::{GroupConfig, Role};
+use crate::raft::commit_log::{Outcome, Proposals, Router};
+use crate::raft::log_store::{LogStore, SharedLog};
+use crate::raft::network::{GroupPeers, Hosted, Hosts};
+use crate::raft::snapshot::SnapshotStore;
+use crate::raft::state_machine::{Owns, StateMachine};
+use crate::raft::type_config::{Command, Raft};
+use crate::types::{DATA_GROUP, GroupId, NodeId, NodeInfo};
 use crate::wire::Peers;
 
 /// What every data group of a node shares.
@@ -37,7 +38,7 @@ pub(crate) struct GroupContext {
     pub hosts: Hosts,
     pub runtime: tokio::runtime::Handle,
     /// The node's quiet groups (see `quiet`).
-    pub quiet: Arc<crate::quiet::Quiet>,
+    pub quiet: Arc<crate::raft::quiet::Quiet>,
 }
 
 /// The data groups a node hosts besides the first, and what hosting
@@ -55,7 +56,7 @@ pub(crate) struct Hosting {
     /// One group is started at a time.
     starting: tokio::sync::Mutex<()>,
     /// The SQL sessions this node serves in each group it leads.
-    pub sessions: crate::network::SessionCounter,
+    pub sessions: crate::raft::network::SessionCounter,
     /// Whether a group's primary serves SQL sessions (set by the server;
     /// unset, every group's does): balancing moves the others first.
     pub serves_sessions: std::sync::OnceLock<GroupClassifier>,
@@ -65,7 +66,7 @@ pub(crate) struct Hosting {
     /// The groups this node does not campaign in (`campaign_where_member`).
     silent: parking_lot::Mutex<HashSet<GroupId>>,
     /// Other nodes' transactions on the partitions this node leads.
-    pub parts: Arc<crate::part_server::PartServer>,
+    pub parts: Arc<crate::parts::server::PartServer>,
     /// This node's transactions on partitions other nodes lead: their
     /// numbers, and this process's incarnation (random per start).
     pub remote_seq: std::sync::atomic::AtomicU64,
@@ -77,7 +78,7 @@ impl Hosting {
         let mut bytes = [0u8; 8];
         ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).expect("system randomness");
         Hosting {
-            parts: crate::part_server::PartServer::start(context.clone()),
+            parts: crate::parts::server::PartServer::start(context.clone()),
             context,
             router,
             claimed,
@@ -103,7 +104,7 @@ impl Hosting {
         if self.is_hosted(id) {
             return Ok(());
         }
-        if id == crate::log_store::MANAGER_LOG {
+        if id == crate::raft::log_store::MANAGER_LOG {
             return Err(ReplicationError::Refused(format!("group id {id} is the manager's")));
         }
         let (submit, submitted) = mpsc::unbounded_channel::<Command>();
@@ -148,7 +149,7 @@ impl Hosting {
     /// tidies what a node that was away when the group was dropped still
     /// holds of it; nothing when there is nothing of it here.
     pub async fn forget(&self, id: GroupId) -> Result<()> {
-        if id == DATA_GROUP || id == crate::log_store::MANAGER_LOG {
+        if id == DATA_GROUP || id == crate::raft::log_store::MANAGER_LOG {
             return Err(ReplicationError::Refused(format!("group {id} cannot be removed")));
         }
         if self.forgotten.lock().contains(&id) {
@@ -237,7 +238,7 @@ pub(crate) struct DataGroup {
     pub raft: Raft,
     pub proposals: Arc<Proposals>,
     pub role: watch::Receiver<Role>,
-    pub freshness: Arc<crate::freshness::Freshness>,
+    pub freshness: Arc<crate::raft::freshness::Freshness>,
     /// Its log held nothing when the node started (a new node).
     pub fresh: bool,
     /// The streams it claimed (none for the first group, which has the
@@ -295,7 +296,7 @@ impl GroupContext {
         )?;
         let freshness = {
             let sm = sm.clone();
-            Arc::new(crate::freshness::Freshness::new(Arc::new(move || sm.last_applied())))
+            Arc::new(crate::raft::freshness::Freshness::new(Arc::new(move || sm.last_applied())))
         };
         let network = GroupPeers { peers: self.peers.clone(), group: id };
         let raft = Raft::new(config.id, self.raft_config.clone(), network, log.clone(), sm)
@@ -357,7 +358,7 @@ async fn submit_loop(
     raft: Raft,
     proposals: Arc<Proposals>,
     mut submitted: mpsc::UnboundedReceiver<Command>,
-    quiet: Option<(Arc<crate::quiet::Quiet>, GroupId, Duration)>,
+    quiet: Option<(Arc<crate::raft::quiet::Quiet>, GroupId, Duration)>,
 ) {
     let mut batch = Vec::new();
     while submitted.recv_many(&mut batch, SUBMIT_BATCH).await > 0 {
@@ -416,10 +417,10 @@ pub(crate) fn primary_lease(config: &GroupConfig) -> Duration {
 /// lease: a group of one, a quorum that answered Raft within `lease`, or
 /// (a quiet group) a quorum that confirmed it lately.
 pub(crate) fn leads_with_lease(
-    m: &openraft::RaftMetrics<crate::types::C>,
+    m: &openraft::RaftMetrics<crate::raft::type_config::C>,
     me: NodeId,
     lease: Duration,
-    quiet: &crate::quiet::Quiet,
+    quiet: &crate::raft::quiet::Quiet,
     group: GroupId,
 ) -> bool {
     let leads = m.state == ServerState::Leader && m.current_leader == Some(me);
@@ -450,7 +451,7 @@ struct RoleWatch {
     owns: Owns,
     /// A quiet group's primary holds its lease from its voters'
     /// confirmations, not from Raft's heartbeats.
-    quiet: Arc<crate::quiet::Quiet>,
+    quiet: Arc<crate::raft::quiet::Quiet>,
 }
 
 impl RoleWatch {
@@ -477,7 +478,7 @@ impl RoleWatch {
             // it is not one: a gateway to the primary it registered with.
             let spare = self.spare.lock().clone().filter(|s| {
                 !s.member
-                    && s.at.elapsed() < crate::status::ALIVE
+                    && s.at.elapsed() < crate::manager::status::ALIVE
                     && s.primary != me
                     && (m.current_leader.is_none() || m.membership_config.membership().get_node(&me).is_none())
             });

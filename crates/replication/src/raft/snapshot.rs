@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{ReplicationError, Result};
-use crate::types::SnapshotMeta;
+use crate::raft::type_config::SnapshotMeta;
 
 const META: &str = "META";
 

@@ -16,9 +16,10 @@ use openraft::raft::{
 use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 use serde::{Deserialize, Serialize};
 
-use crate::directory::{DirectoryRaft, DirectorySnapshot, DirectorySnapshotData};
-use crate::network::{Reply, Request, encode};
-use crate::types::{C, NodeId, NodeInfo, SnapshotMeta, Vote};
+use crate::manager::directory::{DirectoryRaft, DirectorySnapshot, DirectorySnapshotData};
+use crate::raft::network::{Reply, Request, encode};
+use crate::raft::type_config::{C, SnapshotMeta, Vote};
+use crate::types::{NodeId, NodeInfo};
 use crate::wire::Peers;
 use crate::wire::RpcClient;
 

@@ -12,11 +12,11 @@ use std::time::Duration;
 use openraft::async_runtime::WatchReceiver;
 use tokio::sync::watch;
 
-use crate::data_group::Hosting;
-use crate::directory::{DirectoryMachine, DirectoryRaft};
 use crate::error::{ReplicationError, Result};
-use crate::group::Role;
-use crate::manager::{GroupView, Roster};
+use crate::manager::directory::{DirectoryMachine, DirectoryRaft};
+use crate::manager::leader::{GroupView, Roster};
+use crate::node::Role;
+use crate::raft::group::Hosting;
 use crate::types::{DATA_GROUP, GroupId, NodeId, NodeInfo};
 
 /// A cheap handle on the node's data groups.
@@ -29,7 +29,7 @@ pub struct Groups {
     pub(crate) me: NodeId,
     /// The first group's role and freshness (it is not in `hosting.more`).
     pub(crate) first_role: watch::Receiver<Role>,
-    pub(crate) first_freshness: Arc<crate::freshness::Freshness>,
+    pub(crate) first_freshness: Arc<crate::raft::freshness::Freshness>,
     /// The replica count a group gets when the directory names none.
     pub(crate) default_replicas: usize,
 }
@@ -83,7 +83,7 @@ impl Groups {
         let me = BTreeMap::from([(self.me, self.hosting.context.config.info.clone())]);
         raft.initialize(me).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
         let peers = &self.hosting.context.peers;
-        crate::admin::create_group(&self.directory, &self.roster, peers, self.me, id, streams, replicas)
+        crate::manager::admin::create_group(&self.directory, &self.roster, peers, self.me, id, streams, replicas)
             .await
             .map(|_| ())
     }
@@ -102,14 +102,14 @@ impl Groups {
     /// second), a node that is away when it returns.
     pub async fn remove(&self, id: GroupId) -> Result<()> {
         let peers = &self.hosting.context.peers;
-        crate::admin::drop_group(&self.directory, &self.roster, peers, self.me, id).await?;
+        crate::manager::admin::drop_group(&self.directory, &self.roster, peers, self.me, id).await?;
         self.hosting.forget(id).await
     }
 
     /// Tells the partition manager which groups' primaries serve SQL
     /// sessions (a database's home: moving its primary ends them), so
     /// that balancing moves the others' first (set once, by the server).
-    pub fn classify_groups_with(&self, serves_sessions: crate::data_group::GroupClassifier) {
+    pub fn classify_groups_with(&self, serves_sessions: crate::raft::group::GroupClassifier) {
         let _ = self.hosting.serves_sessions.set(serves_sessions);
     }
 
@@ -134,10 +134,10 @@ impl Groups {
                 None => return Ok(0),
             },
         };
-        let request = crate::network::Request::Sessions(id);
-        match crate::admin::call(&self.hosting.context.peers, &addr, &request).await? {
-            crate::network::Reply::Count(n) => Ok(n),
-            crate::network::Reply::Failed(e) => Err(ReplicationError::Refused(e)),
+        let request = crate::raft::network::Request::Sessions(id);
+        match crate::manager::admin::call(&self.hosting.context.peers, &addr, &request).await? {
+            crate::raft::network::Reply::Count(n) => Ok(n),
+            crate::raft::network::Reply::Failed(e) => Err(ReplicationError::Refused(e)),
             _ => Err(ReplicationError::Codec("unexpected reply to a count of sessions".into())),
         }
     }
@@ -196,7 +196,7 @@ impl Groups {
         }
         let mut leading: BTreeMap<NodeId, usize> =
             m.membership_config.membership().voter_ids().map(|v| (v, 0)).collect();
-        let rafts: Vec<crate::types::Raft> =
+        let rafts: Vec<crate::raft::type_config::Raft> =
             self.hosting.context.hosts.read().values().map(|h| h.raft.clone()).collect();
         for r in rafts {
             if let Some(l) = r.metrics().borrow_watched().current_leader
@@ -287,16 +287,16 @@ impl Groups {
         &self,
         id: GroupId,
         stream: u32,
-        begin: crate::remote_part::Begin,
-    ) -> std::result::Result<Option<crate::remote_part::RemoteTxn>, String> {
+        begin: crate::parts::client::Begin,
+    ) -> std::result::Result<Option<crate::parts::client::RemoteTxn>, String> {
         let Some((_, info)) = self.partition_primary(id)? else { return Ok(None) };
         let seq = self.hosting.remote_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let txn = crate::remote_part::RemoteTxnId { node: self.me, incarnation: self.hosting.incarnation, seq };
+        let txn = crate::parts::client::RemoteTxnId { node: self.me, incarnation: self.hosting.incarnation, seq };
         let peers = self.hosting.context.peers.clone();
         let groups = self.clone();
-        let locate: crate::remote_part::Locate =
+        let locate: crate::parts::client::Locate =
             Arc::new(move || Ok(groups.partition_primary(id)?.map(|(_, info)| info.rpc_addr)));
-        Ok(Some(crate::remote_part::RemoteTxn::new((peers, locate), info.rpc_addr, id, stream, txn, begin)))
+        Ok(Some(crate::parts::client::RemoteTxn::new((peers, locate), info.rpc_addr, id, stream, txn, begin)))
     }
 
     /// Makes a schema change on partition `stream` of data group `id` at
@@ -305,11 +305,11 @@ impl Groups {
         &self,
         id: GroupId,
         stream: u32,
-        change: crate::remote_part::SchemaChange,
+        change: crate::parts::client::SchemaChange,
     ) -> std::result::Result<bool, tessera_engine::EngineError> {
         let primary = self.partition_primary(id).map_err(tessera_engine::EngineError::Unavailable)?;
         let Some((_, info)) = primary else { return Ok(false) };
-        crate::remote_part::change_schema(&self.hosting.context.peers, &info.rpc_addr, id, stream, change).await?;
+        crate::parts::client::change_schema(&self.hosting.context.peers, &info.rpc_addr, id, stream, change).await?;
         Ok(true)
     }
 
@@ -342,18 +342,18 @@ impl Groups {
 
     /// How sessions follow a planned move of group `id`'s primary role
     /// from this node, if it hosts the group.
-    pub fn move_gate_of(&self, id: GroupId) -> Option<Arc<crate::commit_log::MoveGate>> {
+    pub fn move_gate_of(&self, id: GroupId) -> Option<Arc<crate::raft::commit_log::MoveGate>> {
         self.hosting.context.hosts.read().get(&id).map(|h| h.proposals.gate.clone())
     }
 
     /// [`Self::move_gate_of`] the first group (the cluster's catalog, and
     /// the databases without a group of their own).
-    pub fn first_move_gate(&self) -> Option<Arc<crate::commit_log::MoveGate>> {
+    pub fn first_move_gate(&self) -> Option<Arc<crate::raft::commit_log::MoveGate>> {
         self.move_gate_of(DATA_GROUP)
     }
 
     /// How fresh this node's replica of group `id` is, if it hosts the group.
-    pub fn freshness_of(&self, id: GroupId) -> Option<Arc<crate::freshness::Freshness>> {
+    pub fn freshness_of(&self, id: GroupId) -> Option<Arc<crate::raft::freshness::Freshness>> {
         if id == DATA_GROUP {
             return Some(self.first_freshness.clone());
         }
@@ -377,9 +377,9 @@ impl Groups {
             return None;
         }
         let (_, info) = self.primary_of(id)?;
-        let request = crate::network::Request::GroupView(id);
-        match crate::admin::call(&self.hosting.context.peers, &info.rpc_addr, &request).await {
-            Ok(crate::network::Reply::GroupView(view)) => Some(replicas_seen(&view)),
+        let request = crate::raft::network::Request::GroupView(id);
+        match crate::manager::admin::call(&self.hosting.context.peers, &info.rpc_addr, &request).await {
+            Ok(crate::raft::network::Reply::GroupView(view)) => Some(replicas_seen(&view)),
             _ => None,
         }
     }
@@ -428,7 +428,7 @@ fn replicas_seen(view: &GroupView) -> Vec<GroupReplica> {
 /// elsewhere; None where `me` is not in the group.
 /// `quiet_answered`: see `GroupView::of_leader`.
 pub(crate) fn replicas_in(
-    raft: &crate::types::Raft,
+    raft: &crate::raft::type_config::Raft,
     me: NodeId,
     quiet_answered: &dyn Fn(NodeId) -> bool,
 ) -> Option<Vec<GroupReplica>> {

@@ -27,7 +27,7 @@ use tessera_engine::CommitLog;
 use tessera_log::LogError;
 use tokio::sync::mpsc;
 
-use crate::types::{Command, RECORD_CHUNK};
+use crate::raft::type_config::{Command, RECORD_CHUNK};
 
 /// How a ticket ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +84,7 @@ impl Tickets {
             } else {
                 let fallback = w.clone();
                 let spawned = std::thread::Builder::new().name("tessera-stamp".into()).spawn(move || {
-                    crate::lower_this_threads_priority();
+                    crate::raft::priority::lower_this_threads_priority();
                     w.wake()
                 });
                 if spawned.is_err() {
@@ -208,7 +208,7 @@ impl CommitLog for ReplicatedCommitLog {
         if !p.is_serving() {
             return Err(LogError::NotReplicated(p.why_not.lock().clone()));
         }
-        let ticket = p.tickets.open(record.len() >= crate::LOW_PRIORITY_BYTES);
+        let ticket = p.tickets.open(record.len() >= crate::raft::priority::LOW_PRIORITY_BYTES);
         let command = |part, record: &[u8]| Command {
             origin: p.me,
             incarnation: p.incarnation,

@@ -62,8 +62,9 @@ use openraft::vote::RaftLeaderId;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::network::{Hosts, Reply, Request, encode};
-use crate::types::{C, DATA_GROUP, GroupId, NodeId, Raft};
+use crate::raft::network::{Hosts, Reply, Request, encode};
+use crate::raft::type_config::{C, Raft};
+use crate::types::{DATA_GROUP, GroupId, NodeId};
 use crate::wire::Peers;
 
 /// The timing of quiet groups.
@@ -216,7 +217,10 @@ impl Quiet {
     /// answer no heartbeats).
     pub fn answered(&self, group: GroupId, node: NodeId) -> bool {
         let leading = self.leading.lock();
-        leading.get(&group).and_then(|l| l.confirmed.get(&node)).is_some_and(|at| at.elapsed() < crate::status::ALIVE)
+        leading
+            .get(&group)
+            .and_then(|l| l.confirmed.get(&node))
+            .is_some_and(|at| at.elapsed() < crate::manager::status::ALIVE)
     }
 
     /// Whether group `group` is quiet with this node its primary.
@@ -587,7 +591,7 @@ fn steady_voters(m: &openraft::RaftMetrics<C>, me: NodeId) -> Option<Vec<(NodeId
     }
     let mut others = Vec::new();
     for id in membership.voter_ids().filter(|v| *v != me) {
-        if crate::status::matched(m, &id) != Some(last) {
+        if crate::manager::status::matched(m, &id) != Some(last) {
             return None;
         }
         others.push((id, membership.get_node(&id)?.rpc_addr.clone()));

@@ -22,10 +22,10 @@ use openraft::{EntryPayload, OptionalSend, RaftLogReader, RaftSnapshotBuilder};
 use parking_lot::Mutex;
 use tessera_engine::{Engine, Node, SYSTEM_STREAM};
 
-use crate::commit_log::Proposals;
-use crate::log_store::LogStore;
-use crate::snapshot::{SnapshotFiles, SnapshotStore};
-use crate::types::{C, Command, LogId, Snapshot, SnapshotData, SnapshotMeta, StoredMembership};
+use crate::raft::commit_log::Proposals;
+use crate::raft::log_store::LogStore;
+use crate::raft::snapshot::{SnapshotFiles, SnapshotStore};
+use crate::raft::type_config::{C, Command, LogId, Snapshot, SnapshotData, SnapshotMeta, StoredMembership};
 
 #[derive(Default)]
 struct Applied {
@@ -99,7 +99,7 @@ pub struct StateMachine {
     /// brings a stream it did not have (a keyed database's partition made
     /// by a split on the primary). None for the first group, which has
     /// every stream no other group claimed.
-    adopt: Option<crate::data_group::Adopt>,
+    adopt: Option<crate::raft::group::Adopt>,
 }
 
 /// Whether a group replicates a stream.
@@ -129,7 +129,7 @@ impl StateMachine {
         log: LogStore,
         snapshots: SnapshotStore,
         owns: Owns,
-        adopt: Option<crate::data_group::Adopt>,
+        adopt: Option<crate::raft::group::Adopt>,
     ) -> crate::error::Result<StateMachine> {
         let sm = StateMachine {
             node,
@@ -171,7 +171,7 @@ impl StateMachine {
 
     /// Replaces the contents of the group's engines with the snapshot in `dir`.
     fn restore(&self, dir: &Path) -> io::Result<usize> {
-        let streams = crate::snapshot::streams(dir).map_err(io::Error::other)?;
+        let streams = crate::raft::snapshot::streams(dir).map_err(io::Error::other)?;
         for &stream in &streams {
             self.adopt_if_new(stream);
         }
@@ -234,7 +234,7 @@ impl StateMachine {
         }
         // The engine may wait for a demoted primary's sessions to unwind.
         tokio::task::block_in_place(|| {
-            if cmd.record.len() < crate::LOW_PRIORITY_BYTES {
+            if cmd.record.len() < crate::raft::priority::LOW_PRIORITY_BYTES {
                 return engine.apply_committed(&cmd.record);
             }
             // A large record takes seconds of CPU: apply it on a thread of
@@ -244,7 +244,7 @@ impl StateMachine {
                 std::thread::Builder::new()
                     .name("tessera-apply".into())
                     .spawn_scoped(s, || {
-                        crate::lower_this_threads_priority();
+                        crate::raft::priority::lower_this_threads_priority();
                         engine.apply_committed(&cmd.record)
                     })
                     .map_err(|e| tessera_engine::EngineError::Internal(format!("starting an apply thread: {e}")))?

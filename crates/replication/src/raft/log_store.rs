@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use tessera_log::{Log, LogConfig, Lsn};
 
 use crate::error::{ReplicationError, Result};
-use crate::types::{C, Entry, LogId, Vote};
+use crate::raft::type_config::{C, Entry, LogId, Vote};
 
 /// The data group's frames in the shared log (its stream).
 pub const DATA_LOG: u32 = 0;
@@ -508,7 +508,7 @@ mod tests {
     }
 
     fn entry(term: u64, index: u64, bytes: usize) -> Entry {
-        let cmd = crate::types::Command {
+        let cmd = crate::raft::type_config::Command {
             origin: 1,
             incarnation: 0,
             ticket: index,

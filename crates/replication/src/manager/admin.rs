@@ -11,12 +11,13 @@ use tessera_cluster::{Action, ClusterMap, plan_drain};
 
 use std::sync::Arc;
 
-use crate::directory::DirectoryRaft;
 use crate::error::{ReplicationError, Result};
-use crate::manager::Roster;
-use crate::network::{Reply, Request};
-use crate::status::{NodeStatus, StatusSource};
-use crate::types::{NodeId, Raft};
+use crate::manager::directory::DirectoryRaft;
+use crate::manager::leader::Roster;
+use crate::manager::status::{NodeStatus, StatusSource};
+use crate::raft::network::{Reply, Request};
+use crate::raft::type_config::Raft;
+use crate::types::NodeId;
 use crate::wire::Peers;
 
 fn status_rows(raft: &Raft, roster: &Arc<Roster>, directory: &DirectoryRaft) -> Vec<NodeStatus> {
@@ -29,7 +30,7 @@ fn status_rows(raft: &Raft, roster: &Arc<Roster>, directory: &DirectoryRaft) -> 
 fn cluster_map(rows: &[NodeStatus]) -> ClusterMap {
     let mut map = ClusterMap::default();
     for r in rows {
-        crate::manager::add_node(&mut map, r.id, &r.info, !r.role.starts_with("unreachable"));
+        crate::manager::leader::add_node(&mut map, r.id, &r.info, !r.role.starts_with("unreachable"));
     }
     // The voters (an unreachable member counts as one: a drain then errs
     // on the side of refusing). Spares and learners hold no vote.
@@ -83,7 +84,7 @@ pub(crate) async fn status(
 /// would lose its quorum without it, else moves the primary role off it.
 pub(crate) async fn drain(
     raft: &Raft,
-    (hosts, quiet): (&crate::network::Hosts, &crate::quiet::Quiet),
+    (hosts, quiet): (&crate::raft::network::Hosts, &crate::raft::quiet::Quiet),
     (roster, directory): (&Arc<Roster>, &DirectoryRaft),
     peers: &Peers,
     me: NodeId,
@@ -196,10 +197,10 @@ pub(crate) async fn mark_draining(roster: &Roster, directory: &DirectoryRaft, me
 /// them (asked there).
 pub(crate) async fn groups(
     raft: &Raft,
-    (hosts, quiet): (&crate::network::Hosts, &crate::quiet::Quiet),
+    (hosts, quiet): (&crate::raft::network::Hosts, &crate::raft::quiet::Quiet),
     peers: &Peers,
     me: NodeId,
-) -> Result<Vec<(crate::types::GroupId, Vec<crate::groups::GroupReplica>)>> {
+) -> Result<Vec<(crate::types::GroupId, Vec<crate::node::groups::GroupReplica>)>> {
     if let Some(addr) = primary_elsewhere(raft, me).await? {
         return match call(peers, &addr, &Request::Groups).await? {
             Reply::Groups(groups) => Ok(groups),
@@ -209,21 +210,21 @@ pub(crate) async fn groups(
     }
     let mut groups: Vec<_> = other_groups(hosts)
         .into_iter()
-        .filter_map(|(g, raft)| crate::groups::replicas_in(&raft, me, &|n| quiet.answered(g, n)).map(|r| (g, r)))
+        .filter_map(|(g, raft)| crate::node::groups::replicas_in(&raft, me, &|n| quiet.answered(g, n)).map(|r| (g, r)))
         .collect();
     groups.sort_by_key(|(g, _)| *g);
     Ok(groups)
 }
 
 /// The databases' own groups this node hosts, with their Raft.
-fn other_groups(hosts: &crate::network::Hosts) -> Vec<(crate::types::GroupId, Raft)> {
+fn other_groups(hosts: &crate::raft::network::Hosts) -> Vec<(crate::types::GroupId, Raft)> {
     let hosts = hosts.read();
     hosts.iter().filter(|(g, _)| **g != crate::types::DATA_GROUP).map(|(g, h)| (*g, h.raft.clone())).collect()
 }
 
 /// Refuses a drain of `node` when one of the databases' own groups would
 /// lose its quorum without it (a group of one or two voters).
-fn refuse_costing_a_group(hosts: &crate::network::Hosts, node: NodeId) -> Result<()> {
+fn refuse_costing_a_group(hosts: &crate::raft::network::Hosts, node: NodeId) -> Result<()> {
     for (group, raft) in other_groups(hosts) {
         let m = raft.metrics().borrow_watched().clone();
         let voters = m.membership_config.membership().voter_ids().count();
@@ -241,7 +242,7 @@ fn refuse_costing_a_group(hosts: &crate::network::Hosts, node: NodeId) -> Result
 /// the voter of its group leading the fewest groups (asked of `node`, the
 /// group's primary, as the manager asks).
 async fn drain_groups(
-    (hosts, quiet): (&crate::network::Hosts, &crate::quiet::Quiet),
+    (hosts, quiet): (&crate::raft::network::Hosts, &crate::raft::quiet::Quiet),
     peers: &Peers,
     me: NodeId,
     node: NodeId,
@@ -296,7 +297,7 @@ async fn drain_groups(
 /// match); elsewhere, passes the request on to the leader.
 pub(crate) async fn set_replicas(
     directory: &DirectoryRaft,
-    machine: &crate::directory::DirectoryMachine,
+    machine: &crate::manager::directory::DirectoryMachine,
     roster: &Arc<Roster>,
     peers: &Peers,
     me: NodeId,
@@ -315,7 +316,7 @@ pub(crate) async fn set_replicas(
             "the cluster has {nodes} nodes: it can keep between 1 and {nodes} replicas, not {replicas} (add nodes first)"
         )));
     }
-    let command = crate::directory::DirectoryCommand::Target { group: crate::types::DATA_GROUP, replicas };
+    let command = crate::manager::directory::DirectoryCommand::Target { group: crate::types::DATA_GROUP, replicas };
     directory.client_write(command.to_entry(me)).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
     Ok(format!(
         "the data group keeps {replicas} replicas from now on: the partition manager builds or removes replicas to match"
@@ -366,7 +367,7 @@ pub(crate) async fn create_group(
     if let Some(answer) = on_manager_leader(directory, roster, peers, me, &request).await {
         return answer;
     }
-    let command = crate::directory::DirectoryCommand::Group { group, streams, replicas };
+    let command = crate::manager::directory::DirectoryCommand::Group { group, streams, replicas };
     directory.client_write(command.to_entry(me)).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
     Ok(format!("data group {group} keeps {replicas} replicas"))
 }
@@ -387,7 +388,7 @@ pub(crate) async fn drop_group(
     if let Some(answer) = on_manager_leader(directory, roster, peers, me, &request).await {
         return answer;
     }
-    let command = crate::directory::DirectoryCommand::Drop { group };
+    let command = crate::manager::directory::DirectoryCommand::Drop { group };
     directory.client_write(command.to_entry(me)).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
     Ok(format!("data group {group} was removed"))
 }
@@ -419,7 +420,7 @@ impl Admin {
     }
 
     /// Every database group's replicas (by group id, which is its home's stream).
-    pub async fn groups(&self) -> Result<Vec<(crate::types::GroupId, Vec<crate::groups::GroupReplica>)>> {
+    pub async fn groups(&self) -> Result<Vec<(crate::types::GroupId, Vec<crate::node::groups::GroupReplica>)>> {
         match call(&self.peers, &self.addr, &Request::Groups).await? {
             Reply::Groups(groups) => Ok(groups),
             Reply::Failed(e) => Err(ReplicationError::Raft(e)),

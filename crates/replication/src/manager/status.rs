@@ -9,7 +9,8 @@ use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
 use serde::{Deserialize, Serialize};
 
-use crate::types::{C, Load, NodeId, NodeInfo, Raft};
+use crate::raft::type_config::{C, Raft};
+use crate::types::{Load, NodeId, NodeInfo};
 
 /// A member that answered the primary, or a spare that registered, within
 /// this long counts as alive.
@@ -85,8 +86,8 @@ impl ManagerGroup {
 #[derive(Clone)]
 pub struct StatusSource {
     pub(crate) raft: Raft,
-    pub(crate) roster: std::sync::Arc<crate::manager::Roster>,
-    pub(crate) directory: crate::directory::DirectoryRaft,
+    pub(crate) roster: std::sync::Arc<crate::manager::leader::Roster>,
+    pub(crate) directory: crate::manager::directory::DirectoryRaft,
 }
 
 impl StatusSource {
@@ -119,7 +120,7 @@ impl StatusSource {
                 let votes = membership.voter_ids().any(|v| v == *id);
                 // A learner that has caught up is a spare reading the
                 // catalog (see `manager`); one still behind is being built.
-                let caught_up = matched.zip(last).is_some_and(|(m, l)| m + crate::manager::CAUGHT_UP >= l);
+                let caught_up = matched.zip(last).is_some_and(|(m, l)| m + crate::manager::leader::CAUGHT_UP >= l);
                 let role = match (is_primary, up, votes) {
                     (true, _, _) => "primary",
                     (false, true, false) if caught_up => "spare",

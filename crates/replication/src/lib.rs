@@ -133,9 +133,12 @@ pub mod wire;
 
 pub use error::{ReplicationError, Result};
 pub use manager::admin::Admin;
+pub use manager::roles::{ManagerRole, ReplicaRole};
 pub use manager::status::{NodeStatus, StatusSource};
-pub use node::groups::{GroupReplica, Groups};
-pub use node::{Group, GroupConfig, Role};
+pub use manager::view::GroupReplica;
+pub use node::{Groups, ReplicationConfig, ReplicationNode};
 pub use raft::commit_log::{MoveGate, OpenWork};
-pub use types::{Load, NodeId, NodeInfo};
+pub use raft::freshness::Freshness;
+pub use raft::role::Role;
+pub use types::{GroupId, Load, NodeId, NodeInfo, SYSTEM_GROUP};
 pub use wire::ClusterSecret;

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 pub type NodeId = u64;
 
 /// A data group's id: its Raft's tag on the wire and in the node's shared
-/// log. Every node hosts [`DATA_GROUP`]; more are hosted for the streams
+/// log. Every node hosts [`SYSTEM_GROUP`]; more are hosted for the streams
 /// they claim (`ReplicationNode::host`).
 pub type GroupId = u32;
-pub const DATA_GROUP: GroupId = 0;
+pub const SYSTEM_GROUP: GroupId = 0;
 
 /// What the cluster knows of a node: where to reach it, and the fault and
 /// maintenance domains placement spreads replicas across.

@@ -46,7 +46,7 @@ pub type DirectorySnapshot = openraft::type_config::alias::SnapshotOf<C, Directo
 pub struct Directory {
     /// Every node that joined the cluster: where it is, its domains.
     pub nodes: BTreeMap<NodeId, NodeInfo>,
-    /// Replicas each data group keeps (the first: [`crate::types::DATA_GROUP`],
+    /// Replicas each data group keeps (the first: [`crate::types::SYSTEM_GROUP`],
     /// whose count the groups without one of their own keep too).
     pub targets: BTreeMap<GroupId, usize>,
     /// The streams each data group besides the first replicates (the first
@@ -276,7 +276,7 @@ impl RaftStateMachine<C> for DirectoryMachine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::DATA_GROUP;
+    use crate::types::SYSTEM_GROUP;
 
     #[test]
     fn commands_change_the_directory_and_a_snapshot_survives_a_reopen() {
@@ -286,7 +286,7 @@ mod tests {
         {
             let mut a = sm.applied.lock();
             a.directory.apply(DirectoryCommand::Node { id: 1, info: info.clone() });
-            a.directory.apply(DirectoryCommand::Target { group: DATA_GROUP, replicas: 3 });
+            a.directory.apply(DirectoryCommand::Target { group: SYSTEM_GROUP, replicas: 3 });
             a.directory
                 .apply(DirectoryCommand::Loads([(1, Load { connections: 2, cpu_percent: 5, rss_mb: 9 })].into()));
         }

@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use tessera_cluster::{ClusterMap, Move, PartitionInfo, Replica, Role};
 
-use crate::manager::leader::{GroupView, add_node};
-use crate::types::{DATA_GROUP, GroupId, NodeId};
+use super::placement::add_node;
+use super::view::GroupView;
+use crate::types::{GroupId, NodeId, SYSTEM_GROUP};
 
 /// A move not done within this long is given up.
 const MOVE_LIMIT: Duration = Duration::from_secs(300);
@@ -113,7 +114,7 @@ pub(crate) struct NodesNow<'a> {
 fn database_map(views: &[(GroupId, GroupView)], nodes: &NodesNow<'_>) -> ClusterMap {
     let live = nodes.live;
     let mut map = ClusterMap::default();
-    for (group, view) in views.iter().filter(|(g, _)| *g != DATA_GROUP) {
+    for (group, view) in views.iter().filter(|(g, _)| *g != SYSTEM_GROUP) {
         let mut replicas = Vec::new();
         for m in &view.members {
             if !map.nodes.contains_key(&m.id) {
@@ -145,7 +146,7 @@ fn database_map(views: &[(GroupId, GroupView)], nodes: &NodesNow<'_>) -> Cluster
     }
     // Nodes holding no database replica yet (one that joined): those that
     // hold the catalog, from the first group's view.
-    if let Some((_, first)) = views.iter().find(|(g, _)| *g == DATA_GROUP) {
+    if let Some((_, first)) = views.iter().find(|(g, _)| *g == SYSTEM_GROUP) {
         for m in &first.members {
             if !map.nodes.contains_key(&m.id) {
                 add_node(&mut map, m.id, &m.info, live(m.id));

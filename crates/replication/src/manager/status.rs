@@ -3,36 +3,25 @@
 //! (it tracks every secondary's progress); elsewhere it names the members
 //! and the primary only.
 
-use std::time::Duration;
+use std::sync::Arc;
 
-use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
 use serde::{Deserialize, Serialize};
 
-use crate::raft::type_config::{C, Raft};
+use super::directory::DirectoryRaft;
+use super::roles::{ManagerRole, ReplicaRole};
+use super::roster::Roster;
+use super::view::{CAUGHT_UP, ManagerGroup};
+use crate::raft::metrics::{answered, matched};
+use crate::raft::state_machine::Raft;
 use crate::types::{Load, NodeId, NodeInfo};
-
-/// A member that answered the primary, or a spare that registered, within
-/// this long counts as alive.
-pub(crate) const ALIVE: Duration = Duration::from_secs(2);
-
-/// On the leader: whether member `id` answered a heartbeat or a
-/// replication call within [`ALIVE`].
-pub(crate) fn answered(m: &openraft::RaftMetrics<C>, id: &NodeId) -> bool {
-    m.heartbeat.as_ref().is_some_and(|hb| hb.get(id).and_then(|t| t.as_ref()).is_some_and(|t| t.elapsed() < ALIVE))
-}
-
-/// On the leader: the last log index known to be on member `id`.
-pub(crate) fn matched(m: &openraft::RaftMetrics<C>, id: &NodeId) -> Option<u64> {
-    m.replication.as_ref().and_then(|r| r.get(id).and_then(|l| l.as_ref().map(|l| l.index)))
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeStatus {
     pub id: NodeId,
     pub info: NodeInfo,
-    /// `primary`, `secondary` or `unreachable`.
-    pub role: String,
+    /// Primary, secondary, building, spare or unreachable.
+    pub role: ReplicaRole,
     /// The primary's epoch (Raft term).
     pub epoch: u64,
     /// The last log index known to be on the node.
@@ -42,52 +31,18 @@ pub struct NodeStatus {
     /// Its load figures (known on the primary for every node that
     /// reported lately; elsewhere only the node's own).
     pub load: Option<Load>,
-    /// Its part in the manager group: `leader`, `voter` or `learner`
-    /// (None: not a member, or not known here).
-    pub manager: Option<String>,
+    /// Its part in the manager group (None: not a member, or not known here).
+    pub manager: Option<ManagerRole>,
     /// Being drained (`tessera node drain`), until it restarts.
     pub draining: bool,
-}
-
-/// The manager group's members, as a member of it (or a node its leader
-/// answered) knows them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ManagerGroup {
-    pub leader: Option<NodeId>,
-    pub voters: Vec<NodeId>,
-    pub learners: Vec<NodeId>,
-}
-
-impl ManagerGroup {
-    pub(crate) fn of(m: &openraft::RaftMetrics<C>) -> ManagerGroup {
-        let membership = m.membership_config.membership();
-        ManagerGroup {
-            leader: m.current_leader,
-            voters: membership.voter_ids().collect(),
-            learners: membership.learner_ids().collect(),
-        }
-    }
-
-    /// A node's part in the group.
-    pub fn role_of(&self, id: NodeId) -> Option<&'static str> {
-        if self.leader == Some(id) {
-            Some("leader")
-        } else if self.voters.contains(&id) {
-            Some("voter")
-        } else if self.learners.contains(&id) {
-            Some("learner")
-        } else {
-            None
-        }
-    }
 }
 
 /// A cheap handle that reads the group's status.
 #[derive(Clone)]
 pub struct StatusSource {
     pub(crate) raft: Raft,
-    pub(crate) roster: std::sync::Arc<crate::manager::leader::Roster>,
-    pub(crate) directory: crate::manager::directory::DirectoryRaft,
+    pub(crate) roster: Arc<Roster>,
+    pub(crate) directory: DirectoryRaft,
 }
 
 impl StatusSource {
@@ -120,24 +75,24 @@ impl StatusSource {
                 let votes = membership.voter_ids().any(|v| v == *id);
                 // A learner that has caught up is a spare reading the
                 // catalog (see `manager`); one still behind is being built.
-                let caught_up = matched.zip(last).is_some_and(|(m, l)| m + crate::manager::leader::CAUGHT_UP >= l);
+                let caught_up = matched.zip(last).is_some_and(|(m, l)| m + CAUGHT_UP >= l);
                 let role = match (is_primary, up, votes) {
-                    (true, _, _) => "primary",
-                    (false, true, false) if caught_up => "spare",
-                    (false, true, false) => "building",
-                    (false, true, true) => "secondary",
-                    (false, false, true) => "unreachable",
-                    (false, false, false) => "unreachable spare",
+                    (true, _, _) => ReplicaRole::Primary,
+                    (false, true, false) if caught_up => ReplicaRole::Spare,
+                    (false, true, false) => ReplicaRole::Building,
+                    (false, true, true) => ReplicaRole::Secondary,
+                    (false, false, true) => ReplicaRole::Unreachable,
+                    (false, false, false) => ReplicaRole::UnreachableSpare,
                 };
                 NodeStatus {
                     id: *id,
                     info: info.clone(),
-                    role: role.to_string(),
+                    role,
                     epoch: m.current_term,
                     matched,
                     behind: if is_primary { Some(0) } else { matched.zip(last).map(|(m, l)| l.saturating_sub(m)) },
                     load: self.roster.load_of(*id, m.id),
-                    manager: group.role_of(*id).map(str::to_string),
+                    manager: group.role_of(*id),
                     draining: draining.contains(id),
                 }
             })
@@ -149,12 +104,12 @@ impl StatusSource {
                 rows.push(NodeStatus {
                     id,
                     info,
-                    role: if alive { "spare" } else { "unreachable spare" }.to_string(),
+                    role: if alive { ReplicaRole::Spare } else { ReplicaRole::UnreachableSpare },
                     epoch: m.current_term,
                     matched: None,
                     behind: None,
                     load: if alive { self.roster.load_of(id, m.id) } else { None },
-                    manager: group.role_of(id).map(str::to_string),
+                    manager: group.role_of(id),
                     draining: draining.contains(&id),
                 });
             }

@@ -6,66 +6,70 @@
 //! how fresh this node's replica is (`freshness_of`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use openraft::async_runtime::WatchReceiver;
+use tessera_engine::EngineError;
 use tokio::sync::watch;
 
+use super::service::{NodeMessage, SessionCounter};
 use crate::error::{ReplicationError, Result};
-use crate::manager::directory::{DirectoryMachine, DirectoryRaft};
-use crate::manager::leader::{GroupView, Roster};
-use crate::node::Role;
-use crate::raft::group::Hosting;
-use crate::types::{DATA_GROUP, GroupId, NodeId, NodeInfo};
+use crate::manager::admin::{Administration, call};
+use crate::manager::leader::GroupClassifier;
+use crate::manager::messages::{ManagerMessage, ManagerReply};
+use crate::manager::roster::Roster;
+use crate::manager::view::{GroupReplica, GroupView, replicas_in, replicas_seen};
+use crate::parts::client::{Locate, RemoteTxn, RemoteTxnIds, change_schema};
+use crate::parts::messages::{Begin, SchemaChange};
+use crate::parts::server::PartServer;
+use crate::raft::commit_log::MoveGate;
+use crate::raft::freshness::Freshness;
+use crate::raft::groups::RaftGroups;
+use crate::raft::role::Role;
+use crate::types::{GroupId, NodeId, NodeInfo, SYSTEM_GROUP};
+use crate::wire::Refusal;
 
 /// A cheap handle on the node's data groups.
 #[derive(Clone)]
 pub struct Groups {
-    pub(crate) hosting: Arc<Hosting>,
-    pub(crate) directory: DirectoryRaft,
-    pub(crate) machine: DirectoryMachine,
+    pub(crate) groups: Arc<RaftGroups>,
+    /// The directory's changes (a group made or removed).
+    pub(crate) admin: Administration,
     pub(crate) roster: Arc<Roster>,
     pub(crate) me: NodeId,
-    /// The first group's role and freshness (it is not in `hosting.more`).
-    pub(crate) first_role: watch::Receiver<Role>,
-    pub(crate) first_freshness: Arc<crate::raft::freshness::Freshness>,
     /// The replica count a group gets when the directory names none.
     pub(crate) default_replicas: usize,
-}
-
-/// One replica of a group, as this node knows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct GroupReplica {
-    pub node: NodeId,
-    /// `primary`, `secondary`, `building` (a learner being built) or
-    /// `unreachable` (a voter that did not answer the primary lately).
-    pub role: String,
-    pub epoch: u64,
-    /// Entries it lacks compared with the primary's log (known on the primary).
-    pub behind: Option<u64>,
+    /// Other nodes' transactions on the partitions this node leads.
+    pub(crate) parts: Arc<PartServer>,
+    /// Numbers this node's transactions on partitions other nodes lead.
+    pub(crate) remote_ids: Arc<RemoteTxnIds>,
+    /// The SQL sessions this node serves in each group it leads.
+    pub(crate) sessions: SessionCounter,
+    /// Whether a group's primary serves SQL sessions (for the manager).
+    pub(crate) serves_sessions: Arc<OnceLock<GroupClassifier>>,
 }
 
 impl Groups {
     /// The replication layer's runtime (the SQL layer's sessions run on runtimes of their own).
     pub fn runtime(&self) -> tokio::runtime::Handle {
-        self.hosting.context.runtime.clone()
+        self.groups.runtime.clone()
     }
 
     /// How many nodes have joined the cluster (as the directory lists them).
     pub fn node_count(&self) -> usize {
-        self.machine.directory().nodes.len()
+        self.admin.machine.directory().nodes.len()
     }
 
     /// The replica count of the first group, the default for a new one.
     pub fn default_replicas(&self) -> usize {
-        self.machine.directory().targets.get(&DATA_GROUP).copied().unwrap_or(self.default_replicas).max(1)
+        self.admin.machine.directory().targets.get(&SYSTEM_GROUP).copied().unwrap_or(self.default_replicas).max(1)
     }
 
     /// The replica count group `id` keeps as it was made (0: the first
     /// group's, following it when it changes).
     pub fn replicas_target(&self, id: GroupId) -> usize {
-        self.machine.directory().targets.get(&id).copied().unwrap_or(0)
+        self.admin.machine.directory().targets.get(&id).copied().unwrap_or(0)
     }
 
     /// Creates data group `id` over `streams`, keeping `replicas` replicas
@@ -74,18 +78,19 @@ impl Groups {
     /// the manager's directory, after which every node hosts it and the
     /// manager builds its other replicas.
     pub async fn create(&self, id: GroupId, streams: Vec<u32>, replicas: usize) -> Result<()> {
-        if self.hosting.is_hosted(id) {
+        if self.groups.is_hosted(id) {
             return Err(ReplicationError::Refused(format!("group {id} is already hosted here")));
         }
-        self.hosting.host(id, &streams).await?;
-        let raft =
-            self.hosting.raft_of(id).ok_or_else(|| ReplicationError::Internal(format!("group {id} vanished")))?;
-        let me = BTreeMap::from([(self.me, self.hosting.context.config.info.clone())]);
+        self.groups.host(id, &streams).await?;
+        let raft = self
+            .groups
+            .database_group(id)
+            .ok_or_else(|| ReplicationError::Internal(format!("group {id} vanished")))?
+            .raft
+            .clone();
+        let me = BTreeMap::from([(self.me, self.groups.settings.info.clone())]);
         raft.initialize(me).await.map_err(|e| ReplicationError::Raft(e.to_string()))?;
-        let peers = &self.hosting.context.peers;
-        crate::manager::admin::create_group(&self.directory, &self.roster, peers, self.me, id, streams, replicas)
-            .await
-            .map(|_| ())
+        self.admin.create_group(id, streams, replicas).await.map(|_| ())
     }
 
     /// Adds `stream` to data group `id`, hosted here, before anything is
@@ -93,7 +98,7 @@ impl Groups {
     /// group's primary). The other replicas take it up from the group's
     /// log.
     pub fn adopt(&self, id: GroupId, stream: u32) -> Result<()> {
-        self.hosting.adopt(id, stream)
+        self.groups.adopt(id, stream)
     }
 
     /// Removes data group `id` (its database was dropped): recorded in the
@@ -101,22 +106,21 @@ impl Groups {
     /// removes its replica when it next hears from the manager (twice a
     /// second), a node that is away when it returns.
     pub async fn remove(&self, id: GroupId) -> Result<()> {
-        let peers = &self.hosting.context.peers;
-        crate::manager::admin::drop_group(&self.directory, &self.roster, peers, self.me, id).await?;
-        self.hosting.forget(id).await
+        self.admin.drop_group(id).await?;
+        self.groups.forget(id).await
     }
 
     /// Tells the partition manager which groups' primaries serve SQL
     /// sessions (a database's home: moving its primary ends them), so
     /// that balancing moves the others' first (set once, by the server).
-    pub fn classify_groups_with(&self, serves_sessions: crate::raft::group::GroupClassifier) {
-        let _ = self.hosting.serves_sessions.set(serves_sessions);
+    pub fn classify_groups_with(&self, serves_sessions: GroupClassifier) {
+        let _ = self.serves_sessions.set(serves_sessions);
     }
 
     /// How this node counts the SQL sessions it serves as a group's
     /// primary (set once, by the server).
     pub fn count_sessions_with(&self, count: Arc<dyn Fn(GroupId) -> usize + Send + Sync>) {
-        let _ = self.hosting.sessions.set(count);
+        let _ = self.sessions.set(count);
     }
 
     /// How many SQL sessions group `id`'s primary serves: counted here
@@ -126,7 +130,7 @@ impl Groups {
     /// can still be dropped.
     pub async fn sessions_on(&self, id: GroupId) -> Result<usize> {
         let addr = match self.role_of(id).map(|r| r.borrow().clone()) {
-            Some(Role::Primary) => return Ok(self.hosting.sessions.get().map_or(0, |count| count(id))),
+            Some(Role::Primary) => return Ok(self.sessions.get().map_or(0, |count| count(id))),
             Some(Role::Secondary { info, .. }) => info.rpc_addr,
             Some(Role::Unavailable(_)) => return Ok(0),
             Some(Role::Starting) | None => match self.primary_of(id) {
@@ -134,11 +138,9 @@ impl Groups {
                 None => return Ok(0),
             },
         };
-        let request = crate::raft::network::Request::Sessions(id);
-        match crate::manager::admin::call(&self.hosting.context.peers, &addr, &request).await? {
-            crate::raft::network::Reply::Count(n) => Ok(n),
-            crate::raft::network::Reply::Failed(e) => Err(ReplicationError::Refused(e)),
-            _ => Err(ReplicationError::Codec("unexpected reply to a count of sessions".into())),
+        match call(&self.groups.peers, &addr, &NodeMessage::Sessions(id)).await? {
+            Ok(n) => Ok(n),
+            Err(Refusal(e)) => Err(ReplicationError::Refused(e)),
         }
     }
 
@@ -148,9 +150,11 @@ impl Groups {
     pub async fn wait_serving(&self, id: GroupId, voters: usize, within: Duration) -> Result<()> {
         let deadline = tokio::time::Instant::now() + within;
         let raft = self
-            .hosting
-            .raft_of(id)
-            .ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
+            .groups
+            .database_group(id)
+            .ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?
+            .raft
+            .clone();
         loop {
             let serving = self.role_of(id).is_some_and(|r| *r.borrow() == Role::Primary);
             let m = raft.metrics().borrow_watched().clone();
@@ -174,9 +178,11 @@ impl Groups {
     /// sessions arrive. Returns the node that leads it afterwards.
     pub async fn place(&self, id: GroupId) -> Result<NodeId> {
         let raft = self
-            .hosting
-            .raft_of(id)
-            .ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
+            .groups
+            .database_group(id)
+            .ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?
+            .raft
+            .clone();
         // Not while the manager is changing the group's replicas: a move
         // between the two steps of a change leaves it joint.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
@@ -196,9 +202,7 @@ impl Groups {
         }
         let mut leading: BTreeMap<NodeId, usize> =
             m.membership_config.membership().voter_ids().map(|v| (v, 0)).collect();
-        let rafts: Vec<crate::raft::type_config::Raft> =
-            self.hosting.context.hosts.read().values().map(|h| h.raft.clone()).collect();
-        for r in rafts {
+        for r in self.groups.hosts().read().values().map(|g| g.raft.clone()).collect::<Vec<_>>() {
             if let Some(l) = r.metrics().borrow_watched().current_leader
                 && let Some(n) = leading.get_mut(&l)
             {
@@ -217,9 +221,7 @@ impl Groups {
         if fewest + 2 > mine {
             return Ok(self.me);
         }
-        let hosted = self.hosting.context.hosts.read().get(&id).cloned();
-        let hosted = hosted.ok_or_else(|| ReplicationError::Refused(format!("group {id} is not hosted here")))?;
-        hosted.hand_over(id, &self.hosting.context.quiet, self.me, to).await.map_err(ReplicationError::Raft)?;
+        self.groups.hand_over(id, to).await?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         loop {
             let leader = raft.metrics().borrow_watched().current_leader;
@@ -233,13 +235,13 @@ impl Groups {
     /// The data groups besides the first that the manager's directory
     /// lists, as this node knows it (removed ones are not).
     pub fn listed(&self) -> Vec<GroupId> {
-        let directory = self.machine.directory();
-        directory.streams.iter().filter(|(g, s)| **g != DATA_GROUP && !s.is_empty()).map(|(g, _)| *g).collect()
+        let directory = self.admin.machine.directory();
+        directory.streams.iter().filter(|(g, s)| **g != SYSTEM_GROUP && !s.is_empty()).map(|(g, _)| *g).collect()
     }
 
-    /// Whether `stream` is replicated by the first group (no other claimed it).
-    pub fn in_first_group(&self, stream: u32) -> bool {
-        !self.hosting.claimed.read().contains(&stream)
+    /// Whether `stream` is replicated by the system group (no other claimed it).
+    pub fn in_system_group(&self, stream: u32) -> bool {
+        self.groups.in_system_group(stream)
     }
 
     /// Whether this node leads data group `id` with a lease at this moment
@@ -247,34 +249,36 @@ impl Groups {
     /// statement on the primary checks it, so that none reads on a lease
     /// that has just lapsed.
     pub fn holds_lease(&self, id: GroupId) -> bool {
-        self.hosting.context.holds_lease(id)
+        self.groups.holds_lease(id)
     }
 
     /// Whether this node commits for group `id` now: it leads with a lease
     /// and serves (a hand-over stops serving just before the role moves).
     pub fn commits_for(&self, id: GroupId) -> bool {
-        let serving = self.hosting.context.hosts.read().get(&id).is_some_and(|h| h.proposals.is_serving());
+        let serving = self.groups.get(id).is_some_and(|g| g.proposals.is_serving());
         serving && self.holds_lease(id)
     }
 
     /// Where data group `id`'s primary is, for work on one of its
     /// partitions: None here, when this node leads it with a lease.
     /// Refused while the group has no primary this node knows.
-    pub fn partition_primary(&self, id: GroupId) -> std::result::Result<Option<(NodeId, NodeInfo)>, String> {
+    pub fn partition_primary(&self, id: GroupId) -> Result<Option<(NodeId, NodeInfo)>> {
+        let refused = |why: String| Err(ReplicationError::Refused(why));
         let role = self.role_of(id).map(|r| r.borrow().clone());
         let primary = match role {
             Some(Role::Primary) if self.holds_lease(id) => return Ok(None),
             Some(Role::Primary) => {
-                return Err(format!("this node's lease as the primary of partition group {id} has lapsed"));
+                return refused(format!("this node's lease as the primary of partition group {id} has lapsed"));
             }
             Some(Role::Secondary { primary, info }) => (primary, info),
-            Some(Role::Unavailable(why)) => return Err(format!("partition group {id} has no primary: {why}")),
-            Some(Role::Starting) | None => self
-                .primary_of(id)
-                .ok_or_else(|| format!("the primary of partition group {id} is not known on this node yet"))?,
+            Some(Role::Unavailable(why)) => return refused(format!("partition group {id} has no primary: {why}")),
+            Some(Role::Starting) | None => match self.primary_of(id) {
+                Some(primary) => primary,
+                None => return refused(format!("the primary of partition group {id} is not known on this node yet")),
+            },
         };
         if primary.0 == self.me {
-            return Err(format!("this node is becoming the primary of partition group {id}"));
+            return refused(format!("this node is becoming the primary of partition group {id}"));
         }
         Ok(Some(primary))
     }
@@ -282,21 +286,20 @@ impl Groups {
     /// Where a transaction works on partition `stream` of data group `id`:
     /// None here, when this node leads the group with a lease; otherwise a
     /// transaction on the group's primary, begun with its first call
-    /// (`begin`).
+    /// (`begin`). Unavailable while the group has no primary this node knows.
     pub fn begin_remote(
         &self,
         id: GroupId,
         stream: u32,
-        begin: crate::parts::client::Begin,
-    ) -> std::result::Result<Option<crate::parts::client::RemoteTxn>, String> {
-        let Some((_, info)) = self.partition_primary(id)? else { return Ok(None) };
-        let seq = self.hosting.remote_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let txn = crate::parts::client::RemoteTxnId { node: self.me, incarnation: self.hosting.incarnation, seq };
-        let peers = self.hosting.context.peers.clone();
+        begin: Begin,
+    ) -> std::result::Result<Option<RemoteTxn>, EngineError> {
+        let primary = self.partition_primary(id).map_err(|e| EngineError::Unavailable(e.message()))?;
+        let Some((_, info)) = primary else { return Ok(None) };
+        let txn = self.remote_ids.next(self.me);
+        let peers = self.groups.peers.clone();
         let groups = self.clone();
-        let locate: crate::parts::client::Locate =
-            Arc::new(move || Ok(groups.partition_primary(id)?.map(|(_, info)| info.rpc_addr)));
-        Ok(Some(crate::parts::client::RemoteTxn::new((peers, locate), info.rpc_addr, id, stream, txn, begin)))
+        let locate: Locate = Arc::new(move || Ok(groups.partition_primary(id)?.map(|(_, info)| info.rpc_addr)));
+        Ok(Some(RemoteTxn::new((peers, locate), info.rpc_addr, id, stream, txn, begin)))
     }
 
     /// Makes a schema change on partition `stream` of data group `id` at
@@ -305,59 +308,52 @@ impl Groups {
         &self,
         id: GroupId,
         stream: u32,
-        change: crate::parts::client::SchemaChange,
-    ) -> std::result::Result<bool, tessera_engine::EngineError> {
-        let primary = self.partition_primary(id).map_err(tessera_engine::EngineError::Unavailable)?;
+        change: SchemaChange,
+    ) -> std::result::Result<bool, EngineError> {
+        let primary = self.partition_primary(id).map_err(|e| EngineError::Unavailable(e.message()))?;
         let Some((_, info)) = primary else { return Ok(false) };
-        crate::parts::client::change_schema(&self.hosting.context.peers, &info.rpc_addr, id, stream, change).await?;
+        change_schema(&self.groups.peers, &info.rpc_addr, id, stream, change).await?;
         Ok(true)
     }
 
-    /// The group replicating `stream` (None: the first group, or no group
+    /// The group replicating `stream` (None: the system group, or no group
     /// this node knows).
     pub fn group_of_stream(&self, stream: u32) -> Option<GroupId> {
         // The groups hosted here know their streams first (a split's new
         // stream, a group just made); the directory knows the others.
-        let hosted =
-            self.hosting.more.lock().iter().find(|(_, g)| g.streams.read().contains(&stream)).map(|(id, _)| *id);
+        let hosted = self.groups.group_of_stream(stream);
         if hosted.is_some() {
             return hosted;
         }
-        let directory = self.machine.directory();
-        directory.streams.iter().find(|(g, s)| **g != DATA_GROUP && s.contains(&stream)).map(|(g, _)| *g)
+        let directory = self.admin.machine.directory();
+        directory.streams.iter().find(|(g, s)| **g != SYSTEM_GROUP && s.contains(&stream)).map(|(g, _)| *g)
     }
 
     /// How many other nodes' transactions are open on partitions this node leads.
     pub fn remote_transactions_here(&self) -> usize {
-        self.hosting.parts.open_count()
+        self.parts.open_count()
     }
 
     /// This node's role in data group `id`, if it hosts the group.
     pub fn role_of(&self, id: GroupId) -> Option<watch::Receiver<Role>> {
-        if id == DATA_GROUP {
-            return Some(self.first_role.clone());
-        }
-        self.hosting.role_of(id)
+        self.groups.role_of(id)
     }
 
     /// How sessions follow a planned move of group `id`'s primary role
     /// from this node, if it hosts the group.
-    pub fn move_gate_of(&self, id: GroupId) -> Option<Arc<crate::raft::commit_log::MoveGate>> {
-        self.hosting.context.hosts.read().get(&id).map(|h| h.proposals.gate.clone())
+    pub fn move_gate_of(&self, id: GroupId) -> Option<Arc<MoveGate>> {
+        self.groups.get(id).map(|g| g.proposals.gate.clone())
     }
 
-    /// [`Self::move_gate_of`] the first group (the cluster's catalog, and
+    /// [`Self::move_gate_of`] the system group (the cluster's catalog, and
     /// the databases without a group of their own).
-    pub fn first_move_gate(&self) -> Option<Arc<crate::raft::commit_log::MoveGate>> {
-        self.move_gate_of(DATA_GROUP)
+    pub fn system_move_gate(&self) -> Option<Arc<MoveGate>> {
+        self.move_gate_of(SYSTEM_GROUP)
     }
 
     /// How fresh this node's replica of group `id` is, if it hosts the group.
-    pub fn freshness_of(&self, id: GroupId) -> Option<Arc<crate::raft::freshness::Freshness>> {
-        if id == DATA_GROUP {
-            return Some(self.first_freshness.clone());
-        }
-        self.hosting.context.hosts.read().get(&id).map(|h| h.freshness.clone())
+    pub fn freshness_of(&self, id: GroupId) -> Option<Arc<Freshness>> {
+        self.groups.get(id).map(|g| g.freshness.clone())
     }
 
     /// Group `id`'s primary as the manager last saw it: for a node that
@@ -370,24 +366,23 @@ impl Groups {
     /// node that is not in the group (a database keeping fewer replicas
     /// than the cluster has nodes), which knows the primary from the
     /// manager.
-    /// (None for the first group, as from [`Self::replicas_of`]: its
+    /// (None for the system group, as from [`Self::replicas_of`]: its
     /// replicas are the nodes' roles.)
     pub async fn replicas_from_primary(&self, id: GroupId) -> Option<Vec<GroupReplica>> {
-        if id == DATA_GROUP {
+        if id == SYSTEM_GROUP {
             return None;
         }
         let (_, info) = self.primary_of(id)?;
-        let request = crate::raft::network::Request::GroupView(id);
-        match crate::manager::admin::call(&self.hosting.context.peers, &info.rpc_addr, &request).await {
-            Ok(crate::raft::network::Reply::GroupView(view)) => Some(replicas_seen(&view)),
+        match call(&self.groups.peers, &info.rpc_addr, &ManagerMessage::GroupView(id)).await {
+            Ok(Ok(ManagerReply::GroupView(view))) => Some(replicas_seen(&view)),
             _ => None,
         }
     }
 
     /// Whether this node leads group `id` (is its primary's node).
     pub fn leads(&self, id: GroupId) -> bool {
-        let raft = if id == DATA_GROUP { None } else { self.hosting.raft_of(id) };
-        raft.is_some_and(|r| GroupView::of_leader(&r, self.me, &|_| false).is_ok())
+        let group = self.groups.database_group(id);
+        group.is_some_and(|g| GroupView::of_leader(&g.raft, self.me, &|_| false).is_ok())
     }
 
     /// Group `id`'s replicas as this node knows them: every detail on its
@@ -396,65 +391,7 @@ impl Groups {
     /// told, so ask the primary where it matters); None where the group is
     /// not hosted or this node is not in it.
     pub fn replicas_of(&self, id: GroupId) -> Option<Vec<GroupReplica>> {
-        let raft = if id == DATA_GROUP { None } else { self.hosting.raft_of(id) }?;
-        replicas_in(&raft, self.me, &|n| self.hosting.context.quiet.answered(id, n))
+        let group = self.groups.database_group(id)?;
+        replicas_in(&group.raft, self.me, &|n| self.groups.quiet.answered(id, n))
     }
-}
-
-/// A group's replicas as its primary sees them (`view`).
-fn replicas_seen(view: &GroupView) -> Vec<GroupReplica> {
-    view.members
-        .iter()
-        .map(|m| GroupReplica {
-            node: m.id,
-            role: if m.id == view.leader {
-                "primary"
-            } else if !m.voter {
-                "building"
-            } else if m.answered {
-                "secondary"
-            } else {
-                "unreachable"
-            }
-            .to_string(),
-            epoch: view.term,
-            behind: m.matched.map(|i| view.last_index.saturating_sub(i)),
-        })
-        .collect()
-}
-
-/// A group's replicas as node `me` knows them from its `raft`: every
-/// detail on the group's primary; the configuration and the primary
-/// elsewhere; None where `me` is not in the group.
-/// `quiet_answered`: see `GroupView::of_leader`.
-pub(crate) fn replicas_in(
-    raft: &crate::raft::type_config::Raft,
-    me: NodeId,
-    quiet_answered: &dyn Fn(NodeId) -> bool,
-) -> Option<Vec<GroupReplica>> {
-    if let Ok(view) = GroupView::of_leader(raft, me, quiet_answered) {
-        return Some(replicas_seen(&view));
-    }
-    let m = raft.metrics().borrow_watched().clone();
-    let membership = m.membership_config.membership();
-    membership.get_node(&me)?;
-    let voters: Vec<NodeId> = membership.voter_ids().collect();
-    Some(
-        membership
-            .nodes()
-            .map(|(id, _)| GroupReplica {
-                node: *id,
-                role: if m.current_leader == Some(*id) {
-                    "primary"
-                } else if voters.contains(id) {
-                    "secondary"
-                } else {
-                    "building"
-                }
-                .to_string(),
-                epoch: m.current_term,
-                behind: None,
-            })
-            .collect(),
-    )
 }

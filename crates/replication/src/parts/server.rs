@@ -28,12 +28,16 @@ use tessera_engine::row_filter::{FieldTest, passes};
 use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{CommitStart, Engine, EngineError, KeyRange, PRIMARY, PutOutcome, Table, Transaction};
 
-use crate::parts::client::{
-    PartAnswer, PartCall, PartOp, RemoteTxnId, RowPage, SchemaChange, WireError, WireTest, bound_of_wire,
+use futures::future::BoxFuture;
+
+use super::messages::{
+    PartAnswer, PartCall, PartMessage, PartOp, RemoteTxnId, RowPage, SchemaChange, WireError, WireTest, bound_of_wire,
     condition_of_wire, durability_of, isolation_of,
 };
-use crate::raft::group::GroupContext;
-use crate::types::GroupId;
+use crate::raft::commit_log::OpenWork;
+use crate::raft::groups::RaftGroups;
+use crate::types::{GroupId, NodeId};
+use crate::wire::{Answer, Refusal, Service};
 
 /// How long an open transaction may wait for its caller's next call.
 pub(crate) const IDLE_LIMIT: Duration = Duration::from_secs(60);
@@ -51,7 +55,7 @@ struct Open {
     begun: Instant,
     /// Counted by the group's move gate while open: a planned move of the
     /// partition's primary gives it a moment to commit first.
-    _work: Option<crate::raft::commit_log::OpenWork>,
+    _work: Option<OpenWork>,
 }
 
 /// A page of a scan's rows; `last`: the scan ended with it.
@@ -106,8 +110,8 @@ impl Open {
 
 type Shared = Arc<parking_lot::Mutex<Open>>;
 
-pub(crate) struct PartServer {
-    context: GroupContext,
+pub struct PartServer {
+    groups: Arc<RaftGroups>,
     open: parking_lot::Mutex<HashMap<RemoteTxnId, Shared>>,
     /// Caller nodes whose last connection closed, and when.
     gone: parking_lot::Mutex<HashMap<u64, Instant>>,
@@ -122,11 +126,11 @@ fn not_committed(why: String) -> PartAnswer {
 }
 
 impl PartServer {
-    pub fn start(context: GroupContext) -> Arc<PartServer> {
-        let server =
-            Arc::new(PartServer { context: context.clone(), open: Default::default(), gone: Default::default() });
+    pub fn start(groups: Arc<RaftGroups>) -> Arc<PartServer> {
+        let runtime = groups.runtime.clone();
+        let server = Arc::new(PartServer { groups, open: Default::default(), gone: Default::default() });
         let weak = Arc::downgrade(&server);
-        context.runtime.spawn(async move {
+        runtime.spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(200));
             loop {
                 tick.tick().await;
@@ -142,9 +146,9 @@ impl PartServer {
     /// first entry): this node leads the group and has applied everything
     /// committed, so it is empty, and opened so.
     fn engine(&self, stream: u32) -> Result<Arc<Engine>, EngineError> {
-        match self.context.node.partition(stream) {
+        match self.groups.node.partition(stream) {
             Some(e) => Ok(e),
-            None => self.context.node.open_partition(stream, true),
+            None => self.groups.node.open_partition(stream, true),
         }
     }
 
@@ -171,7 +175,7 @@ impl PartServer {
         let mut leads: HashMap<GroupId, bool> = HashMap::new();
         for (id, open) in ids {
             let Some(mut o) = open.try_lock() else { continue };
-            let leading = *leads.entry(o.group).or_insert_with(|| self.context.holds_lease(o.group));
+            let leading = *leads.entry(o.group).or_insert_with(|| self.groups.holds_lease(o.group));
             let orphaned = gone.get(&id.node).is_some_and(|at| o.begun <= *at);
             if leading && !orphaned && o.last.elapsed() < IDLE_LIMIT {
                 continue;
@@ -200,9 +204,9 @@ impl PartServer {
     /// transaction waits for the move (then begins at the new primary)
     /// rather than begin here and be refused at its commit.
     async fn await_hand_over(&self, group: GroupId) {
-        let Some(gate) = self.context.hosts.read().get(&group).map(|h| h.proposals.gate.clone()) else { return };
+        let Some(gate) = self.groups.get(group).map(|h| h.proposals.gate.clone()) else { return };
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(4);
-        while gate.is_handing_over() && self.context.holds_lease(group) && tokio::time::Instant::now() < deadline {
+        while gate.is_handing_over() && self.groups.holds_lease(group) && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
@@ -222,7 +226,7 @@ impl PartServer {
         if begin.is_some() {
             self.await_hand_over(group).await;
         }
-        if !self.context.holds_lease(group) {
+        if !self.groups.holds_lease(group) {
             if begin.is_some() {
                 return PartAnswer::Moved;
             }
@@ -233,7 +237,7 @@ impl PartServer {
             }
             return not_committed(format!(
                 "node {} is not the primary of this partition (group {group}) now; the transaction was rolled back there",
-                self.context.config.id
+                self.groups.settings.id
             ));
         }
         let open = match begin {
@@ -253,7 +257,7 @@ impl PartServer {
                 t.set_wait_deadline(b.deadline_ms.map(|ms| Instant::now() + Duration::from_millis(ms)));
                 // Savepoint 0 is the transaction's start.
                 let start = t.savepoint();
-                let work = self.context.hosts.read().get(&group).map(|h| h.proposals.gate.open_work());
+                let work = self.groups.get(group).map(|h| h.proposals.gate.open_work());
                 let open = Arc::new(parking_lot::Mutex::new(Open {
                     txn: Some(t),
                     group,
@@ -278,7 +282,7 @@ impl PartServer {
             },
         };
         if matches!(op, PartOp::Ready) {
-            let serving = self.context.hosts.read().get(&group).is_some_and(|h| h.proposals.is_serving());
+            let serving = self.groups.get(group).is_some_and(|h| h.proposals.is_serving());
             let held = open.lock().txn.is_some();
             return match (serving, held) {
                 (true, true) => PartAnswer::Done,
@@ -321,10 +325,10 @@ impl PartServer {
     /// Makes a schema change on partition `stream`, which this node must
     /// lead (the engine replicates it through the partition's group).
     pub async fn change_schema(self: &Arc<Self>, group: GroupId, stream: u32, change: SchemaChange) -> PartAnswer {
-        if !self.context.holds_lease(group) {
+        if !self.groups.holds_lease(group) {
             return not_committed(format!(
                 "node {} is not the primary of this partition (group {group}) now",
-                self.context.config.id
+                self.groups.settings.id
             ));
         }
         let engine = match self.engine(stream) {
@@ -353,6 +357,35 @@ impl PartServer {
             Ok(Err(e)) => failed(&e),
             Err(e) => PartAnswer::Failed(WireError::Other(format!("the schema change's task failed: {e}"))),
         }
+    }
+}
+
+/// Answers [`PartMessage`]s for the partitions this node leads.
+pub struct PartService {
+    pub server: Arc<PartServer>,
+}
+
+impl Service for PartService {
+    type Message = PartMessage;
+
+    fn serve(self: &Arc<Self>, from: NodeId, message: PartMessage) -> BoxFuture<'static, Answer<PartAnswer>> {
+        let server = self.server.clone();
+        let group = match &message {
+            PartMessage::Call(call) => call.group,
+            PartMessage::Schema { group, .. } => *group,
+        };
+        if let Err(e) = server.groups.hosted(group) {
+            return Box::pin(std::future::ready(Err(e.into())));
+        }
+        Box::pin(async move {
+            match message {
+                PartMessage::Call(call) if call.txn.node != from => {
+                    Err(Refusal(format!("node {from} called for a transaction of node {}", call.txn.node)))
+                }
+                PartMessage::Call(call) => Ok(server.handle(call).await),
+                PartMessage::Schema { group, stream, change } => Ok(server.change_schema(group, stream, change).await),
+            }
+        })
     }
 }
 

@@ -40,10 +40,13 @@ use openraft::raft::{AppendEntriesRequest, StreamAppendResult};
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::raft::network::{Reply, Request, encode};
-use crate::raft::type_config::{C, LogId, Raft};
-use crate::types::NodeId;
+use super::freshness::Freshness;
+use super::messages::{RaftMessage, RaftReply};
+use super::state_machine::Raft;
+use super::type_config::{C, LogId};
+use crate::types::{GroupId, NodeId};
 use crate::wire::RpcClient;
+use crate::wire::service::{self, Answer, Refusal};
 
 /// Requests a primary keeps in flight to one secondary.
 pub const MAX_IN_FLIGHT: usize = 8;
@@ -94,7 +97,7 @@ fn new_session() -> u64 {
     NEXT_SESSION.fetch_add(1, Ordering::Relaxed)
 }
 
-type Answer = Result<StreamAppendResult<C>, RPCError<C>>;
+type StreamAnswer = Result<StreamAppendResult<C>, RPCError<C>>;
 
 struct InFlight {
     reply: Pin<Box<dyn Future<Output = crate::error::Result<bytes::Bytes>> + Send>>,
@@ -105,7 +108,7 @@ struct Pipeline<S> {
     input: S,
     client: Arc<RpcClient>,
     target: NodeId,
-    group: crate::types::GroupId,
+    group: GroupId,
     session: u64,
     ttl: Duration,
     in_flight: VecDeque<InFlight>,
@@ -129,24 +132,24 @@ where
         if cut.is_some() {
             self.drained = true;
         }
-        let request = Request::AppendStream { group: self.group, session: self.session, rpc };
-        let pending = self.client.send(encode(&request)).await.map_err(|e| self.unreachable(e))?;
+        let request = RaftMessage::AppendStream { group: self.group, session: self.session, rpc };
+        let pending = self.client.send(service::request(&request)).await.map_err(|e| self.unreachable(e))?;
         self.in_flight.push_back(InFlight { reply: Box::pin(pending.wait(ttl)) });
         Ok(())
     }
 
-    fn answer(&self, reply: crate::error::Result<bytes::Bytes>) -> Answer {
+    fn answer(&self, reply: crate::error::Result<bytes::Bytes>) -> StreamAnswer {
         let reply = reply.map_err(|e| self.unreachable(e))?;
-        match postcard::from_bytes::<Reply>(&reply) {
-            Ok(Reply::StreamAppended(result)) => Ok(result),
-            Ok(Reply::Failed(e)) => Err(self.unreachable(e)),
-            Ok(_) => Err(self.unreachable("unexpected reply to append entries")),
+        match postcard::from_bytes::<Answer<RaftReply>>(&reply) {
+            Ok(Ok(RaftReply::StreamAppended(result))) => Ok(result),
+            Ok(Err(Refusal(e))) => Err(self.unreachable(e)),
+            Ok(Ok(_)) => Err(self.unreachable("unexpected reply to append entries")),
             Err(e) => Err(self.unreachable(format!("malformed reply: {e}"))),
         }
     }
 
     /// The next answer, in request order; sends requests meanwhile.
-    async fn next(mut self) -> Option<(Answer, Self)> {
+    async fn next(mut self) -> Option<(StreamAnswer, Self)> {
         if self.ended {
             return None;
         }
@@ -197,10 +200,10 @@ where
 pub(crate) fn pipeline<S>(
     client: Arc<RpcClient>,
     target: NodeId,
-    group: crate::types::GroupId,
+    group: GroupId,
     input: S,
     option: &RPCOption,
-) -> impl Stream<Item = Answer> + Send + 'static
+) -> impl Stream<Item = StreamAnswer> + Send + 'static
 where
     S: Stream<Item = AppendEntriesRequest<C>> + Send + Unpin + 'static,
 {
@@ -219,7 +222,7 @@ where
 }
 
 /// A request queued for the secondary's session, and where its answer goes.
-type Queued = (AppendEntriesRequest<C>, oneshot::Sender<Reply>);
+type Queued = (AppendEntriesRequest<C>, oneshot::Sender<Answer<RaftReply>>);
 
 struct Session {
     id: u64,
@@ -250,21 +253,21 @@ impl PeerSessions {
 
 /// The secondary's side: one session per primary node.
 #[derive(Default)]
-pub(crate) struct Sessions {
+pub struct AppendSessions {
     by_peer: Mutex<HashMap<NodeId, PeerSessions>>,
 }
 
-impl Sessions {
+impl AppendSessions {
     /// Queues a request of `session` from node `from` (call in arrival
     /// order); the answer comes on the returned channel.
     pub(crate) fn enqueue(
         self: &Arc<Self>,
         raft: &Raft,
-        freshness: &Arc<crate::raft::freshness::Freshness>,
+        freshness: &Arc<Freshness>,
         from: NodeId,
         session: u64,
         rpc: AppendEntriesRequest<C>,
-    ) -> oneshot::Receiver<Reply> {
+    ) -> oneshot::Receiver<Answer<RaftReply>> {
         let (tx, rx) = oneshot::channel();
         let mut by_peer = self.by_peer.lock();
         let peer = by_peer.entry(from).or_default();
@@ -294,15 +297,15 @@ impl Sessions {
 
 /// A request fed to Raft: the commit index it announced, and where its
 /// answer goes.
-type Waiting = (Option<u64>, oneshot::Sender<Reply>);
+type Waiting = (Option<u64>, oneshot::Sender<Answer<RaftReply>>);
 
 /// Feeds a session's requests to Raft in order and answers each once Raft
 /// has it durably (or refuses it).
 async fn serve_session(
     raft: Raft,
-    freshness: Arc<crate::raft::freshness::Freshness>,
+    freshness: Arc<Freshness>,
     mut requests: mpsc::UnboundedReceiver<Queued>,
-    (sessions, from, session): (Arc<Sessions>, NodeId, u64),
+    (sessions, from, session): (Arc<AppendSessions>, NodeId, u64),
 ) {
     // Where each request's answer goes, with the commit index it announced.
     let waiting: Arc<Mutex<VecDeque<Waiting>>> = Arc::default();
@@ -327,9 +330,9 @@ async fn serve_session(
                 if let (Ok(_), Some(c)) = (&result, commit) {
                     freshness.heard(c);
                 }
-                Reply::StreamAppended(result)
+                Ok(RaftReply::StreamAppended(result))
             }
-            Err(fatal) => Reply::Failed(fatal.to_string()),
+            Err(fatal) => Err(Refusal(fatal.to_string())),
         };
         let _ = to.send(reply);
     }

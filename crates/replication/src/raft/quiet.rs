@@ -62,10 +62,15 @@ use openraft::vote::RaftLeaderId;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::raft::network::{Hosts, Reply, Request, encode};
-use crate::raft::type_config::{C, Raft};
-use crate::types::{DATA_GROUP, GroupId, NodeId};
+use futures::future::BoxFuture;
+
+use super::group::Hosts;
+use super::metrics::{ALIVE, matched};
+use super::state_machine::Raft;
+use super::type_config::C;
+use crate::types::{GroupId, NodeId, SYSTEM_GROUP};
 use crate::wire::Peers;
+use crate::wire::service::{self, Answer, Message, Service, Subsystem};
 
 /// The timing of quiet groups.
 #[derive(Debug, Clone, Copy)]
@@ -97,7 +102,7 @@ impl QuietTiming {
 
 /// One quiet group, as its primary names it to a secondary.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct QuietAsk {
+pub struct QuietAsk {
     pub group: GroupId,
     pub term: u64,
     /// The primary's last log index: a secondary confirms only with all of it.
@@ -128,7 +133,7 @@ struct Following {
 }
 
 /// This node's quiet groups, as primary and as secondary.
-pub(crate) struct Quiet {
+pub struct Quiet {
     me: NodeId,
     timing: QuietTiming,
     leading: Mutex<HashMap<GroupId, Leading>>,
@@ -217,10 +222,7 @@ impl Quiet {
     /// answer no heartbeats).
     pub fn answered(&self, group: GroupId, node: NodeId) -> bool {
         let leading = self.leading.lock();
-        leading
-            .get(&group)
-            .and_then(|l| l.confirmed.get(&node))
-            .is_some_and(|at| at.elapsed() < crate::manager::status::ALIVE)
+        leading.get(&group).and_then(|l| l.confirmed.get(&node)).is_some_and(|at| at.elapsed() < ALIVE)
     }
 
     /// Whether group `group` is quiet with this node its primary.
@@ -460,7 +462,7 @@ impl Quiet {
     async fn lead_round(&self, hosts: &Hosts, peers: &Peers) {
         let now = Instant::now();
         let groups: Vec<(GroupId, Raft)> =
-            hosts.read().iter().filter(|(g, _)| **g != DATA_GROUP).map(|(g, h)| (*g, h.raft.clone())).collect();
+            hosts.read().iter().filter(|(g, _)| **g != SYSTEM_GROUP).map(|(g, h)| (*g, h.raft.clone())).collect();
         let serving = self.serving.lock().clone();
         let handing_over: std::collections::HashSet<GroupId> = {
             let mut handovers = self.handovers.lock();
@@ -536,9 +538,9 @@ impl Quiet {
             let client = peers.client(&addr);
             let round = self.timing.round;
             async move {
-                let reply = client.call(encode(&Request::Quiet(groups)), round).await;
-                let confirmed = match reply.ok().and_then(|r| postcard::from_bytes::<Reply>(&r).ok()) {
-                    Some(Reply::Quiet(groups)) => groups,
+                let reply = service::call(&client, &QuietMessage::Confirm(groups), round).await;
+                let confirmed = match reply {
+                    Ok(Ok(groups)) => groups,
                     _ => Vec::new(),
                 };
                 (node, confirmed)
@@ -576,6 +578,36 @@ impl Quiet {
     }
 }
 
+/// What the primary's node of quiet groups asks of the nodes of their
+/// other voters (answered by [`QuietService`]).
+#[derive(Serialize, Deserialize)]
+pub enum QuietMessage {
+    /// The quiet groups the asking node leads: confirm them. The reply
+    /// lists the groups this node confirms.
+    Confirm(Vec<QuietAsk>),
+}
+
+impl Message for QuietMessage {
+    const SUBSYSTEM: Subsystem = Subsystem::Quiet;
+    type Reply = Vec<GroupId>;
+}
+
+/// Confirms quiet groups with this node's replicas of them.
+pub struct QuietService {
+    pub quiet: Arc<Quiet>,
+    pub hosts: Hosts,
+}
+
+impl Service for QuietService {
+    type Message = QuietMessage;
+
+    fn serve(self: &Arc<Self>, from: NodeId, message: QuietMessage) -> BoxFuture<'static, Answer<Vec<GroupId>>> {
+        let this = self.clone();
+        let QuietMessage::Confirm(asks) = message;
+        Box::pin(async move { Ok(this.quiet.confirm(from, asks, &this.hosts).await) })
+    }
+}
+
 /// The other voters of a group this node leads (`m`: its metrics) with
 /// their RPC addresses, when the group is steady enough to go quiet: no
 /// learner and no change of its members under way, every entry applied
@@ -591,7 +623,7 @@ fn steady_voters(m: &openraft::RaftMetrics<C>, me: NodeId) -> Option<Vec<(NodeId
     }
     let mut others = Vec::new();
     for id in membership.voter_ids().filter(|v| *v != me) {
-        if crate::manager::status::matched(m, &id) != Some(last) {
+        if matched(m, &id) != Some(last) {
             return None;
         }
         others.push((id, membership.get_node(&id)?.rpc_addr.clone()));

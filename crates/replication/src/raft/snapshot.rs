@@ -21,16 +21,22 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::type_config::{C, SnapshotMeta};
 use crate::error::{ReplicationError, Result};
-use crate::raft::type_config::SnapshotMeta;
 
 const META: &str = "META";
 
-/// A snapshot's files: openraft's snapshot data for this state machine.
+/// Bytes of a snapshot file per message, when a snapshot is sent to a replica.
+pub const SNAPSHOT_CHUNK: usize = 1 << 20;
+
+/// A snapshot's files: openraft's snapshot data for a data group's state machine.
 #[derive(Debug, Clone)]
 pub struct SnapshotFiles {
     pub dir: PathBuf,
 }
+
+/// A data group's snapshot, as Raft hands it around.
+pub type Snapshot = openraft::type_config::alias::SnapshotOf<C, SnapshotFiles>;
 
 /// A snapshot being built (see [`SnapshotStore::begin`]).
 #[derive(Debug, Clone)]
@@ -254,6 +260,44 @@ pub fn read_meta(dir: &Path) -> Result<SnapshotMeta> {
     let path = dir.join(META);
     let bytes = std::fs::read(&path).map_err(|e| io(format!("reading {}", path.display()), e))?;
     postcard::from_bytes(&bytes).map_err(|e| ReplicationError::Codec(format!("{}: {e}", path.display())))
+}
+
+/// Writes one received piece of a snapshot file into `dir`, where the
+/// snapshot is being received. Pieces of a file arrive in order; the first
+/// piece of the snapshot's `META` (sent first) starts the directory afresh.
+pub fn receive_chunk(dir: &Path, path: &str, offset: u64, data: &[u8]) -> Result<()> {
+    if !valid_relative_path(path) {
+        return Err(ReplicationError::Refused(format!("refusing snapshot file path {path:?}")));
+    }
+    if path == META && offset == 0 {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let target = dir.join(path);
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io(format!("creating {}", parent.display()), e))?;
+    }
+    let len = std::fs::metadata(&target).map(|m| m.len()).unwrap_or(0);
+    if len != offset {
+        return Err(ReplicationError::Refused(format!(
+            "snapshot file {path}: piece at {offset} but {len} bytes received so far"
+        )));
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&target)
+        .map_err(|e| io(format!("opening {}", target.display()), e))?;
+    f.write_all(data).map_err(|e| io(format!("writing {}", target.display()), e))
+}
+
+/// Up to [`SNAPSHOT_CHUNK`] bytes of a file from `offset` on, to send.
+pub fn read_piece(path: &Path, offset: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut data = Vec::with_capacity(SNAPSHOT_CHUNK);
+    f.take(SNAPSHOT_CHUNK as u64).read_to_end(&mut data)?;
+    Ok(data)
 }
 
 #[cfg(test)]

@@ -22,10 +22,21 @@ use openraft::{EntryPayload, OptionalSend, RaftLogReader, RaftSnapshotBuilder};
 use parking_lot::Mutex;
 use tessera_engine::{Engine, Node, SYSTEM_STREAM};
 
-use crate::raft::commit_log::Proposals;
-use crate::raft::log_store::LogStore;
-use crate::raft::snapshot::{SnapshotFiles, SnapshotStore};
-use crate::raft::type_config::{C, Command, LogId, Snapshot, SnapshotData, SnapshotMeta, StoredMembership};
+use super::commit_log::Proposals;
+use super::log_store::LogStore;
+use super::priority::{LOW_PRIORITY_BYTES, lower_this_threads_priority};
+use super::snapshot::{Snapshot, SnapshotFiles, SnapshotStore};
+use super::type_config::{C, Command, LogId, SnapshotMeta, StoredMembership};
+
+/// A data group's Raft.
+pub type Raft = openraft::Raft<C, StateMachine>;
+
+/// Whether a group replicates a stream.
+pub type Owns = Arc<dyn Fn(u32) -> bool + Send + Sync>;
+
+/// Makes a stream one of a group's: its commits are proposed to the group,
+/// and the group replicates, snapshots and restores it.
+pub type Adopt = Arc<dyn Fn(u32) + Send + Sync>;
 
 #[derive(Default)]
 struct Applied {
@@ -99,11 +110,8 @@ pub struct StateMachine {
     /// brings a stream it did not have (a keyed database's partition made
     /// by a split on the primary). None for the first group, which has
     /// every stream no other group claimed.
-    adopt: Option<crate::raft::group::Adopt>,
+    adopt: Option<Adopt>,
 }
-
-/// Whether a group replicates a stream.
-pub type Owns = Arc<dyn Fn(u32) -> bool + Send + Sync>;
 
 /// Records below this size, with no local writer in their engine, are
 /// applied without leaving the task.
@@ -129,7 +137,7 @@ impl StateMachine {
         log: LogStore,
         snapshots: SnapshotStore,
         owns: Owns,
-        adopt: Option<crate::raft::group::Adopt>,
+        adopt: Option<Adopt>,
     ) -> crate::error::Result<StateMachine> {
         let sm = StateMachine {
             node,
@@ -171,7 +179,7 @@ impl StateMachine {
 
     /// Replaces the contents of the group's engines with the snapshot in `dir`.
     fn restore(&self, dir: &Path) -> io::Result<usize> {
-        let streams = crate::raft::snapshot::streams(dir).map_err(io::Error::other)?;
+        let streams = super::snapshot::streams(dir).map_err(io::Error::other)?;
         for &stream in &streams {
             self.adopt_if_new(stream);
         }
@@ -234,7 +242,7 @@ impl StateMachine {
         }
         // The engine may wait for a demoted primary's sessions to unwind.
         tokio::task::block_in_place(|| {
-            if cmd.record.len() < crate::raft::priority::LOW_PRIORITY_BYTES {
+            if cmd.record.len() < LOW_PRIORITY_BYTES {
                 return engine.apply_committed(&cmd.record);
             }
             // A large record takes seconds of CPU: apply it on a thread of
@@ -244,7 +252,7 @@ impl StateMachine {
                 std::thread::Builder::new()
                     .name("tessera-apply".into())
                     .spawn_scoped(s, || {
-                        crate::raft::priority::lower_this_threads_priority();
+                        lower_this_threads_priority();
                         engine.apply_committed(&cmd.record)
                     })
                     .map_err(|e| tessera_engine::EngineError::Internal(format!("starting an apply thread: {e}")))?
@@ -275,7 +283,7 @@ pub struct Builder {
 }
 
 impl RaftSnapshotBuilder<C> for Builder {
-    type SnapshotData = SnapshotData;
+    type SnapshotData = SnapshotFiles;
 
     async fn build_snapshot(&mut self) -> Result<Snapshot, io::Error> {
         let _one = self.sm.building.lock().await;
@@ -358,7 +366,7 @@ impl RaftSnapshotBuilder<C> for Builder {
 }
 
 impl RaftStateMachine<C> for StateMachine {
-    type SnapshotData = SnapshotData;
+    type SnapshotData = SnapshotFiles;
     type SnapshotBuilder = Builder;
 
     async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), io::Error> {
@@ -412,7 +420,7 @@ impl RaftStateMachine<C> for StateMachine {
         Builder { sm: self.clone(), last: a.clean.0, membership: a.clean.1.clone() }
     }
 
-    async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
+    async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotFiles) -> Result<(), io::Error> {
         // Not while a snapshot is being built from the log this replaces.
         let _one = self.building.lock().await;
         let dir = self.snapshots.adopt(&snapshot.dir, meta).map_err(io::Error::other)?;

@@ -92,6 +92,3 @@ pub type Vote = openraft::type_config::alias::VoteOf<C>;
 pub type Entry = openraft::type_config::alias::EntryOf<C>;
 pub type StoredMembership = openraft::type_config::alias::StoredMembershipOf<C>;
 pub type SnapshotMeta = openraft::type_config::alias::SnapshotMetaOf<C>;
-pub type SnapshotData = crate::raft::snapshot::SnapshotFiles;
-pub type Snapshot = openraft::type_config::alias::SnapshotOf<C, SnapshotData>;
-pub type Raft = openraft::Raft<C, crate::raft::state_machine::StateMachine>;

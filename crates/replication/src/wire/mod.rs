@@ -7,7 +7,9 @@ pub mod auth;
 pub mod frame;
 pub mod peers;
 pub mod rpc;
+pub mod service;
 
 pub use auth::{ClusterSecret, PROTOCOL_VERSION};
 pub use peers::Peers;
 pub use rpc::{Handler, PendingReply, Presence, RpcClient, serve, serve_tracked};
+pub use service::{Answer, Message, Refusal, Service, Services, Subsystem, call};

@@ -1,19 +1,19 @@
 //! The partition manager's own Raft group and what it keeps: the
 //! *directory*.
 //!
-//! The manager is not the data group's primary but a group of its own, on
+//! The manager is not the system group's primary but a group of its own, on
 //! 3 nodes (5 once the cluster has 5 or more), as in the paper: its leader
-//! decides (`manager`), and its replicated state survives the loss of any
-//! node, the data group's primary included. Every node runs an instance of
+//! decides (`leader`), and its replicated state survives the loss of any
+//! node, the system group's primary included. Every node runs an instance of
 //! it; the nodes outside its configuration simply never hear from it.
 //!
 //! Its state machine is small and lives in memory: every node that joined
 //! (address, failure and upgrade domain), each group's target replica
 //! count, and the load figures last recorded. Liveness is not replicated:
-//! the leader hears every node twice a second (`Request::Report`) and a
+//! the leader hears every node twice a second (`ManagerMessage::Report`) and a
 //! new leader learns it again within a second.
 //!
-//! The group reuses the data group's entry type and keeps its log in the
+//! The group reuses the data groups' entry type and keeps its log in the
 //! node's shared Raft log (`log_store::SharedLog`, its frames tagged
 //! `MANAGER_LOG`): a command is a [`Command`] record of stream
 //! [`DIRECTORY_STREAM`], postcard-encoded. A snapshot is the whole state,
@@ -116,7 +116,7 @@ impl Directory {
     }
 }
 
-/// A snapshot of the directory: the encoded [`Saved`].
+/// A snapshot of the directory: the encoded `Saved`.
 #[derive(Debug, Clone)]
 pub struct DirectorySnapshotData(pub Vec<u8>);
 

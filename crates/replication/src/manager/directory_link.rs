@@ -1,5 +1,5 @@
 //! The manager group's Raft messages between nodes: the same RPC
-//! connections as the data group's, each message tagged as the manager's
+//! connections as the data groups', each message tagged as the manager's
 //! (`Subsystem::Directory`) so the receiving node hands it to its manager
 //! Raft. The manager's traffic is a few small entries a minute, so its
 //! replication is one request at a time and a snapshot travels whole.

@@ -1,5 +1,5 @@
 //! The partition manager at work on the manager group's leader: a
-//! [`Manager`] round twice a second (see the module's essay, `manager`).
+//! `Manager` round twice a second (see the module's essay, `manager`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -68,7 +68,7 @@ pub(crate) struct Manager {
     pub replace_after: Duration,
     /// Each group's primary as last seen, and since when.
     pub primaries_seen: parking_lot::Mutex<HashMap<GroupId, (NodeId, std::time::Instant)>>,
-    /// The replica move under way (`moves.rs`).
+    /// The replica move under way (`moves`).
     pub moves: Moves,
     /// Whether a group's primary serves SQL sessions (set by the server;
     /// unset, every group's does): balancing moves the others first.
@@ -113,7 +113,7 @@ impl Manager {
             let mut views: Vec<(GroupId, GroupView)> = Vec::new();
             match self.data_view().await {
                 Ok(view) => views.push((SYSTEM_GROUP, view)),
-                Err(e) => tracing::debug!("the data group's primary did not answer the manager: {e}"),
+                Err(e) => tracing::debug!("the system group's primary did not answer the manager: {e}"),
             }
             for (&group, _) in directory.streams.iter().filter(|(_, streams)| !streams.is_empty()) {
                 match self.group_view(group).await {
@@ -212,7 +212,7 @@ impl Manager {
     }
 
     /// Records in the directory the nodes heard from whose entry is
-    /// missing or changed, the data group's replica count when it has
+    /// missing or changed, the system group's replica count when it has
     /// none, and every `LOAD_TICKS` the nodes' load figures.
     async fn keep_directory(&self, ticks: u64) -> Result<()> {
         let directory = self.machine.directory();

@@ -1,9 +1,10 @@
 //! A node's load figures: the client connections it holds, the CPU and
-//! the memory of its process. Every node samples its own; the non-primary
-//! nodes send theirs with their registration (twice a second), so the
-//! primary — where the partition manager runs — knows every node's, shows
-//! them in `tessera.nodes` and `tessera status`, and places new replicas on
-//! the less busy of otherwise equal nodes.
+//! the memory of its process. Every node samples its own and sends them
+//! with its report to the manager's leader (and its registration with the
+//! system group's primary) twice a second, so the partition manager knows
+//! every node's, records them in the directory, shows them in
+//! `tessera.nodes` and `tessera status`, and places new replicas on the
+//! less busy of otherwise equal nodes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -66,7 +67,9 @@ fn process_cpu_seconds() -> Option<f64> {
     // hold spaces: state is the first, utime the 12th, stime the 13th.
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf only reads a system constant.
+    // SAFETY: `sysconf` takes an integer name and returns an integer; it
+    // has no preconditions and touches no memory of this process. An
+    // unknown name returns -1, which is checked below.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     (per_second > 0).then(|| ticks as f64 / per_second as f64)
 }
@@ -81,7 +84,9 @@ fn process_cpu_seconds() -> Option<f64> {
 fn resident_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf only reads a system constant.
+    // SAFETY: as above: `sysconf` takes an integer name and returns an
+    // integer, with no preconditions and no memory of this process
+    // touched; a failure (-1) is checked below.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     (page > 0).then(|| pages * page as u64)
 }

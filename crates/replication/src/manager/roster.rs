@@ -208,7 +208,7 @@ impl Roster {
         loads
     }
 
-    /// Nodes heard from (spares registering with the data group's
+    /// Nodes heard from (spares registering with the system group's
     /// primary, every node reporting to the manager's leader), with whether
     /// they were within `ALIVE`.
     pub fn spares(&self) -> Vec<(NodeId, NodeInfo, bool)> {

@@ -25,7 +25,7 @@ use crate::wire::Peers;
 /// Forms the cluster the first time: asks every `--join` address who it
 /// is, and once all have answered, the node with the lowest id proposes the
 /// memberships, spread across failure domains: first the manager group's
-/// (3 of them, 5 when there are 5 or more), then the data group's
+/// (3 of them, 5 when there are 5 or more), then the system group's
 /// (`replicas` of them; the rest are spares). The manager group is formed
 /// first, so a data group that exists always has one. The others wait to
 /// hear from the leaders that emerge. A node joining a cluster already

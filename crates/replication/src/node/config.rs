@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use crate::raft::groups::RaftSettings;
 use crate::raft::log_store::CACHE_BYTES;
 use crate::raft::quiet::QuietTiming;
+use crate::raft::settings::RaftSettings;
 use crate::types::{NodeId, NodeInfo};
 use crate::wire::ClusterSecret;
 

@@ -61,19 +61,19 @@ impl Groups {
         self.admin.machine.directory().nodes.len()
     }
 
-    /// The replica count of the first group, the default for a new one.
+    /// The replica count of the system group, the default for a new one.
     pub fn default_replicas(&self) -> usize {
         self.admin.machine.directory().targets.get(&SYSTEM_GROUP).copied().unwrap_or(self.default_replicas).max(1)
     }
 
-    /// The replica count group `id` keeps as it was made (0: the first
+    /// The replica count group `id` keeps as it was made (0: the system
     /// group's, following it when it changes).
     pub fn replicas_target(&self, id: GroupId) -> usize {
         self.admin.machine.directory().targets.get(&id).copied().unwrap_or(0)
     }
 
     /// Creates data group `id` over `streams`, keeping `replicas` replicas
-    /// (0: the first group's count, following it when it changes):
+    /// (0: the system group's count, following it when it changes):
     /// hosted and formed here (this node its first voter), then recorded in
     /// the manager's directory, after which every node hosts it and the
     /// manager builds its other replicas.
@@ -232,7 +232,7 @@ impl Groups {
         }
     }
 
-    /// The data groups besides the first that the manager's directory
+    /// The data groups besides the system group that the manager's directory
     /// lists, as this node knows it (removed ones are not).
     pub fn listed(&self) -> Vec<GroupId> {
         let directory = self.admin.machine.directory();

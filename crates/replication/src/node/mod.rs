@@ -1,8 +1,10 @@
 //! A node's replication, assembled: [`ReplicationNode`] opens the node's
 //! engines and shared Raft log, starts the system group and the manager
 //! group, serves every subsystem on the node's RPC listener, and runs the
-//! partition manager and the node's background loops. [`Groups`] is the
-//! handle the layers above use.
+//! partition manager and the node's background loops (`background`).
+//! [`Groups`] is the handle the layers above use; `config` says how the
+//! node's replication is set up, and `service` answers what only the node
+//! as a whole knows. This layer imports every other; none imports it.
 
 mod background;
 pub mod config;

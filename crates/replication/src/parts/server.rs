@@ -10,13 +10,13 @@
 //! node has closed its last connection to this node (it died: its kernel
 //! closed its sockets) is aborted within a sweep too, so that the rows it
 //! held do not keep other transactions waiting; one left idle for
-//! [`IDLE_LIMIT`] (its caller vanished without a word, as behind a
+//! `IDLE_LIMIT` (its caller vanished without a word, as behind a
 //! network partition) is aborted at last.
 //!
 //! A scan is answered a page at a time without gathering its rows here
 //! first: the transaction is lent to a thread that walks the index and
 //! hands over a page whenever one is full, keeping at most one page ready
-//! ahead of the caller ([`Cursor`]). The caller's next call other than
+//! ahead of the caller (`Cursor`). The caller's next call other than
 //! `ScanMore` ends the walk (the thread stops at its next page) and takes
 //! the transaction back.
 

@@ -24,7 +24,7 @@
 //! requests (a request whose predecessor Raft has not seen yet is a
 //! conflict, and the primary, having seen the predecessor acknowledged
 //! first, would take it for a secondary that lost acknowledged entries).
-//! Heartbeats never come as sessions (`PeerLink`).
+//! Heartbeats never come as sessions (`transport::PeerLink`).
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;

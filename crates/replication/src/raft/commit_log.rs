@@ -1,5 +1,5 @@
 //! The engines' commit log on a replicated node: a commit is durable when
-//! the node group's Raft log has committed it (a quorum holds it).
+//! the Raft log of its stream's data group has committed it (a quorum holds it).
 //!
 //! `append` hands the record to Raft and returns a *ticket*. The ticket is
 //! resolved in one of two ways:
@@ -168,7 +168,7 @@ impl Proposals {
 }
 
 /// Which group's proposals an engine's commits go to: the stream's group
-/// when one claimed it, the node's first data group otherwise.
+/// when one claimed it, the node's system group otherwise.
 pub struct Router {
     default: Arc<Proposals>,
     claimed: parking_lot::RwLock<HashMap<u32, Arc<Proposals>>>,
@@ -279,7 +279,7 @@ impl CommitLog for ReplicatedCommitLog {
 }
 
 /// How client sessions follow a planned move of a group's primary role
-/// (`Hosted::hand_over`) without an error: while the role is being handed
+/// (`RaftGroups::hand_over`) without an error: while the role is being handed
 /// over, sessions hold their next transaction (the session layer hands
 /// them to the new primary once it serves), and the hand-over waits a
 /// little for the transactions and statements already under way to end,

@@ -20,29 +20,15 @@ use super::log_store::{MANAGER_LOG, SharedLog};
 use super::quiet::Quiet;
 use super::role::Role;
 use super::role_watch::{RoleWatch, SpareState, leads_with_lease, primary_lease};
+use super::settings::RaftSettings;
 use super::snapshot::SnapshotStore;
 use super::state_machine::{Adopt, Owns, Raft, StateMachine};
 use super::submit::submit_loop;
 use super::transport::GroupPeers;
 use super::type_config::Command;
 use crate::error::{ReplicationError, Result};
-use crate::types::{GroupId, NodeId, NodeInfo, SYSTEM_GROUP};
+use crate::types::{GroupId, NodeId, SYSTEM_GROUP};
 use crate::wire::Peers;
-
-/// What the node's data groups need to know of the node.
-#[derive(Debug, Clone)]
-pub struct RaftSettings {
-    pub id: NodeId,
-    pub info: NodeInfo,
-    /// Raft timing, in milliseconds.
-    pub heartbeat_ms: u64,
-    pub election_timeout_ms: (u64, u64),
-    /// Bytes of a group's recent log entries kept in memory.
-    pub log_cache_bytes: usize,
-    /// Where the system group's snapshots live (a database group's are
-    /// beside it, `snapshots-<id>`).
-    pub snapshot_dir: PathBuf,
-}
 
 /// What a group's start needs besides its id (see [`RaftGroups::start_group`]).
 pub(crate) struct GroupStart {

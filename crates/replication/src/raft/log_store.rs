@@ -1,6 +1,6 @@
 //! The Raft logs of a node's groups, on disk, in one shared log.
 //!
-//! Every Raft group on a node (the data group, the manager's group) keeps
+//! Every Raft group on a node (the data groups, the manager's group) keeps
 //! its log in one `tessera-log` log (`raft-log/` in the data directory):
 //! checksummed, segmented, group-committed frames, each tagged with its
 //! group (the log's stream), so one fsync makes every group's appends
@@ -40,8 +40,9 @@ use tessera_log::{Log, LogConfig, Lsn};
 use crate::error::{ReplicationError, Result};
 use crate::raft::type_config::{C, Entry, LogId, Vote};
 
-/// The data group's frames in the shared log (its stream).
-pub const DATA_LOG: u32 = 0;
+/// The system group's frames in the shared log (its stream; a
+/// database's group's are tagged with its id).
+pub const SYSTEM_LOG: u32 = 0;
 /// The manager group's.
 pub const MANAGER_LOG: u32 = u32::MAX;
 /// The newest entries kept in memory (by record size).
@@ -309,7 +310,7 @@ impl SharedLog {
 impl LogStore {
     /// A log of one group alone, under `dir` (tests, tools).
     pub fn open(dir: &Path, cache_bytes: usize) -> Result<LogStore> {
-        Ok(SharedLog::open(dir, cache_bytes)?.group(DATA_LOG, cache_bytes))
+        Ok(SharedLog::open(dir, cache_bytes)?.group(SYSTEM_LOG, cache_bytes))
     }
 
     pub fn max_ts(&self) -> u64 {
@@ -539,7 +540,7 @@ mod tests {
     fn groups_share_one_log_and_truncation_keeps_what_each_still_needs() {
         let dir = tempfile::tempdir().unwrap();
         let shared = small(dir.path());
-        let mut data = shared.group(DATA_LOG, 1 << 20);
+        let mut data = shared.group(SYSTEM_LOG, 1 << 20);
         let mut manager = shared.group(MANAGER_LOG, 1 << 20);
         block(async {
             // The manager votes once, early; then both groups append,
@@ -569,7 +570,7 @@ mod tests {
         });
         // Reopened, each group finds its own state.
         let shared = small(dir.path());
-        let mut data = shared.group(DATA_LOG, 1 << 20);
+        let mut data = shared.group(SYSTEM_LOG, 1 << 20);
         let mut manager = shared.group(MANAGER_LOG, 1 << 20);
         block(async {
             assert_eq!(manager.read_vote().await.unwrap(), Some(Vote::new(3, 2)));

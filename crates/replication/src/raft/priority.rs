@@ -10,7 +10,12 @@ pub(crate) const LOW_PRIORITY_BYTES: usize = 8 << 20;
 /// where nodes share cores. Best effort.
 pub(crate) fn lower_this_threads_priority() {
     #[cfg(target_os = "linux")]
-    // SAFETY: plain system calls on the calling thread; no memory is shared.
+    // SAFETY: both calls take and return plain integers and touch no memory
+    // of this process: `syscall(SYS_gettid)` has no arguments and returns
+    // the calling thread's id, and `setpriority` changes only the
+    // scheduling priority of that thread. No Rust value is read, written or
+    // aliased, so no invariant can be broken; a failure shows only in the
+    // return values, which are ignored (best effort).
     unsafe {
         let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
         libc::setpriority(libc::PRIO_PROCESS, tid, 10);

@@ -44,11 +44,11 @@
 //!
 //! Only a group whose primary serves (its role watch says so) goes quiet.
 //! One whose primary is asked to hand over (Raft's leadership transfer)
-//! wakes and stays awake for [`HANDOVER`]: a transferring leader sends no
+//! wakes and stays awake for `HANDOVER`: a transferring leader sends no
 //! heartbeats and refuses writes, and if the target does not take over,
 //! the secondaries must time out and elect rather than keep confirming it.
 //!
-//! The first data group (the catalog) and the manager group never go
+//! The system group (the catalog) and the manager group never go
 //! quiet: they are one each per cluster.
 
 use std::collections::HashMap;

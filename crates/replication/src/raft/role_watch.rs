@@ -11,11 +11,11 @@ use tessera_engine::{Node, SYSTEM_STREAM};
 use tokio::sync::watch;
 
 use super::commit_log::Proposals;
-use super::groups::RaftSettings;
 use super::log_store::LogStore;
 use super::metrics::ALIVE;
 use super::quiet::Quiet;
 use super::role::Role;
+use super::settings::RaftSettings;
 use super::state_machine::{Owns, Raft};
 use super::transport::hello;
 use super::type_config::C;

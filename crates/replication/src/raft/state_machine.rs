@@ -1,11 +1,12 @@
-//! The node group's state machine: the node's engines.
+//! A data group's state machine: the node's engines of the streams the
+//! group replicates.
 //!
 //! Applying a committed entry installs its record into the engine of its
 //! stream (opening a partition the first time its stream appears) through
 //! the engine's replica path — unless the entry is this node's own proposal
 //! still waiting in its engine, which is then only told that it committed
 //! (`commit_log`). The engines live in memory; their durability is the
-//! newest snapshot (checkpoints built from the log: `snapshot.rs`) plus the
+//! newest snapshot (checkpoints built from the log: `snapshot`) plus the
 //! Raft log after it. A restarted node loads the snapshot, then replays the
 //! log after it, up to the commit index it saved, before it serves or
 //! votes. Installing a snapshot received from the primary replaces the

@@ -77,7 +77,7 @@ impl fmt::Display for Command {
 }
 
 openraft::declare_raft_types!(
-    /// A node group's Raft: entries carry engine records; a response is the
+    /// A data group's Raft: entries carry engine records; a response is the
     /// entry's log index.
     pub TypeConfig:
         D = Command,

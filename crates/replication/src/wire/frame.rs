@@ -1,6 +1,6 @@
 //! Framing: length-delimited frames (`tokio-util`'s codec) over TCP. A
 //! handshake message is one postcard-encoded frame; after the handshake
-//! every frame is an [`Envelope`], `id ‖ body`, the body opaque here.
+//! every frame is an `Envelope`, `id ‖ body`, the body opaque here.
 
 use futures::{SinkExt, StreamExt};
 use serde::{Deserialize, Serialize};

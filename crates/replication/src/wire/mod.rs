@@ -1,7 +1,8 @@
 //! The wire between nodes: authenticated, multiplexed request/response
 //! over TCP (`rpc`, with its handshake in `auth` and its framing in
 //! `frame`), the node's clients of its peers (`peers`), and the services
-//! that give requests their meaning (`service`).
+//! that give requests their meaning (`service`). This layer imports
+//! `types` and `error` only.
 
 pub mod auth;
 pub mod frame;

@@ -83,9 +83,9 @@ async fn handle(raft: &DirectoryRaft, message: DirectoryMessage) -> Answer<Direc
 
 /// The manager Raft's network: links over the node's RPC clients.
 #[derive(Clone)]
-pub(crate) struct DirectoryPeers(pub Peers);
+pub(crate) struct DirectoryNetwork(pub Peers);
 
-impl RaftNetworkFactory<C> for DirectoryPeers {
+impl RaftNetworkFactory<C> for DirectoryNetwork {
     type Network = DirectoryLink;
 
     async fn new_client(&mut self, target: NodeId, node: &NodeInfo) -> DirectoryLink {

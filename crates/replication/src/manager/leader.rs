@@ -54,8 +54,8 @@ pub(crate) struct Manager {
     pub machine: DirectoryMachine,
     /// This node's system group Raft and role: the way to the system
     /// group's primary.
-    pub data: Raft,
-    pub role: watch::Receiver<Role>,
+    pub system: Raft,
+    pub system_role: watch::Receiver<Role>,
     /// The data groups this node hosts.
     pub groups: Arc<RaftGroups>,
     pub peers: Peers,
@@ -111,7 +111,7 @@ impl Manager {
             }
             // Every data group, as its primary sees it.
             let mut views: Vec<(GroupId, GroupView)> = Vec::new();
-            match self.data_view().await {
+            match self.system_view().await {
                 Ok(view) => views.push((SYSTEM_GROUP, view)),
                 Err(e) => tracing::debug!("the system group's primary did not answer the manager: {e}"),
             }
@@ -240,11 +240,11 @@ impl Manager {
         Ok(())
     }
 
-    /// The data group as its primary sees it (this node, or over RPC).
-    async fn data_view(&self) -> Result<GroupView> {
-        let role = self.role.borrow().clone();
+    /// The system group as its primary sees it (this node, or over RPC).
+    async fn system_view(&self) -> Result<GroupView> {
+        let role = self.system_role.borrow().clone();
         match role {
-            Role::Primary => GroupView::of_leader(&self.data, self.me, &|_| false),
+            Role::Primary => GroupView::of_leader(&self.system, self.me, &|_| false),
             Role::Secondary { info, .. } => {
                 match self.call(&info.rpc_addr, ManagerMessage::GroupView(SYSTEM_GROUP)).await? {
                     ManagerReply::GroupView(view) => Ok(view),
@@ -252,7 +252,7 @@ impl Manager {
                 }
             }
             Role::Starting | Role::Unavailable(_) => {
-                Err(ReplicationError::Refused("the data group has no primary".into()))
+                Err(ReplicationError::Refused("the system group has no primary".into()))
             }
         }
     }
@@ -274,7 +274,7 @@ impl Manager {
         };
         if view.leader == self.me {
             if group == SYSTEM_GROUP {
-                return reconfigure(&self.data, step).await;
+                return reconfigure(&self.system, step).await;
             }
             return match self.groups.database_group(group) {
                 Some(g) => reconfigure_data_group(&self.groups.quiet, group, &g.raft, step).await,

@@ -73,3 +73,16 @@ impl fmt::Display for ManagerRole {
         f.pad(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_show_by_their_names_and_pad_in_a_table() {
+        assert_eq!(format!("{:<11}|", ReplicaRole::Spare), "spare      |");
+        assert_eq!(ReplicaRole::UnreachableSpare.to_string(), "unreachable spare");
+        assert!(ReplicaRole::UnreachableSpare.is_unreachable() && !ReplicaRole::Building.is_unreachable());
+        assert_eq!(format!("{:<7}|", ManagerRole::Leader), "leader |");
+    }
+}

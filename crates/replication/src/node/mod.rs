@@ -26,7 +26,7 @@ use self::service::{NodeService, SessionCounter};
 use crate::error::{ReplicationError, Result};
 use crate::manager::admin::Administration;
 use crate::manager::directory::{Directory, DirectoryMachine, DirectoryRaft};
-use crate::manager::directory_link::{DirectoryPeers, DirectoryService};
+use crate::manager::directory_link::{DirectoryNetwork, DirectoryService};
 use crate::manager::leader::{GroupClassifier, Manager};
 use crate::manager::load::LoadMeter;
 use crate::manager::roster::Roster;
@@ -141,7 +141,7 @@ fn start_directory(
         .validate()
         .map_err(|e| ReplicationError::Internal(format!("Raft configuration: {e}")))?,
     );
-    let raft = DirectoryRaft::new(config.id, directory_config, DirectoryPeers(peers.clone()), log, machine.clone());
+    let raft = DirectoryRaft::new(config.id, directory_config, DirectoryNetwork(peers.clone()), log, machine.clone());
     let directory = runtime.block_on(raft).map_err(|e| ReplicationError::Raft(e.to_string()))?;
     Ok((directory, machine))
 }
@@ -278,8 +278,8 @@ impl ReplicationNode {
         let manager = Manager {
             directory: self.directory.clone(),
             machine: self.machine.clone(),
-            data: raft.clone(),
-            role: self.system.role.clone(),
+            system: raft.clone(),
+            system_role: self.system.role.clone(),
             groups: groups.clone(),
             peers: peers.clone(),
             me: config.id,

@@ -24,7 +24,7 @@ use super::settings::RaftSettings;
 use super::snapshot::SnapshotStore;
 use super::state_machine::{Adopt, Owns, Raft, StateMachine};
 use super::submit::submit_loop;
-use super::transport::GroupPeers;
+use super::transport::GroupNetwork;
 use super::type_config::Command;
 use crate::error::{ReplicationError, Result};
 use crate::types::{GroupId, NodeId, SYSTEM_GROUP};
@@ -169,7 +169,8 @@ impl RaftGroups {
 
     /// The database group hosted here that replicates `stream`, if any.
     pub fn group_of_stream(&self, stream: u32) -> Option<GroupId> {
-        self.database_groups().into_iter().find(|g| g.streams.read().contains(&stream)).map(|g| g.id)
+        let hosts = self.hosts.read();
+        hosts.values().find(|g| g.id != SYSTEM_GROUP && g.streams.read().contains(&stream)).map(|g| g.id)
     }
 
     /// Whether this node leads data group `id` with a lease at this moment
@@ -212,7 +213,7 @@ impl RaftGroups {
             let sm = sm.clone();
             Arc::new(Freshness::new(Arc::new(move || sm.last_applied())))
         };
-        let network = GroupPeers { peers: self.peers.clone(), group: id };
+        let network = GroupNetwork { peers: self.peers.clone(), group: id };
         let raft = Raft::new(settings.id, self.raft_config.clone(), network, log.clone(), sm)
             .await
             .map_err(|e| ReplicationError::Raft(e.to_string()))?;

@@ -37,12 +37,12 @@ pub async fn hello(peers: &Peers, addr: &str) -> ReplicationResult<(NodeId, Node
 /// A data group's network: its messages, tagged with its id, over the
 /// node's RPC clients.
 #[derive(Clone)]
-pub struct GroupPeers {
+pub struct GroupNetwork {
     pub peers: Peers,
     pub group: GroupId,
 }
 
-impl RaftNetworkFactory<C> for GroupPeers {
+impl RaftNetworkFactory<C> for GroupNetwork {
     type Network = PeerLink;
 
     async fn new_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerLink {

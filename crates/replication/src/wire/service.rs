@@ -138,3 +138,66 @@ pub async fn call<M: Message>(client: &RpcClient, message: &M, timeout: Duration
     let reply = client.call(request(message), timeout).await?;
     answer::<M>(&reply)
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::wire::{ClusterSecret, serve};
+
+    #[derive(Serialize, Deserialize)]
+    enum Echo {
+        Say(String),
+        Refuse,
+    }
+
+    impl Message for Echo {
+        const SUBSYSTEM: Subsystem = Subsystem::Node;
+        type Reply = String;
+    }
+
+    struct EchoService;
+
+    impl Service for EchoService {
+        type Message = Echo;
+
+        fn serve(self: &Arc<Self>, from: NodeId, message: Echo) -> BoxFuture<'static, Answer<String>> {
+            Box::pin(async move {
+                match message {
+                    Echo::Say(s) => Ok(format!("{from}: {s}")),
+                    Echo::Refuse => Err(Refusal("no".into())),
+                }
+            })
+        }
+    }
+
+    /// A message of a subsystem the server does not serve.
+    #[derive(Serialize, Deserialize)]
+    struct Stray;
+
+    impl Message for Stray {
+        const SUBSYSTEM: Subsystem = Subsystem::Parts;
+        type Reply = ();
+    }
+
+    #[tokio::test]
+    async fn each_request_reaches_its_subsystems_service() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let secret = ClusterSecret::new(b"k");
+        let services = Services::default().with(Arc::new(EchoService));
+        tokio::spawn(serve(listener, secret.clone(), services.handler()));
+        let client = RpcClient::new(addr, 7, secret);
+        let within = Duration::from_secs(5);
+        assert_eq!(call(&client, &Echo::Say("hi".into()), within).await.unwrap(), Ok("7: hi".to_string()));
+        assert_eq!(call(&client, &Echo::Refuse, within).await.unwrap(), Err(Refusal("no".into())));
+        // No service for the subsystem, and a message its service cannot
+        // read: refused, with the reason.
+        let stray = call(&client, &Stray, within).await.unwrap().unwrap_err();
+        assert!(stray.0.contains("no subsystem of this node"), "{stray}");
+        let garbled = client.call(vec![Subsystem::Node as u8, 0xff, 0xff], within).await.unwrap();
+        let refused = answer::<Echo>(&garbled).unwrap().unwrap_err();
+        assert!(refused.0.starts_with("malformed request"), "{refused}");
+    }
+}

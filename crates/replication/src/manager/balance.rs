@@ -41,7 +41,7 @@ impl Manager {
                 if !map.nodes.contains_key(&m.id) {
                     add_node(&mut map, m.id, &m.info, m.id == self.me || heard.get(&m.id).copied().unwrap_or(false));
                 }
-                // The first group's primary (the cluster's catalog, and
+                // The system group's primary (the cluster's catalog, and
                 // the sessions of `tessera`, `postgres` and keyed
                 // databases) stays where it is: only the databases' own
                 // groups move, as they are small and their sessions few.

@@ -107,7 +107,7 @@ impl Directory {
             }
             DirectoryCommand::Group { group, streams, replicas } => {
                 self.streams.insert(group, streams);
-                // 0: the group keeps the first group's count, as it changes.
+                // 0: the group keeps the system group's count, as it changes.
                 if replicas > 0 {
                     self.targets.insert(group, replicas);
                 }

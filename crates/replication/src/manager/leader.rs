@@ -137,7 +137,7 @@ impl Manager {
                     .collect(),
             );
             // A database's group keeps its replicas on nodes that hold the
-            // catalog (the first group's voters, and its readers once they
+            // catalog (the system group's voters, and its readers once they
             // have caught up): its primary serves the database's sessions,
             // which read the catalog there.
             let holders: Option<HashSet<NodeId>> = views.iter().find(|(g, _)| *g == SYSTEM_GROUP).map(|(_, v)| {

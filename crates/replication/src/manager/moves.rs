@@ -109,7 +109,7 @@ pub(crate) struct NodesNow<'a> {
     pub target: &'a dyn Fn(GroupId) -> usize,
 }
 
-/// Every database group (not the first group: the catalog is everywhere)
+/// Every database group (not the system group: the catalog is everywhere)
 /// as its primary sees it, on the nodes holding the catalog.
 fn database_map(views: &[(GroupId, GroupView)], nodes: &NodesNow<'_>) -> ClusterMap {
     let live = nodes.live;
@@ -145,7 +145,7 @@ fn database_map(views: &[(GroupId, GroupView)], nodes: &NodesNow<'_>) -> Cluster
         );
     }
     // Nodes holding no database replica yet (one that joined): those that
-    // hold the catalog, from the first group's view.
+    // hold the catalog, from the system group's view.
     if let Some((_, first)) = views.iter().find(|(g, _)| *g == SYSTEM_GROUP) {
         for m in &first.members {
             if !map.nodes.contains_key(&m.id) {

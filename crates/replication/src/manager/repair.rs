@@ -65,7 +65,7 @@ impl Manager {
     /// installing a snapshot, so reporting to the manager counts too) and
     /// progress, and the other nodes heard from (those `within`, when
     /// given), as candidates. `readers`: the group's learners read it
-    /// (the first group's, the catalog) while it has its voters: no build
+    /// (the system group's, the catalog) while it has its voters: no build
     /// to carry on or drop, but nodes to build on first when a voter is
     /// lost (they have its data already).
     fn map(&self, view: &GroupView, target: usize, within: Option<&HashSet<NodeId>>, readers: bool) -> ClusterMap {
@@ -115,7 +115,7 @@ impl Manager {
 
     /// Makes one more live node outside a group's configuration a *reader*
     /// of it (a learner that never votes unless a voter is lost), while the
-    /// group has its voters and no change under way. Of the first group: it
+    /// group has its voters and no change under way. Of the system group: it
     /// then holds the catalog, so databases' replicas can be built on it
     /// and its sessions served there. Of both the first and the manager
     /// group: a lost voter is replaced at once by promoting a reader, which

@@ -180,7 +180,6 @@ impl ReplicationNode {
             raft_config: raft_config.clone(),
             runtime: runtime.handle().clone(),
             quiet: quiet(&config),
-            hosts: Default::default(),
             router,
         });
         let spare = SpareState::default();

@@ -79,13 +79,12 @@ pub struct RaftGroupsParts {
     pub raft_config: Arc<openraft::Config>,
     pub runtime: tokio::runtime::Handle,
     pub quiet: Arc<Quiet>,
-    pub hosts: Hosts,
     pub router: Arc<Router>,
 }
 
 impl RaftGroups {
     pub fn new(parts: RaftGroupsParts) -> Arc<RaftGroups> {
-        let RaftGroupsParts { settings, node, shared_log, peers, raft_config, runtime, quiet, hosts, router } = parts;
+        let RaftGroupsParts { settings, node, shared_log, peers, raft_config, runtime, quiet, router } = parts;
         Arc::new(RaftGroups {
             settings,
             node,
@@ -94,7 +93,7 @@ impl RaftGroups {
             raft_config,
             runtime,
             quiet,
-            hosts,
+            hosts: Hosts::default(),
             router,
             claimed: Streams::default(),
             starting: Default::default(),
@@ -104,8 +103,8 @@ impl RaftGroups {
     }
 
     /// Starts the system group, which replicates every stream no other
-    /// group claims, with the proposals the node's router sends it
-    /// everything else. Returns it.
+    /// group claims: `proposals` are those the node's router sends the
+    /// commits of every such stream to.
     pub(crate) async fn start_system(
         &self,
         proposals: Arc<Proposals>,

@@ -109,7 +109,7 @@ pub struct StateMachine {
     owns: Owns,
     /// Makes a stream the group's when one of its entries, or a snapshot,
     /// brings a stream it did not have (a keyed database's partition made
-    /// by a split on the primary). None for the first group, which has
+    /// by a split on the primary). None for the system group, which has
     /// every stream no other group claimed.
     adopt: Option<Adopt>,
 }

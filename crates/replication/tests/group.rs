@@ -14,7 +14,7 @@ use common::*;
 use tessera_engine::tuple::{Tuple, decode_i64, encode_i64, encode_tuple};
 use tessera_engine::{EngineError, IndexKind, Isolation, KeyRange, PRIMARY, TableSpec};
 use tessera_log::LogError;
-use tessera_replication::{NodeInfo, Role};
+use tessera_replication::{ManagerRole, NodeInfo, Role};
 
 fn insert(node: &TestNode, ids: std::ops::RangeInclusive<i64>) -> Result<(), EngineError> {
     let engine = node.group().node().system().clone();
@@ -450,8 +450,8 @@ fn the_manager_is_a_group_of_its_own_and_survives_its_leader() {
     // The status shows each node's part in the manager group.
     wait_for("the status to show the new manager member", Duration::from_secs(10), || {
         let rows = nodes[p].group().status().nodes();
-        let part = |id: u64| rows.iter().find(|r| r.id == id).and_then(|r| r.manager.clone());
-        (part(spare_id).is_some() && rows.iter().filter(|r| r.manager.as_deref() == Some("leader")).count() == 1)
+        let part = |id: u64| rows.iter().find(|r| r.id == id).and_then(|r| r.manager);
+        (part(spare_id).is_some() && rows.iter().filter(|r| r.manager == Some(ManagerRole::Leader)).count() == 1)
             .then_some(())
     });
     for n in nodes.iter_mut().filter(|n| n.group.is_some()) {
@@ -522,7 +522,7 @@ fn two_data_groups_share_the_nodes_with_their_primaries_apart() {
             (ids_in(n, 6) == (1..=20).collect::<Vec<_>>()).then_some(())
         });
     }
-    assert!(!nodes[p].group().groups().in_first_group(6), "the first group's primary counts stream 6 group 1's");
+    assert!(!nodes[p].group().groups().in_system_group(6), "the first group's primary counts stream 6 group 1's");
 
     // Group 1's primary is lost: its group elects another; the first
     // group keeps its primary, and both go on.

@@ -13,7 +13,7 @@ use common::*;
 use openraft::Instant as _;
 use openraft::async_runtime::WatchReceiver;
 use tessera_engine::{IndexKind, TableSpec};
-use tessera_replication::{NodeInfo, Role};
+use tessera_replication::{NodeInfo, ReplicaRole, Role};
 
 /// How long ago the primary of group `group` on `node` last heard from
 /// each of its secondaries (heartbeat or replication answer).
@@ -67,7 +67,7 @@ fn an_idle_group_goes_quiet_keeps_its_primary_wakes_to_write_and_fails_over() {
     );
     // The manager still counts the quiet secondaries alive.
     let replicas = nodes[p].group().groups().replicas_of(1).unwrap();
-    assert!(replicas.iter().all(|r| r.role == "primary" || r.role == "secondary"), "{replicas:?}");
+    assert!(replicas.iter().all(|r| matches!(r.role, ReplicaRole::Primary | ReplicaRole::Secondary)), "{replicas:?}");
 
     // A write wakes the group and reaches every replica.
     let started = Instant::now();

@@ -15,7 +15,7 @@ use tessera_engine::row_filter::{Cmp, FieldTest};
 use tessera_engine::tuple::{Tuple, decode_i64, encode_i64, encode_tuple};
 use tessera_engine::{EngineError, IndexKind, Isolation, KeyRange, LogError, PutCondition, PutOutcome, TableSpec};
 use tessera_replication::NodeInfo;
-use tessera_replication::remote_part::{Begin, RemoteTxn};
+use tessera_replication::parts::{Begin, RemoteTxn};
 
 const GROUP: u32 = 1;
 const STREAM: u32 = 5;

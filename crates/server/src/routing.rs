@@ -87,7 +87,7 @@ impl DatabaseRouting {
 
     /// How the first group's sessions learn of a planned move of its primary.
     pub(crate) fn first_gate(&self) -> Option<Arc<tessera_replication::MoveGate>> {
-        self.groups.first_move_gate()
+        self.groups.system_move_gate()
     }
 
     /// Where a session of database `db` runs.

@@ -17,7 +17,7 @@ use std::time::Instant;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use tessera_engine::EngineConfig;
-use tessera_replication::{ClusterSecret, Group, GroupConfig, NodeInfo};
+use tessera_replication::{ClusterSecret, NodeInfo, ReplicationConfig, ReplicationNode};
 use tessera_sql::storage::catalog::block_home;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -125,7 +125,7 @@ pub fn status(args: AdminArgs) -> Result<(), Box<dyn std::error::Error>> {
             load(|l| l.connections),
             load(|l| l.cpu_percent),
             load(|l| l.rss_mb),
-            r.manager.as_deref().unwrap_or("-"),
+            r.manager.map_or("-", |m| m.as_str()),
             if r.draining { "yes" } else { "-" }
         );
     }
@@ -226,7 +226,7 @@ pub fn start(
     };
     let started = Instant::now();
     let mut config =
-        GroupConfig::new(id, info.clone(), data_dir.join("raft-log"), ClusterSecret::new(secret.as_bytes()));
+        ReplicationConfig::new(id, info.clone(), data_dir.join("raft-log"), ClusterSecret::new(secret.as_bytes()));
     config.join = args.join;
     config.connections = server_config.connections.clone();
     config.snapshot_every = args.snapshot_every;
@@ -242,7 +242,7 @@ pub fn start(
     }
     config.replicas = args.replicas;
     config.replace_after = std::time::Duration::from_secs(args.replace_after_secs);
-    let group = Group::start(config, EngineConfig::in_memory(), rpc)?;
+    let group = ReplicationNode::start(config, EngineConfig::in_memory(), rpc)?;
     println!(
         "tessera: node {id} ready (data dir {}, log replayed in {} ms); cluster RPC on {}",
         data_dir.display(),
@@ -268,7 +268,7 @@ pub fn start(
         Arc::new(move || {
             let first = groups.clone();
             let sql =
-                tessera_sql::SqlEngine::open_maintaining(node.clone(), Arc::new(move |s| first.in_first_group(s)))
+                tessera_sql::SqlEngine::open_maintaining(node.clone(), Arc::new(move |s| first.in_system_group(s)))
                     .map_err(|e| e.to_string())?;
             sql.catalog.set_cluster(view.clone());
             sql.catalog.set_groups(Arc::new(Homes::new(groups.clone(), crash.clone())));
@@ -343,7 +343,7 @@ pub fn start(
 
 /// A secondary's freshness, as its read-only sessions check it (nothing is
 /// staler than the primary's own data: zero while this node is primary).
-struct Fresh(Arc<tessera_replication::freshness::Freshness>, tokio::sync::watch::Receiver<tessera_replication::Role>);
+struct Fresh(Arc<tessera_replication::Freshness>, tokio::sync::watch::Receiver<tessera_replication::Role>);
 
 impl tessera_sql::storage::cluster_view::SecondaryState for Fresh {
     fn staleness(&self) -> Option<std::time::Duration> {
@@ -545,7 +545,7 @@ impl tessera_sql::storage::cluster_view::ClusterView for View {
                 pg_addr: n.info.pg_addr,
                 failure_domain: n.info.failure_domain,
                 upgrade_domain: n.info.upgrade_domain,
-                role: n.role,
+                role: n.role.to_string(),
                 epoch: n.epoch,
                 applied: n.matched,
                 behind: n.behind,
@@ -554,7 +554,7 @@ impl tessera_sql::storage::cluster_view::ClusterView for View {
                     cpu_percent: l.cpu_percent,
                     rss_mb: l.rss_mb,
                 }),
-                manager: n.manager,
+                manager: n.manager.map(|m| m.to_string()),
                 draining: n.draining,
             })
             .collect()
@@ -563,7 +563,7 @@ impl tessera_sql::storage::cluster_view::ClusterView for View {
     fn holds_lease(&self, home: Option<u32>) -> bool {
         // A home with a group of its own is that group; the rest is the
         // first group's.
-        let group = home.filter(|h| !self.1.in_first_group(*h)).unwrap_or(tessera_replication::types::DATA_GROUP);
+        let group = home.filter(|h| !self.1.in_system_group(*h)).unwrap_or(tessera_replication::SYSTEM_GROUP);
         self.1.holds_lease(group)
     }
 

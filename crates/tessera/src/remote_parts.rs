@@ -1,6 +1,6 @@
 //! The SQL layer's partitions led by other nodes (`tessera_sql::storage::remote`),
 //! over the replication layer's remote transactions
-//! (`tessera_replication::remote_part`).
+//! (`tessera_replication::parts`).
 //!
 //! The SQL layer calls from a session's thread and expects an answer; the
 //! calls travel on the replication layer's runtime, and the session's
@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use tessera_engine::row_filter::FieldTest;
 use tessera_engine::{EngineError, KeyRange, PutCondition, PutOutcome, RowVersion, TableSpec};
 use tessera_replication::Groups;
-use tessera_replication::remote_part::{
+use tessera_replication::parts::{
     Begin, RemoteTxn, SchemaChange, WireIndex, WireTable, durability_code, isolation_code,
 };
 use tessera_sql::storage::remote::{EResult, PartSchema, PartitionRoutes, RemoteBegin, RemotePart};
@@ -75,7 +75,7 @@ impl PartitionRoutes for Routes {
         let settled = match handing_over(&self.0) {
             // The usual case, without a trip to the replication runtime.
             false => self.0.begin_remote(group, stream, begin),
-            true => Err(String::new()),
+            true => Err(EngineError::Unavailable(String::new())),
         };
         let groups = self.0.clone();
         let settled = if settled.is_ok() {
@@ -99,7 +99,7 @@ impl PartitionRoutes for Routes {
         match settled {
             Ok(None) => Ok(None),
             Ok(Some(txn)) => Ok(Some(Box::new(Remote { txn: Some(txn), groups: self.0.clone() }))),
-            Err(why) => Err(EngineError::Unavailable(why)),
+            Err(e) => Err(e),
         }
     }
 

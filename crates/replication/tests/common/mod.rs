@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tessera_engine::tuple::{Tuple, decode_i64, encode_i64, encode_tuple};
 use tessera_engine::{EngineConfig, Isolation, KeyRange, PRIMARY};
-use tessera_replication::{ClusterSecret, Group, GroupConfig, NodeInfo, Role};
+use tessera_replication::{ClusterSecret, NodeInfo, ReplicationConfig, ReplicationNode, Role};
 
 pub const SECRET: &[u8] = b"test cluster secret";
 
@@ -17,16 +17,16 @@ pub struct TestNode {
     pub id: u64,
     pub dir: PathBuf,
     pub addr: String,
-    pub group: Option<Group>,
+    pub group: Option<ReplicationNode>,
     /// Entries between snapshots (0: none).
     pub snapshot_every: u64,
     /// How long a voter may be gone before the manager replaces it.
     pub replace_after: Duration,
 }
 
-pub fn config(id: u64, dir: &Path, addr: &str, join: &[String]) -> GroupConfig {
+pub fn config(id: u64, dir: &Path, addr: &str, join: &[String]) -> ReplicationConfig {
     let info = NodeInfo { rpc_addr: addr.to_string(), pg_addr: String::new(), ..Default::default() };
-    let mut c = GroupConfig::new(id, info, dir.join("raft-log"), ClusterSecret::new(SECRET));
+    let mut c = ReplicationConfig::new(id, info, dir.join("raft-log"), ClusterSecret::new(SECRET));
     c.join = join.to_vec();
     c.heartbeat_ms = 50;
     c.election_timeout_ms = (300, 600);
@@ -45,14 +45,14 @@ impl TestNode {
         c.snapshot_every = self.snapshot_every;
         c.log_kept_below_snapshot = 10;
         c.replace_after = self.replace_after;
-        self.group = Some(Group::start(c, EngineConfig::in_memory(), listener).unwrap());
+        self.group = Some(ReplicationNode::start(c, EngineConfig::in_memory(), listener).unwrap());
     }
 
     pub fn stop(&mut self) {
         self.group.take().unwrap().shutdown().unwrap();
     }
 
-    pub fn group(&self) -> &Group {
+    pub fn group(&self) -> &ReplicationNode {
         self.group.as_ref().unwrap()
     }
 

@@ -4,7 +4,7 @@
 
 use crate::scope::Resolver;
 use crate::storage::catalog::DatabaseDef;
-use crate::storage::cluster_view::{NodeLoad, NodeRow};
+use crate::storage::cluster_view::{NodeLoad, NodeRow, ReplicaRow};
 use crate::system::view::{View, Views, view_row};
 
 /// Tessera's own system views, in the order the schema lists them.
@@ -236,27 +236,31 @@ fn replicas(r: &Resolver) -> Vec<Replicas> {
             d.partitions.iter().enumerate().map(|(k, p)| (k as i64 + 1, p.stream as i64)).collect()
         };
         for (partition, stream) in parts {
-            let row = |node_id: u64, role: &str, epoch: u64, behind: Option<u64>, group_id: i64| Replicas {
-                database: d.name.clone(),
-                partition,
-                stream,
-                node_id: node_id as i64,
-                role: role.to_string(),
-                epoch: epoch as i64,
-                behind: behind.map(|b| b as i64),
-                group_id,
-            };
-            // The partition's group, or its home's.
+            // The partition's group, or its home's; else the nodes' roles
+            // (spares hold no replica).
             let own = r.catalog.stream_replicas(stream as u32);
-            if let Some(replicas) = own.or_else(|| d.home.and_then(|h| r.catalog.stream_replicas(h))) {
-                for x in replicas {
-                    rows.push(row(x.node_id, &x.role, x.epoch, x.behind, x.group as i64));
-                }
-                continue;
-            }
-            // Spares hold no replica.
-            for n in nodes.iter().filter(|n| !n.role.contains("spare")) {
-                rows.push(row(n.id, &n.role, n.epoch, n.behind, 0));
+            let replicas = own.or_else(|| d.home.and_then(|h| r.catalog.stream_replicas(h))).unwrap_or_else(|| {
+                let holders = nodes.iter().filter(|n| !n.role.contains("spare"));
+                let replica = |n: &NodeRow| ReplicaRow {
+                    group: 0,
+                    node_id: n.id,
+                    role: n.role.clone(),
+                    epoch: n.epoch,
+                    behind: n.behind,
+                };
+                holders.map(replica).collect()
+            });
+            for x in replicas {
+                rows.push(Replicas {
+                    database: d.name.clone(),
+                    partition,
+                    stream,
+                    node_id: x.node_id as i64,
+                    role: x.role,
+                    epoch: x.epoch as i64,
+                    behind: x.behind.map(|b| b as i64),
+                    group_id: x.group as i64,
+                });
             }
         }
     }

@@ -102,8 +102,7 @@ impl ColumnValue for Vec<Option<String>> {
 
 /// The value of the `aclitem[]` and `text[]` columns Tessera leaves at
 /// their defaults (privileges, storage options): an array of one NULL,
-/// `{NULL}`, where PostgreSQL has NULL. Clients read it as no privileges
-/// or options granted beyond the owner's.
+/// which reads `{NULL}` (PostgreSQL shows the defaults as NULL itself).
 pub fn unset_array() -> Vec<Option<String>> {
     vec![None]
 }

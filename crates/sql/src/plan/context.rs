@@ -19,7 +19,9 @@ use datafusion::error::Result as DfResult;
 use datafusion::execution::context::{SessionConfig, SessionContext};
 
 use crate::scope::Resolver;
-use crate::system::pg_catalog;
+use crate::system::information_schema::INFORMATION_SCHEMA;
+use crate::system::pg_catalog::PG_CATALOG;
+use crate::system::tessera_views::TESSERA;
 
 pub const DML_SCHEMA: &str = "__dml";
 
@@ -68,11 +70,9 @@ impl SchemaProvider for TesseraSchema {
             SchemaKind::Public | SchemaKind::Dml => {
                 self.r.catalog.tables(&self.r.db).iter().map(|t| t.name.clone()).collect()
             }
-            SchemaKind::PgCatalog => pg_catalog::PG_CATALOG_TABLES.iter().map(|s| s.to_string()).collect(),
-            SchemaKind::InformationSchema => {
-                pg_catalog::INFORMATION_SCHEMA_TABLES.iter().map(|s| s.to_string()).collect()
-            }
-            SchemaKind::Tessera => crate::system::tessera_views::TESSERA_TABLES.iter().map(|s| s.to_string()).collect(),
+            SchemaKind::PgCatalog => PG_CATALOG.names().map(String::from).collect(),
+            SchemaKind::InformationSchema => INFORMATION_SCHEMA.names().map(String::from).collect(),
+            SchemaKind::Tessera => TESSERA.names().map(String::from).collect(),
             SchemaKind::Scratch => self.r.scratch.lock().keys().cloned().collect(),
         }
     }
@@ -81,12 +81,12 @@ impl SchemaProvider for TesseraSchema {
         Ok(match self.kind {
             SchemaKind::Public => match self.r.user_table(name, false) {
                 Some(t) => Some(t),
-                None => pg_catalog::pg_catalog_table(&self.r, name)?,
+                None => PG_CATALOG.table(&self.r, name)?,
             },
             SchemaKind::Dml => self.r.user_table(name, true),
-            SchemaKind::PgCatalog => pg_catalog::pg_catalog_table(&self.r, name)?,
-            SchemaKind::InformationSchema => pg_catalog::information_schema_table(&self.r, name)?,
-            SchemaKind::Tessera => crate::system::tessera_views::tessera_table(&self.r, name)?,
+            SchemaKind::PgCatalog => PG_CATALOG.table(&self.r, name)?,
+            SchemaKind::InformationSchema => INFORMATION_SCHEMA.table(&self.r, name)?,
+            SchemaKind::Tessera => TESSERA.table(&self.r, name)?,
             SchemaKind::Scratch => match self.r.scratch.lock().get(name) {
                 Some(b) => {
                     Some(Arc::new(datafusion::datasource::MemTable::try_new(b.schema(), vec![vec![b.clone()]])?))
@@ -99,9 +99,9 @@ impl SchemaProvider for TesseraSchema {
     fn table_exist(&self, name: &str) -> bool {
         match self.kind {
             SchemaKind::Public | SchemaKind::Dml => self.r.catalog.table(&self.r.db, name).is_some(),
-            SchemaKind::PgCatalog => pg_catalog::PG_CATALOG_TABLES.contains(&name),
-            SchemaKind::InformationSchema => pg_catalog::INFORMATION_SCHEMA_TABLES.contains(&name),
-            SchemaKind::Tessera => crate::system::tessera_views::TESSERA_TABLES.contains(&name),
+            SchemaKind::PgCatalog => PG_CATALOG.contains(name),
+            SchemaKind::InformationSchema => INFORMATION_SCHEMA.contains(name),
+            SchemaKind::Tessera => TESSERA.contains(name),
             SchemaKind::Scratch => self.r.scratch.lock().contains_key(name),
         }
     }
@@ -165,7 +165,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::values::int_casts::register(&ctx);
     crate::values::float_arith::register(&ctx);
     crate::values::pg_typeof::register(&ctx);
-    crate::system::pg_types::register(&ctx, &resolver);
+    crate::system::regtype::register(&ctx, &resolver);
     crate::values::bpchar::register(&ctx);
     crate::values::enums::register(&ctx);
     crate::values::formatting::register(&ctx);

@@ -31,7 +31,7 @@ pub enum ColumnType {
     Int8,
     Float4,
     Text,
-    /// `text[]`, also standing for `aclitem[]` (see [`unset_array`]).
+    /// `text[]`, also standing for `aclitem[]`.
     TextArray,
 }
 
@@ -100,11 +100,24 @@ impl ColumnValue for Vec<Option<String>> {
     }
 }
 
-/// The value of the `aclitem[]` and `text[]` columns Tessera leaves at
-/// their defaults (privileges, storage options): an array of one NULL,
-/// which reads `{NULL}` (PostgreSQL shows the defaults as NULL itself).
-pub fn unset_array() -> Vec<Option<String>> {
-    vec![None]
+/// A nullable `text[]` column: the `aclitem[]` and option columns Tessera
+/// leaves at their defaults (privileges, storage options), which PostgreSQL
+/// shows as NULL.
+impl ColumnValue for Option<Vec<Option<String>>> {
+    const TYPE: ColumnType = ColumnType::TextArray;
+    fn array(values: Vec<Self>) -> ArrayRef {
+        let mut list = ListBuilder::new(StringBuilder::new());
+        for items in values {
+            match items {
+                Some(items) => {
+                    items.iter().for_each(|item| list.values().append_option(item.as_deref()));
+                    list.append(true);
+                }
+                None => list.append(false),
+            }
+        }
+        Arc::new(list.finish())
+    }
 }
 
 /// One row of a system view: a struct whose fields are the view's
@@ -247,7 +260,7 @@ mod tests {
         let names: Vec<&str> = Probe::COLUMNS.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, ["id", "name", "note", "acl", "kind"]);
         let rows = vec![
-            Probe { id: 1, name: "a".into(), note: None, acl: unset_array(), kind: "r" },
+            Probe { id: 1, name: "a".into(), note: None, acl: vec![None], kind: "r" },
             Probe { id: 2, name: "b".into(), note: Some("n".into()), acl: vec![Some("x".into())], kind: "v" },
         ];
         let arrays = Probe::arrays(rows);

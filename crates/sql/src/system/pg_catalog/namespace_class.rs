@@ -4,7 +4,7 @@
 use super::{INFORMATION_SCHEMA_NS, PG_CATALOG_NS, PUBLIC_NS, TEMP_NS};
 use crate::scope::Resolver;
 use crate::storage::catalog::IndexMethod;
-use crate::system::view::{View, unset_array, view_row};
+use crate::system::view::{View, view_row};
 use crate::system::visible;
 
 view_row! {
@@ -13,7 +13,7 @@ view_row! {
         oid: i64,
         nspname: String,
         nspowner: i64,
-        nspacl: Vec<Option<String>>,
+        nspacl: Option<Vec<Option<String>>>,
     }
 }
 
@@ -22,7 +22,7 @@ pub static PG_NAMESPACE: View<PgNamespace> = View { name: "pg_namespace", rows: 
 /// PostgreSQL's schemas, and the session's temporary schema once it
 /// holds a relation.
 fn pg_namespace(r: &Resolver) -> Vec<PgNamespace> {
-    let schema = |oid, name: &str| PgNamespace { oid, nspname: name.to_string(), nspowner: 10, nspacl: unset_array() };
+    let schema = |oid, name: &str| PgNamespace { oid, nspname: name.to_string(), nspowner: 10, nspacl: None };
     let mut rows = vec![
         schema(PG_CATALOG_NS, "pg_catalog"),
         schema(PUBLIC_NS, "public"),
@@ -54,13 +54,13 @@ view_row! {
         relforcerowsecurity: bool,
         relispartition: bool,
         relreplident: &'static str,
-        reloptions: Vec<Option<String>>,
+        reloptions: Option<Vec<Option<String>>>,
         reltablespace: i64,
         reloftype: i64,
         relispopulated: bool,
         relchecks: i16,
         relpages: i32,
-        relacl: Vec<Option<String>>,
+        relacl: Option<Vec<Option<String>>>,
         reltoastrelid: i64,
         relpartbound: Option<String>,
         relisshared: bool,
@@ -90,13 +90,13 @@ impl PgClass {
             relforcerowsecurity: false,
             relispartition: false,
             relreplident: "n",
-            reloptions: unset_array(),
+            reloptions: None,
             reltablespace: 0,
             reloftype: 0,
             relispopulated: true,
             relchecks: 0,
             relpages: 0,
-            relacl: unset_array(),
+            relacl: None,
             reltoastrelid: 0,
             relpartbound: None,
             relisshared: false,

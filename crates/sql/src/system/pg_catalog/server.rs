@@ -4,7 +4,7 @@
 //! fixed rows of `pg_am` and `pg_tablespace`.
 
 use crate::scope::Resolver;
-use crate::system::view::{View, unset_array, view_row};
+use crate::system::view::{View, view_row};
 
 view_row! {
     /// A row of `pg_database`: a database, in the UTF8 encoding (6) and
@@ -19,7 +19,7 @@ view_row! {
         datistemplate: bool,
         datallowconn: bool,
         datconnlimit: i32,
-        datacl: Vec<Option<String>>,
+        datacl: Option<Vec<Option<String>>>,
         daticulocale: Option<String>,
         datlocprovider: &'static str,
         dattablespace: i64,
@@ -44,7 +44,7 @@ fn pg_database(r: &Resolver) -> Vec<PgDatabase> {
             datistemplate: false,
             datallowconn: true,
             datconnlimit: -1,
-            datacl: unset_array(),
+            datacl: None,
             daticulocale: None,
             datlocprovider: "c",
             dattablespace: 1663,

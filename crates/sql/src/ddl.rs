@@ -1,5 +1,6 @@
-//! DDL: databases, tables, indexes, sequences, roles, TRUNCATE (ALTER TABLE
-//! is in `alter`, types and domains in `type_ddl`, views in `view_ddl`).
+//! DDL: databases, tables, indexes, sequences, roles, TRUNCATE (CREATE
+//! TABLE is in `create_table`, ALTER TABLE in `alter`, types and domains in
+//! `type_ddl`, views in `view_ddl`).
 //! It sits above `exec` (whose row checks ALTER reuses) and below
 //! `dispatch`, which routes statements here.
 //!
@@ -8,14 +9,14 @@
 //! once, inside or outside a transaction block, and ROLLBACK does not undo it.
 
 pub(crate) mod alter;
+pub(crate) mod create_table;
 pub(crate) mod type_ddl;
 pub(crate) mod view_ddl;
 
 use datafusion::sql::sqlparser::ast::{
-    AlterRoleOperation, AlterSchemaOperation, ColumnOption, CreateIndex, CreateTable, Expr, GeneratedAs, IndexType,
-    ObjectName, ObjectType, Password, RoleOption, SqlOption, Statement, TableConstraint, Value,
+    AlterRoleOperation, AlterSchemaOperation, CreateIndex, Expr, IndexType, ObjectName, ObjectType, Password,
+    RoleOption, SqlOption, Statement, Value,
 };
-use std::collections::HashSet;
 use tessera_engine::{EngineError, IndexKind, IndexSpec};
 
 use crate::error::{Result, SqlError, code};
@@ -23,11 +24,7 @@ use crate::exec::dml::target_table;
 use crate::parser::ident;
 use crate::parser::object_name;
 use crate::session::{Output, Session};
-use crate::storage::catalog::rowid_sequence;
-use crate::storage::catalog::{
-    CheckDef, ColumnDef, DatabaseDef, Identity, IndexDef, IndexMethod, RoleDef, ScramSecret, SequenceDef, TableDef,
-};
-use crate::values::types::SqlType;
+use crate::storage::catalog::{DatabaseDef, IndexDef, IndexMethod, RoleDef, ScramSecret, SequenceDef, TableDef};
 
 fn cmd(tag: &str) -> Result<Option<Output>> {
     Ok(Some(Output::Command(tag.to_string())))
@@ -54,7 +51,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
         return done.map(Some);
     }
     match stmt {
-        Statement::CreateTable(ct) => create_table(session, ct).await,
+        Statement::CreateTable(ct) => crate::ddl::create_table::create_table(session, ct).await,
         Statement::CreateIndex(ci) => create_index(session, ci),
         Statement::Drop { object_type, if_exists, names, cascade, .. } => {
             drop_objects(session, *object_type, *if_exists, names, *cascade)
@@ -408,218 +405,6 @@ pub(crate) fn index_columns(cols: &[datafusion::sql::sqlparser::ast::IndexColumn
 }
 
 pub(crate) use crate::storage::catalog::{engine_spec, fields_of};
-
-pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
-    if ct.query.is_some() {
-        return Err(SqlError::internal("CREATE TABLE AS reached the DDL handler (dispatch runs it)"));
-    }
-    let name = object_name(&ct.name);
-    let _g = session.catalog().ddl_lock();
-    let db = session.db().to_string();
-    if session.catalog().relation_oid(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
-        if ct.if_not_exists {
-            return cmd("CREATE TABLE");
-        }
-        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
-    }
-    // Accepted and ignored, these would store rows PostgreSQL refuses or
-    // hide rows it shows: refused until they are built.
-    if ct.inherits.is_some() {
-        return Err(SqlError::unsupported("table inheritance (INHERITS)"));
-    }
-    if ct.partition_by.is_some() || ct.partition_of.is_some() {
-        return Err(SqlError::unsupported(
-            "declarative partitioning (PARTITION BY / PARTITION OF); a keyed database partitions its tables itself",
-        ));
-    }
-    if ct.columns.is_empty() {
-        return Err(SqlError::unsupported("a table without columns"));
-    }
-    let oid = session.catalog().alloc_oid_in(&session.info.db)?;
-    let mut def = TableDef {
-        oid,
-        db: db.clone(),
-        name: name.clone(),
-        columns: Vec::new(),
-        primary_key: Vec::new(),
-        indexes: Vec::new(),
-        checks: Vec::new(),
-        next_field: 0,
-        rowid_field: None,
-        engine_name: format!("t{oid}"),
-    };
-    let mut sequences: Vec<SequenceDef> = Vec::new();
-    let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
-    let mut pk: Option<Vec<String>> = None;
-    let set_pk = |cols: Vec<String>, pk: &mut Option<Vec<String>>| {
-        if pk.is_some() {
-            return Err(SqlError::new(
-                code::INVALID_PK,
-                format!("multiple primary keys for table \"{name}\" are not allowed"),
-            ));
-        }
-        *pk = Some(cols);
-        Ok(())
-    };
-    for (i, c) in ct.columns.iter().enumerate() {
-        let cname = ident(&c.name);
-        if def.column(&cname).is_some() {
-            return Err(SqlError::new(code::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
-        }
-        let type_name = c.data_type.to_string();
-        let resolved = session.catalog().resolve_type(&db, &type_name)?;
-        let domain = resolved.domain.as_ref().and_then(|d| d.domain());
-        let mut col = ColumnDef {
-            name: cname.clone(),
-            ty: resolved.ty,
-            not_null: false,
-            default: domain.and_then(|d| d.default.clone()),
-            identity: None,
-            field: i as u16,
-            domain: resolved.domain.as_ref().map(|d| d.oid),
-        };
-        if SqlType::is_serial_name(&type_name) {
-            let seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())))?;
-            col.default = Some(format!("nextval('{}'::regclass)", seq.name));
-            col.not_null = true;
-            sequences.push(seq);
-        }
-        for opt in &c.options {
-            match &opt.option {
-                ColumnOption::NotNull => col.not_null = true,
-                ColumnOption::Null => col.not_null = false,
-                ColumnOption::Default(e) => col.default = Some(e.to_string()),
-                ColumnOption::PrimaryKey(_) => {
-                    set_pk(vec![cname.clone()], &mut pk)?;
-                    col.not_null = true;
-                }
-                ColumnOption::Unique(_) => uniques.push((opt.name.as_ref().map(ident), vec![cname.clone()])),
-                ColumnOption::Check(chk) => def.checks.push(CheckDef {
-                    name: opt.name.as_ref().map(ident).unwrap_or_else(|| format!("{name}_{cname}_check")),
-                    expr: chk.expr.to_string(),
-                }),
-                ColumnOption::Generated { generated_as, sequence_options, generation_expr: None, .. } => {
-                    col.identity = Some(match generated_as {
-                        GeneratedAs::Always => Identity::Always,
-                        _ => Identity::ByDefault,
-                    });
-                    let mut seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())))?;
-                    if let Some(o) = sequence_options {
-                        apply_sequence_options(&mut seq, o)?;
-                    }
-                    col.default = Some(format!("nextval('{}'::regclass)", seq.name));
-                    col.not_null = true;
-                    sequences.push(seq);
-                }
-                ColumnOption::Generated { .. } => return Err(SqlError::unsupported("generated columns")),
-                ColumnOption::ForeignKey(_) => return Err(SqlError::unsupported("FOREIGN KEY constraints")),
-                ColumnOption::Collation(_) | ColumnOption::Comment(_) => {}
-                other => return Err(SqlError::unsupported(format!("the column option {other}"))),
-            }
-        }
-        def.columns.push(col);
-    }
-    def.next_field = def.columns.len() as u16;
-    for tc in &ct.constraints {
-        match tc {
-            TableConstraint::PrimaryKey(p) => set_pk(index_columns(&p.columns)?, &mut pk)?,
-            TableConstraint::Unique(u) => uniques.push((u.name.as_ref().map(ident), index_columns(&u.columns)?)),
-            TableConstraint::Check(c) => def.checks.push(CheckDef {
-                name: c.name.as_ref().map(ident).unwrap_or_else(|| format!("{name}_check")),
-                expr: c.expr.to_string(),
-            }),
-            TableConstraint::ForeignKey(_) => return Err(SqlError::unsupported("FOREIGN KEY constraints")),
-            other => return Err(SqlError::unsupported(format!("the table constraint {other}"))),
-        }
-    }
-    match pk {
-        Some(cols) => {
-            for c in &cols {
-                let col = def.columns.iter_mut().find(|x| &x.name == c).ok_or_else(|| {
-                    SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" named in key does not exist"))
-                })?;
-                if !col.ty.indexable() {
-                    return Err(SqlError::unsupported(format!("a primary key on a column of type {}", col.ty)));
-                }
-                col.not_null = true;
-            }
-            def.indexes.push(IndexDef {
-                name: format!("{name}_pkey"),
-                oid: session.catalog().alloc_oid_in(&session.info.db)?,
-                columns: cols.clone(),
-                unique: true,
-                method: IndexMethod::Btree,
-                primary: true,
-                constraint: true,
-            });
-            def.primary_key = cols;
-        }
-        None => {
-            def.rowid_field = Some(def.next_field);
-            def.next_field += 1;
-            let mut seq =
-                new_sequence(session, &rowid_sequence(&def), Some((oid, crate::storage::catalog::ROWID.into())))?;
-            seq.name = rowid_sequence(&def);
-            sequences.push(seq);
-        }
-    }
-    for (cname, cols) in uniques {
-        fields_of(&def, &cols)?;
-        for c in &cols {
-            if let Some(col) = def.column(c)
-                && !col.ty.indexable()
-            {
-                return Err(SqlError::unsupported(format!("a unique constraint on a column of type {}", col.ty)));
-            }
-        }
-        let iname = cname.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
-        def.indexes.push(IndexDef {
-            name: iname,
-            oid: session.catalog().alloc_oid_in(&session.info.db)?,
-            columns: cols,
-            unique: true,
-            method: IndexMethod::Btree,
-            primary: false,
-            constraint: true,
-        });
-    }
-    check_index_names(session, &def)?;
-    if let Some(key) = session.catalog().database(&db).and_then(|d| d.partition_key) {
-        let columns: Vec<(String, crate::values::types::SqlType)> =
-            def.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
-        crate::storage::keyed::check_table(&db, &key, &name, &columns, &def.primary_key)?;
-        for ix in def.indexes.iter().filter(|i| i.unique) {
-            crate::storage::keyed::check_unique(&def, &key, &ix.columns)?;
-        }
-    }
-    let spec = engine_spec(&def, &def.engine_name)?;
-    for s in sequences {
-        session.catalog().put_sequence(s)?;
-    }
-    let engines = session.catalog().engines_of_name(&db)?;
-    for (i, engine) in engines.iter().enumerate() {
-        if let Err(e) = engine.create_table(spec.clone()) {
-            for done in &engines[..i] {
-                done.drop_table(&def.engine_name)?;
-            }
-            return Err(e.into());
-        }
-    }
-    session.catalog().put_table(def)?;
-    cmd("CREATE TABLE")
-}
-
-fn check_index_names(session: &Session, def: &TableDef) -> Result<()> {
-    let mut seen = HashSet::new();
-    for ix in &def.indexes {
-        if !seen.insert(ix.name.clone())
-            || session.catalog().index(&def.db, &ix.name).is_some_and(|(t, _)| t.oid != def.oid)
-        {
-            return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{}\" already exists", ix.name)));
-        }
-    }
-    Ok(())
-}
 
 fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output>> {
     let _g = session.catalog().ddl_lock();

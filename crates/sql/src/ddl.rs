@@ -1,5 +1,6 @@
-//! DDL: databases, tables, indexes, sequences, roles, TRUNCATE (ALTER TABLE
-//! is in `alter`, types and domains in `type_ddl`, views in `view_ddl`).
+//! DDL: databases, tables, indexes, sequences, roles, TRUNCATE (CREATE
+//! TABLE is in `create_table`, ALTER TABLE in `alter`, types and domains in
+//! `type_ddl`, views in `view_ddl`).
 //! It sits above `exec` (whose row checks ALTER reuses) and below
 //! `dispatch`, which routes statements here.
 //!
@@ -8,14 +9,14 @@
 //! once, inside or outside a transaction block, and ROLLBACK does not undo it.
 
 pub(crate) mod alter;
+pub(crate) mod create_table;
 pub(crate) mod type_ddl;
 pub(crate) mod view_ddl;
 
 use datafusion::sql::sqlparser::ast::{
-    AlterRoleOperation, AlterSchemaOperation, ColumnOption, CreateIndex, CreateTable, Expr, GeneratedAs, IndexType,
-    ObjectName, ObjectType, Password, RoleOption, SqlOption, Statement, TableConstraint, Value,
+    AlterRoleOperation, AlterSchema, AlterSchemaOperation, CreateIndex, CreateRole, Expr, Ident, IndexType, ObjectName,
+    ObjectType, Password, RoleOption, SequenceOptions, SqlOption, Statement, Tag, Truncate, Value,
 };
-use std::collections::HashSet;
 use tessera_engine::{EngineError, IndexKind, IndexSpec};
 
 use crate::error::{Result, SqlError, code};
@@ -23,11 +24,9 @@ use crate::exec::dml::target_table;
 use crate::parser::ident;
 use crate::parser::object_name;
 use crate::session::{Output, Session};
-use crate::storage::catalog::rowid_sequence;
 use crate::storage::catalog::{
-    CheckDef, ColumnDef, DatabaseDef, Identity, IndexDef, IndexMethod, RoleDef, ScramSecret, SequenceDef, TableDef,
+    Catalog, DatabaseDef, IndexDef, IndexMethod, RoleDef, ScramSecret, SequenceDef, TableDef,
 };
-use crate::values::types::SqlType;
 
 fn cmd(tag: &str) -> Result<Option<Output>> {
     Ok(Some(Output::Command(tag.to_string())))
@@ -54,7 +53,7 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
         return done.map(Some);
     }
     match stmt {
-        Statement::CreateTable(ct) => create_table(session, ct).await,
+        Statement::CreateTable(ct) => crate::ddl::create_table::create_table(session, ct).await,
         Statement::CreateIndex(ci) => create_index(session, ci),
         Statement::Drop { object_type, if_exists, names, cascade, .. } => {
             drop_objects(session, *object_type, *if_exists, names, *cascade)
@@ -62,182 +61,16 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
         Statement::AlterTable(at) => {
             crate::ddl::alter::alter_table(session, &at.name, at.if_exists, &at.operations).await
         }
-        Statement::Truncate(t) => {
-            let restart = matches!(t.identity, Some(datafusion::sql::sqlparser::ast::TruncateIdentityOption::Restart));
-            let _g = session.catalog().ddl_lock();
-            let mut defs = Vec::new();
-            for target in &t.table_names {
-                defs.push(target_table(session, &target.name)?);
-            }
-            for def in defs {
-                for engine in session.catalog().engines_of_name(&def.db)? {
-                    engine.truncate_table(&def.engine_name)?;
-                }
-                session.catalog().touch();
-                if restart {
-                    for s in session.catalog().sequences(&def.db) {
-                        if s.owned_by.as_ref().map(|o| o.0) == Some(def.oid) {
-                            session.catalog().setval(&s, s.start, false)?;
-                        }
-                    }
-                }
-            }
-            cmd("TRUNCATE TABLE")
-        }
-        Statement::AlterSchema(a)
-            if matches!(a.operations.as_slice(), [AlterSchemaOperation::SetOptionsParens { options }]
-                if matches!(options.as_slice(), [SqlOption::KeyValue { key, .. }] if key.value == crate::parser::database::SPLIT_AT_OPTION)) =>
-        {
-            let [AlterSchemaOperation::SetOptionsParens { options }] = a.operations.as_slice() else { unreachable!() };
-            let [SqlOption::KeyValue { value, .. }] = options.as_slice() else { unreachable!() };
-            let value = match value {
-                Expr::Value(v) => match &v.value {
-                    Value::SingleQuotedString(s) => s.clone(),
-                    other => other.to_string(),
-                },
-                other => other.to_string(),
-            };
-            let db = object_name(&a.name);
-            require_owner_or_superuser(session, &db)?;
-            // On a cluster a database with a home is split by its own
-            // group's primary, where its sessions run.
-            if db != session.db()
-                && session.catalog().groups().is_some()
-                && session.catalog().database(&db).is_some_and(|d| d.home.is_some())
-            {
-                return Err(SqlError::new(
-                    code::FEATURE_NOT_SUPPORTED,
-                    format!("database \"{db}\" is split from a session of its own"),
-                )
-                .with_hint(format!("Connect to database \"{db}\" to run it.")));
-            }
-            let _g = session.catalog().ddl_lock();
-            let catalog = session.catalog().clone();
-            crate::storage::blocking(|| crate::storage::split::split(&catalog, &db, &value))?;
-            cmd("ALTER DATABASE")
-        }
+        Statement::Truncate(t) => truncate(session, t),
+        Statement::AlterSchema(a) if is_split_at(a) => split_database(session, a),
         Statement::CreateDatabase { db_name, if_not_exists, with_tags, .. } => {
-            let name = object_name(db_name);
-            let options = crate::storage::keyed::database_options(with_tags.as_ref())?;
-            let _g = session.catalog().ddl_lock();
-            if session.catalog().database(&name).is_some() {
-                if *if_not_exists {
-                    return cmd("CREATE DATABASE");
-                }
-                return Err(SqlError::new(code::DUPLICATE_DATABASE, format!("database \"{name}\" already exists")));
-            }
-            let oid = session.catalog().alloc_oid();
-            // A keyed database's rows live in its partitions; a keyless
-            // one gets a home engine of its own (see `catalog/home.rs`).
-            let (partitions, home, next_stream) = match options.key {
-                Some(_) => {
-                    let ranges = crate::storage::partition::ranges(&options.splits);
-                    let (home, parts, next) =
-                        crate::storage::blocking(|| session.catalog().create_keyed_home(options.replicas, ranges))?;
-                    (parts, Some(home), next)
-                }
-                None => {
-                    (Vec::new(), Some(crate::storage::blocking(|| session.catalog().create_home(options.replicas))?), 0)
-                }
-            };
-            let partitions_made = partitions.clone();
-            let made = session.catalog().put_database(DatabaseDef {
-                oid,
-                name,
-                owner: session.info.user.clone(),
-                partition_key: options.key,
-                partitions,
-                schema_version: 0,
-                home,
-                next_stream,
-            });
-            if let Some(home) = home {
-                let catalog = session.catalog().clone();
-                match &made {
-                    Ok(()) => crate::storage::blocking(|| catalog.place_home(home, &partitions_made)),
-                    Err(_) => crate::storage::blocking(|| catalog.abandon_home(home, &partitions_made)),
-                }
-            }
-            made?;
-            cmd("CREATE DATABASE")
+            create_database(session, db_name, *if_not_exists, with_tags.as_ref())
         }
         Statement::CreateSequence { if_not_exists, name, sequence_options, .. } => {
-            let name = object_name(name);
-            let _g = session.catalog().ddl_lock();
-            if session.catalog().sequence(session.db(), &name).is_some()
-                || session.catalog().relation_oid(session.db(), &name).is_some()
-            {
-                if *if_not_exists {
-                    return cmd("CREATE SEQUENCE");
-                }
-                return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
-            }
-            let mut seq = new_sequence(session, &name, None)?;
-            apply_sequence_options(&mut seq, sequence_options)?;
-            session.catalog().put_sequence(seq)?;
-            cmd("CREATE SEQUENCE")
+            create_sequence(session, name, *if_not_exists, sequence_options)
         }
-        Statement::CreateRole(cr) => {
-            let _g = session.catalog().ddl_lock();
-            require_superuser(session)?;
-            for n in &cr.names {
-                let name = object_name(n);
-                if session.catalog().role(&name).is_some() {
-                    if cr.if_not_exists {
-                        continue;
-                    }
-                    return Err(SqlError::new(code::DUPLICATE_OBJECT, format!("role \"{name}\" already exists")));
-                }
-                let password = match &cr.password {
-                    Some(Password::Password(e)) => Some(scram_secret(&password_text(e)?)),
-                    _ => None,
-                };
-                let oid = session.catalog().alloc_oid_in(&session.info.db)?;
-                session.catalog().put_role(RoleDef {
-                    oid,
-                    name,
-                    superuser: cr.superuser.unwrap_or(false),
-                    login: cr.login.unwrap_or(false),
-                    create_db: cr.create_db.unwrap_or(false),
-                    password,
-                })?;
-            }
-            cmd("CREATE ROLE")
-        }
-        Statement::AlterRole { name, operation } => {
-            let _g = session.catalog().ddl_lock();
-            let name = ident(name);
-            let mut role = session
-                .catalog()
-                .role(&name)
-                .ok_or_else(|| SqlError::new(code::UNDEFINED_OBJECT, format!("role \"{name}\" does not exist")))?;
-            if name != session.info.user {
-                require_superuser(session)?;
-            }
-            match operation {
-                AlterRoleOperation::WithOptions { options } => {
-                    for o in options {
-                        match o {
-                            RoleOption::Password(Password::Password(e)) => {
-                                role.password = Some(scram_secret(&password_text(e)?))
-                            }
-                            RoleOption::Password(Password::NullPassword) => role.password = None,
-                            RoleOption::Login(b) => role.login = *b,
-                            RoleOption::SuperUser(b) => {
-                                require_superuser(session)?;
-                                role.superuser = *b
-                            }
-                            RoleOption::CreateDB(b) => role.create_db = *b,
-                            _ => {}
-                        }
-                    }
-                }
-                AlterRoleOperation::RenameRole { role_name } => role.name = ident(role_name),
-                _ => return Err(SqlError::unsupported("this form of ALTER ROLE")),
-            }
-            session.catalog().put_role(role)?;
-            cmd("ALTER ROLE")
-        }
+        Statement::CreateRole(cr) => create_role(session, cr),
+        Statement::AlterRole { name, operation } => alter_role(session, name, operation),
         Statement::CreateSchema { .. } => Err(SqlError::unsupported("CREATE SCHEMA (Tessera has one schema, public)")),
         Statement::CreateFunction(_) => Err(SqlError::unsupported("CREATE FUNCTION")),
         Statement::CreateTrigger(_) => Err(SqlError::unsupported("CREATE TRIGGER")),
@@ -246,16 +79,214 @@ async fn execute(session: &mut Session, stmt: &Statement) -> Result<Option<Outpu
             // Statistics are kept continuously (per-table live rows and bytes).
             cmd("ANALYZE")
         }
-        Statement::Vacuum(_) => {
-            session.catalog().engine().collect_garbage();
-            // (The partitions led elsewhere collect on their primaries.)
-            for engine in session.catalog().engines_of_name(&session.info.db)? {
-                engine.engine.collect_garbage();
-            }
-            cmd("VACUUM")
-        }
+        Statement::Vacuum(_) => vacuum(session),
         _ => Ok(None),
     }
+}
+
+fn truncate(session: &mut Session, t: &Truncate) -> Result<Option<Output>> {
+    let restart = matches!(t.identity, Some(datafusion::sql::sqlparser::ast::TruncateIdentityOption::Restart));
+    let _g = session.catalog().ddl_lock();
+    let mut defs = Vec::new();
+    for target in &t.table_names {
+        defs.push(target_table(session, &target.name)?);
+    }
+    for def in defs {
+        for engine in session.catalog().engines_of_name(&def.db)? {
+            engine.truncate_table(&def.engine_name)?;
+        }
+        session.catalog().touch();
+        if restart {
+            for s in session.catalog().sequences(&def.db) {
+                if s.owned_by.as_ref().map(|o| o.0) == Some(def.oid) {
+                    session.catalog().setval(&s, s.start, false)?;
+                }
+            }
+        }
+    }
+    cmd("TRUNCATE TABLE")
+}
+
+/// `ALTER DATABASE name SPLIT AT (value)`, as the parser carries it (see
+/// `parser::database`).
+fn is_split_at(a: &AlterSchema) -> bool {
+    matches!(a.operations.as_slice(), [AlterSchemaOperation::SetOptionsParens { options }]
+        if matches!(options.as_slice(), [SqlOption::KeyValue { key, .. }] if key.value == crate::parser::database::SPLIT_AT_OPTION))
+}
+
+/// `ALTER DATABASE name SPLIT AT (value)`: the partition holding the value
+/// is split there (see `storage::split`).
+fn split_database(session: &mut Session, a: &AlterSchema) -> Result<Option<Output>> {
+    let [AlterSchemaOperation::SetOptionsParens { options }] = a.operations.as_slice() else { unreachable!() };
+    let [SqlOption::KeyValue { value, .. }] = options.as_slice() else { unreachable!() };
+    let value = match value {
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    };
+    let db = object_name(&a.name);
+    require_owner_or_superuser(session, &db)?;
+    // On a cluster a database with a home is split by its own
+    // group's primary, where its sessions run.
+    if db != session.db()
+        && session.catalog().groups().is_some()
+        && session.catalog().database(&db).is_some_and(|d| d.home.is_some())
+    {
+        return Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("database \"{db}\" is split from a session of its own"),
+        )
+        .with_hint(format!("Connect to database \"{db}\" to run it.")));
+    }
+    let _g = session.catalog().ddl_lock();
+    let catalog = session.catalog().clone();
+    crate::storage::blocking(|| crate::storage::split::split(&catalog, &db, &value))?;
+    cmd("ALTER DATABASE")
+}
+
+fn create_database(
+    session: &mut Session,
+    db_name: &ObjectName,
+    if_not_exists: bool,
+    with_tags: Option<&Vec<Tag>>,
+) -> Result<Option<Output>> {
+    let name = object_name(db_name);
+    let options = crate::storage::keyed::database_options(with_tags)?;
+    let _g = session.catalog().ddl_lock();
+    if session.catalog().database(&name).is_some() {
+        if if_not_exists {
+            return cmd("CREATE DATABASE");
+        }
+        return Err(SqlError::new(code::DUPLICATE_DATABASE, format!("database \"{name}\" already exists")));
+    }
+    let oid = session.catalog().alloc_oid();
+    // A keyed database's rows live in its partitions; a keyless
+    // one gets a home engine of its own (see `catalog/home.rs`).
+    let (partitions, home, next_stream) = match options.key {
+        Some(_) => {
+            let ranges = crate::storage::partition::ranges(&options.splits);
+            let (home, parts, next) =
+                crate::storage::blocking(|| session.catalog().create_keyed_home(options.replicas, ranges))?;
+            (parts, Some(home), next)
+        }
+        None => (Vec::new(), Some(crate::storage::blocking(|| session.catalog().create_home(options.replicas))?), 0),
+    };
+    let partitions_made = partitions.clone();
+    let made = session.catalog().put_database(DatabaseDef {
+        oid,
+        name,
+        owner: session.info.user.clone(),
+        partition_key: options.key,
+        partitions,
+        schema_version: 0,
+        home,
+        next_stream,
+    });
+    if let Some(home) = home {
+        let catalog = session.catalog().clone();
+        match &made {
+            Ok(()) => crate::storage::blocking(|| catalog.place_home(home, &partitions_made)),
+            Err(_) => crate::storage::blocking(|| catalog.abandon_home(home, &partitions_made)),
+        }
+    }
+    made?;
+    cmd("CREATE DATABASE")
+}
+
+fn create_sequence(
+    session: &mut Session,
+    name: &ObjectName,
+    if_not_exists: bool,
+    sequence_options: &[SequenceOptions],
+) -> Result<Option<Output>> {
+    let name = object_name(name);
+    let _g = session.catalog().ddl_lock();
+    if session.catalog().sequence(session.db(), &name).is_some()
+        || session.catalog().relation_oid(session.db(), &name).is_some()
+    {
+        if if_not_exists {
+            return cmd("CREATE SEQUENCE");
+        }
+        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+    }
+    let mut seq = new_sequence(session, &name, None)?;
+    apply_sequence_options(&mut seq, sequence_options)?;
+    session.catalog().put_sequence(seq)?;
+    cmd("CREATE SEQUENCE")
+}
+
+fn create_role(session: &mut Session, cr: &CreateRole) -> Result<Option<Output>> {
+    let _g = session.catalog().ddl_lock();
+    require_superuser(session)?;
+    for n in &cr.names {
+        let name = object_name(n);
+        if session.catalog().role(&name).is_some() {
+            if cr.if_not_exists {
+                continue;
+            }
+            return Err(SqlError::new(code::DUPLICATE_OBJECT, format!("role \"{name}\" already exists")));
+        }
+        let password = match &cr.password {
+            Some(Password::Password(e)) => Some(scram_secret(&password_text(e)?)),
+            _ => None,
+        };
+        let oid = session.catalog().alloc_oid_in(&session.info.db)?;
+        session.catalog().put_role(RoleDef {
+            oid,
+            name,
+            superuser: cr.superuser.unwrap_or(false),
+            login: cr.login.unwrap_or(false),
+            create_db: cr.create_db.unwrap_or(false),
+            password,
+        })?;
+    }
+    cmd("CREATE ROLE")
+}
+
+fn alter_role(session: &mut Session, name: &Ident, operation: &AlterRoleOperation) -> Result<Option<Output>> {
+    let _g = session.catalog().ddl_lock();
+    let name = ident(name);
+    let mut role = session
+        .catalog()
+        .role(&name)
+        .ok_or_else(|| SqlError::new(code::UNDEFINED_OBJECT, format!("role \"{name}\" does not exist")))?;
+    if name != session.info.user {
+        require_superuser(session)?;
+    }
+    match operation {
+        AlterRoleOperation::WithOptions { options } => {
+            for o in options {
+                match o {
+                    RoleOption::Password(Password::Password(e)) => {
+                        role.password = Some(scram_secret(&password_text(e)?))
+                    }
+                    RoleOption::Password(Password::NullPassword) => role.password = None,
+                    RoleOption::Login(b) => role.login = *b,
+                    RoleOption::SuperUser(b) => {
+                        require_superuser(session)?;
+                        role.superuser = *b
+                    }
+                    RoleOption::CreateDB(b) => role.create_db = *b,
+                    _ => {}
+                }
+            }
+        }
+        AlterRoleOperation::RenameRole { role_name } => role.name = ident(role_name),
+        _ => return Err(SqlError::unsupported("this form of ALTER ROLE")),
+    }
+    session.catalog().put_role(role)?;
+    cmd("ALTER ROLE")
+}
+
+fn vacuum(session: &mut Session) -> Result<Option<Output>> {
+    session.catalog().engine().collect_garbage();
+    // (The partitions led elsewhere collect on their primaries.)
+    for engine in session.catalog().engines_of_name(&session.info.db)? {
+        engine.engine.collect_garbage();
+    }
+    cmd("VACUUM")
 }
 
 /// Creates an index in every partition of the table's database, or in none:
@@ -409,218 +440,6 @@ pub(crate) fn index_columns(cols: &[datafusion::sql::sqlparser::ast::IndexColumn
 
 pub(crate) use crate::storage::catalog::{engine_spec, fields_of};
 
-pub(crate) async fn create_table(session: &mut Session, ct: &CreateTable) -> Result<Option<Output>> {
-    if ct.query.is_some() {
-        return Err(SqlError::internal("CREATE TABLE AS reached the DDL handler (dispatch runs it)"));
-    }
-    let name = object_name(&ct.name);
-    let _g = session.catalog().ddl_lock();
-    let db = session.db().to_string();
-    if session.catalog().relation_oid(&db, &name).is_some() || session.catalog().sequence(&db, &name).is_some() {
-        if ct.if_not_exists {
-            return cmd("CREATE TABLE");
-        }
-        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
-    }
-    // Accepted and ignored, these would store rows PostgreSQL refuses or
-    // hide rows it shows: refused until they are built.
-    if ct.inherits.is_some() {
-        return Err(SqlError::unsupported("table inheritance (INHERITS)"));
-    }
-    if ct.partition_by.is_some() || ct.partition_of.is_some() {
-        return Err(SqlError::unsupported(
-            "declarative partitioning (PARTITION BY / PARTITION OF); a keyed database partitions its tables itself",
-        ));
-    }
-    if ct.columns.is_empty() {
-        return Err(SqlError::unsupported("a table without columns"));
-    }
-    let oid = session.catalog().alloc_oid_in(&session.info.db)?;
-    let mut def = TableDef {
-        oid,
-        db: db.clone(),
-        name: name.clone(),
-        columns: Vec::new(),
-        primary_key: Vec::new(),
-        indexes: Vec::new(),
-        checks: Vec::new(),
-        next_field: 0,
-        rowid_field: None,
-        engine_name: format!("t{oid}"),
-    };
-    let mut sequences: Vec<SequenceDef> = Vec::new();
-    let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
-    let mut pk: Option<Vec<String>> = None;
-    let set_pk = |cols: Vec<String>, pk: &mut Option<Vec<String>>| {
-        if pk.is_some() {
-            return Err(SqlError::new(
-                code::INVALID_PK,
-                format!("multiple primary keys for table \"{name}\" are not allowed"),
-            ));
-        }
-        *pk = Some(cols);
-        Ok(())
-    };
-    for (i, c) in ct.columns.iter().enumerate() {
-        let cname = ident(&c.name);
-        if def.column(&cname).is_some() {
-            return Err(SqlError::new(code::DUPLICATE_COLUMN, format!("column \"{cname}\" specified more than once")));
-        }
-        let type_name = c.data_type.to_string();
-        let resolved = session.catalog().resolve_type(&db, &type_name)?;
-        let domain = resolved.domain.as_ref().and_then(|d| d.domain());
-        let mut col = ColumnDef {
-            name: cname.clone(),
-            ty: resolved.ty,
-            not_null: false,
-            default: domain.and_then(|d| d.default.clone()),
-            identity: None,
-            field: i as u16,
-            domain: resolved.domain.as_ref().map(|d| d.oid),
-        };
-        if SqlType::is_serial_name(&type_name) {
-            let seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())))?;
-            col.default = Some(format!("nextval('{}'::regclass)", seq.name));
-            col.not_null = true;
-            sequences.push(seq);
-        }
-        for opt in &c.options {
-            match &opt.option {
-                ColumnOption::NotNull => col.not_null = true,
-                ColumnOption::Null => col.not_null = false,
-                ColumnOption::Default(e) => col.default = Some(e.to_string()),
-                ColumnOption::PrimaryKey(_) => {
-                    set_pk(vec![cname.clone()], &mut pk)?;
-                    col.not_null = true;
-                }
-                ColumnOption::Unique(_) => uniques.push((opt.name.as_ref().map(ident), vec![cname.clone()])),
-                ColumnOption::Check(chk) => def.checks.push(CheckDef {
-                    name: opt.name.as_ref().map(ident).unwrap_or_else(|| format!("{name}_{cname}_check")),
-                    expr: chk.expr.to_string(),
-                }),
-                ColumnOption::Generated { generated_as, sequence_options, generation_expr: None, .. } => {
-                    col.identity = Some(match generated_as {
-                        GeneratedAs::Always => Identity::Always,
-                        _ => Identity::ByDefault,
-                    });
-                    let mut seq = new_sequence(session, &format!("{name}_{cname}_seq"), Some((oid, cname.clone())))?;
-                    if let Some(o) = sequence_options {
-                        apply_sequence_options(&mut seq, o)?;
-                    }
-                    col.default = Some(format!("nextval('{}'::regclass)", seq.name));
-                    col.not_null = true;
-                    sequences.push(seq);
-                }
-                ColumnOption::Generated { .. } => return Err(SqlError::unsupported("generated columns")),
-                ColumnOption::ForeignKey(_) => return Err(SqlError::unsupported("FOREIGN KEY constraints")),
-                ColumnOption::Collation(_) | ColumnOption::Comment(_) => {}
-                other => return Err(SqlError::unsupported(format!("the column option {other}"))),
-            }
-        }
-        def.columns.push(col);
-    }
-    def.next_field = def.columns.len() as u16;
-    for tc in &ct.constraints {
-        match tc {
-            TableConstraint::PrimaryKey(p) => set_pk(index_columns(&p.columns)?, &mut pk)?,
-            TableConstraint::Unique(u) => uniques.push((u.name.as_ref().map(ident), index_columns(&u.columns)?)),
-            TableConstraint::Check(c) => def.checks.push(CheckDef {
-                name: c.name.as_ref().map(ident).unwrap_or_else(|| format!("{name}_check")),
-                expr: c.expr.to_string(),
-            }),
-            TableConstraint::ForeignKey(_) => return Err(SqlError::unsupported("FOREIGN KEY constraints")),
-            other => return Err(SqlError::unsupported(format!("the table constraint {other}"))),
-        }
-    }
-    match pk {
-        Some(cols) => {
-            for c in &cols {
-                let col = def.columns.iter_mut().find(|x| &x.name == c).ok_or_else(|| {
-                    SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{c}\" named in key does not exist"))
-                })?;
-                if !col.ty.indexable() {
-                    return Err(SqlError::unsupported(format!("a primary key on a column of type {}", col.ty)));
-                }
-                col.not_null = true;
-            }
-            def.indexes.push(IndexDef {
-                name: format!("{name}_pkey"),
-                oid: session.catalog().alloc_oid_in(&session.info.db)?,
-                columns: cols.clone(),
-                unique: true,
-                method: IndexMethod::Btree,
-                primary: true,
-                constraint: true,
-            });
-            def.primary_key = cols;
-        }
-        None => {
-            def.rowid_field = Some(def.next_field);
-            def.next_field += 1;
-            let mut seq =
-                new_sequence(session, &rowid_sequence(&def), Some((oid, crate::storage::catalog::ROWID.into())))?;
-            seq.name = rowid_sequence(&def);
-            sequences.push(seq);
-        }
-    }
-    for (cname, cols) in uniques {
-        fields_of(&def, &cols)?;
-        for c in &cols {
-            if let Some(col) = def.column(c)
-                && !col.ty.indexable()
-            {
-                return Err(SqlError::unsupported(format!("a unique constraint on a column of type {}", col.ty)));
-            }
-        }
-        let iname = cname.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
-        def.indexes.push(IndexDef {
-            name: iname,
-            oid: session.catalog().alloc_oid_in(&session.info.db)?,
-            columns: cols,
-            unique: true,
-            method: IndexMethod::Btree,
-            primary: false,
-            constraint: true,
-        });
-    }
-    check_index_names(session, &def)?;
-    if let Some(key) = session.catalog().database(&db).and_then(|d| d.partition_key) {
-        let columns: Vec<(String, crate::values::types::SqlType)> =
-            def.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
-        crate::storage::keyed::check_table(&db, &key, &name, &columns, &def.primary_key)?;
-        for ix in def.indexes.iter().filter(|i| i.unique) {
-            crate::storage::keyed::check_unique(&def, &key, &ix.columns)?;
-        }
-    }
-    let spec = engine_spec(&def, &def.engine_name)?;
-    for s in sequences {
-        session.catalog().put_sequence(s)?;
-    }
-    let engines = session.catalog().engines_of_name(&db)?;
-    for (i, engine) in engines.iter().enumerate() {
-        if let Err(e) = engine.create_table(spec.clone()) {
-            for done in &engines[..i] {
-                done.drop_table(&def.engine_name)?;
-            }
-            return Err(e.into());
-        }
-    }
-    session.catalog().put_table(def)?;
-    cmd("CREATE TABLE")
-}
-
-fn check_index_names(session: &Session, def: &TableDef) -> Result<()> {
-    let mut seen = HashSet::new();
-    for ix in &def.indexes {
-        if !seen.insert(ix.name.clone())
-            || session.catalog().index(&def.db, &ix.name).is_some_and(|(t, _)| t.oid != def.oid)
-        {
-            return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{}\" already exists", ix.name)));
-        }
-    }
-    Ok(())
-}
-
 fn create_index(session: &mut Session, ci: &CreateIndex) -> Result<Option<Output>> {
     let _g = session.catalog().ddl_lock();
     let def = target_table(session, &ci.table_name)?;
@@ -732,155 +551,13 @@ fn drop_objects(
     let db = session.db().to_string();
     for n in names {
         let name = object_name(n);
-        let missing = |what: &str| -> Result<()> {
-            if if_exists {
-                Ok(())
-            } else {
-                let code = match what {
-                    "database" => code::UNDEFINED_DATABASE,
-                    "index" | "role" => code::UNDEFINED_OBJECT,
-                    _ => code::UNDEFINED_TABLE,
-                };
-                Err(SqlError::new(code, format!("{what} \"{name}\" does not exist")))
-            }
-        };
         match kind {
-            ObjectType::Table => match catalog.table(&db, &name) {
-                Some(def) => drop_table_def(&catalog, &def, cascade)?,
-                None if catalog.view(&db, &name).is_some() => {
-                    return Err(SqlError::new(code::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a table"))
-                        .with_hint("Use DROP VIEW to remove a view."));
-                }
-                None => missing("table")?,
-            },
-            ObjectType::Index => match catalog.index(&db, &name) {
-                Some((def, ix)) => {
-                    if ix.constraint {
-                        return Err(SqlError::new(
-                            code::DEPENDENT_OBJECTS,
-                            format!(
-                                "cannot drop index {name} because constraint {name} on table {} requires it",
-                                def.name
-                            ),
-                        )
-                        .with_hint(format!("You can drop constraint {name} on table {} instead.", def.name)));
-                    }
-                    let mut new_def = (*def).clone();
-                    new_def.indexes.retain(|i| i.name != name);
-                    catalog.put_table(new_def)?;
-                    for engine in catalog.engines_of_name(&db)? {
-                        engine.drop_index(&def.engine_name, &name)?;
-                    }
-                }
-                None => missing("index")?,
-            },
-            ObjectType::Sequence => match catalog.sequence(&db, &name) {
-                Some(s) => {
-                    if s.owned_by.is_some() && !cascade {
-                        let owner =
-                            s.owned_by.as_ref().and_then(|o| catalog.tables(&db).into_iter().find(|t| t.oid == o.0));
-                        if let Some(t) = owner {
-                            return Err(SqlError::new(
-                                code::DEPENDENT_OBJECTS,
-                                format!("cannot drop sequence {name} because other objects depend on it"),
-                            )
-                            .with_detail(format!(
-                                "default value for column of table {} depends on sequence {name}",
-                                t.name
-                            )));
-                        }
-                    }
-                    catalog.drop_sequence_entry(s.oid)?;
-                }
-                None => missing("sequence")?,
-            },
-            ObjectType::Database => match catalog.database(&name) {
-                Some(d) => {
-                    if name == db {
-                        return Err(SqlError::new(code::OBJECT_IN_USE, "cannot drop the currently open database"));
-                    }
-                    let mut others = session.shared.sessions_on(&name);
-                    // A database with a group of its own has its sessions
-                    // where that group's primary is.
-                    if let (Some(home), Some(groups)) = (d.home, catalog.groups()) {
-                        let groups = groups.clone();
-                        others += crate::storage::blocking(move || groups.sessions_on(home)).map_err(|e| {
-                            SqlError::new(
-                                code::CANNOT_CONNECT_NOW,
-                                format!("cannot tell whether database \"{name}\" is in use: {}", e.reason()),
-                            )
-                        })?;
-                    }
-                    if others > 0 {
-                        return Err(SqlError::new(
-                            code::OBJECT_IN_USE,
-                            format!("database \"{name}\" is being accessed by other users"),
-                        )
-                        .with_detail(format!(
-                            "There {} {others} other session{} using the database.",
-                            if others == 1 { "is" } else { "are" },
-                            if others == 1 { "" } else { "s" }
-                        )));
-                    }
-                    // On a cluster a home is a replication group of its
-                    // own, whose primary may be elsewhere: the database's
-                    // entry goes, and with it every way to its home; then
-                    // the group goes, with its tables and rows, from every
-                    // node (its stream is never reused).
-                    if let (Some(home), Some(groups)) = (d.home, catalog.groups()) {
-                        catalog.drop_database_entry(d.oid)?;
-                        // Its partitions' groups too (a split's partition
-                        // is in its parent's).
-                        let own = d.partitions.iter().map(|p| p.stream).filter(|s| groups.group_of(*s) == Some(*s));
-                        for group in std::iter::once(home).chain(own.collect::<Vec<_>>()) {
-                            let groups = groups.clone();
-                            if let Err(e) = crate::storage::blocking(move || groups.remove(group)) {
-                                tracing::warn!(
-                                    group,
-                                    "database \"{name}\" was dropped, but its replicas were not removed: {}",
-                                    e.reason()
-                                );
-                            }
-                        }
-                        continue;
-                    }
-                    let engines = catalog.engines_of(&d)?;
-                    for t in catalog.tables(&name) {
-                        if d.partitions.is_empty() {
-                            for engine in &engines {
-                                engine.drop_table(&t.engine_name)?;
-                            }
-                        }
-                        catalog.drop_table_entry(&t)?;
-                    }
-                    for s in catalog.sequences(&name) {
-                        catalog.drop_sequence_entry(s.oid)?;
-                    }
-                    for t in catalog.user_types(&name) {
-                        catalog.drop_type_entry(t.oid)?;
-                    }
-                    catalog.drop_database_entry(d.oid)?;
-                    // The partitions and the home go with their database,
-                    // files and all.
-                    drop(engines);
-                    crate::storage::blocking(|| catalog.drop_partitions(&d.partitions))?;
-                    if let Some(home) = d.home {
-                        crate::storage::blocking(|| catalog.drop_home(home))?;
-                    }
-                }
-                None => missing("database")?,
-            },
-            ObjectType::Role | ObjectType::User => {
-                require_superuser(session)?;
-                match catalog.role(&name) {
-                    Some(r) if r.name == session.info.user => {
-                        return Err(SqlError::new(code::OBJECT_IN_USE, "current user cannot be dropped"));
-                    }
-                    Some(r) => catalog.drop_role(r.oid)?,
-                    None => missing("role")?,
-                }
-            }
-            ObjectType::View => missing("view")?,
+            ObjectType::Table => drop_table(&catalog, &db, &name, if_exists, cascade)?,
+            ObjectType::Index => drop_index(&catalog, &db, &name, if_exists)?,
+            ObjectType::Sequence => drop_sequence(&catalog, &db, &name, if_exists, cascade)?,
+            ObjectType::Database => drop_database(session, &catalog, &db, &name, if_exists)?,
+            ObjectType::Role | ObjectType::User => drop_role(session, &catalog, &name, if_exists)?,
+            ObjectType::View => missing(if_exists, "view", &name)?,
             ObjectType::Schema => return Err(SqlError::unsupported("DROP SCHEMA")),
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         }
@@ -895,4 +572,174 @@ fn drop_objects(
         _ => "DROP",
     };
     cmd(tag)
+}
+
+/// A `what` named `name` that DROP did not find: nothing to do with IF
+/// EXISTS, an error without.
+fn missing(if_exists: bool, what: &str, name: &str) -> Result<()> {
+    if if_exists {
+        Ok(())
+    } else {
+        let code = match what {
+            "database" => code::UNDEFINED_DATABASE,
+            "index" | "role" => code::UNDEFINED_OBJECT,
+            _ => code::UNDEFINED_TABLE,
+        };
+        Err(SqlError::new(code, format!("{what} \"{name}\" does not exist")))
+    }
+}
+
+fn drop_table(catalog: &Catalog, db: &str, name: &str, if_exists: bool, cascade: bool) -> Result<()> {
+    match catalog.table(db, name) {
+        Some(def) => drop_table_def(catalog, &def, cascade)?,
+        None if catalog.view(db, name).is_some() => {
+            return Err(SqlError::new(code::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a table"))
+                .with_hint("Use DROP VIEW to remove a view."));
+        }
+        None => missing(if_exists, "table", name)?,
+    }
+    Ok(())
+}
+
+/// Drops an index that no constraint needs (its constraint is dropped
+/// instead, with ALTER TABLE).
+fn drop_index(catalog: &Catalog, db: &str, name: &str, if_exists: bool) -> Result<()> {
+    match catalog.index(db, name) {
+        Some((def, ix)) => {
+            if ix.constraint {
+                return Err(SqlError::new(
+                    code::DEPENDENT_OBJECTS,
+                    format!("cannot drop index {name} because constraint {name} on table {} requires it", def.name),
+                )
+                .with_hint(format!("You can drop constraint {name} on table {} instead.", def.name)));
+            }
+            let mut new_def = (*def).clone();
+            new_def.indexes.retain(|i| i.name != name);
+            catalog.put_table(new_def)?;
+            for engine in catalog.engines_of_name(db)? {
+                engine.drop_index(&def.engine_name, name)?;
+            }
+        }
+        None => missing(if_exists, "index", name)?,
+    }
+    Ok(())
+}
+
+/// Drops a sequence; one a column's default uses only with CASCADE.
+fn drop_sequence(catalog: &Catalog, db: &str, name: &str, if_exists: bool, cascade: bool) -> Result<()> {
+    match catalog.sequence(db, name) {
+        Some(s) => {
+            if s.owned_by.is_some() && !cascade {
+                let owner = s.owned_by.as_ref().and_then(|o| catalog.tables(db).into_iter().find(|t| t.oid == o.0));
+                if let Some(t) = owner {
+                    return Err(SqlError::new(
+                        code::DEPENDENT_OBJECTS,
+                        format!("cannot drop sequence {name} because other objects depend on it"),
+                    )
+                    .with_detail(format!("default value for column of table {} depends on sequence {name}", t.name)));
+                }
+            }
+            catalog.drop_sequence_entry(s.oid)?;
+        }
+        None => missing(if_exists, "sequence", name)?,
+    }
+    Ok(())
+}
+
+/// Drops database `name` (not `db`, the session's own), which no session
+/// may be using, with everything in it.
+fn drop_database(session: &Session, catalog: &Catalog, db: &str, name: &str, if_exists: bool) -> Result<()> {
+    let Some(d) = catalog.database(name) else {
+        return missing(if_exists, "database", name);
+    };
+    if name == db {
+        return Err(SqlError::new(code::OBJECT_IN_USE, "cannot drop the currently open database"));
+    }
+    refuse_database_in_use(session, catalog, name, &d)?;
+    // On a cluster a home is a replication group of its
+    // own, whose primary may be elsewhere: the database's
+    // entry goes, and with it every way to its home; then
+    // the group goes, with its tables and rows, from every
+    // node (its stream is never reused).
+    if let (Some(home), Some(groups)) = (d.home, catalog.groups()) {
+        catalog.drop_database_entry(d.oid)?;
+        // Its partitions' groups too (a split's partition
+        // is in its parent's).
+        let own = d.partitions.iter().map(|p| p.stream).filter(|s| groups.group_of(*s) == Some(*s));
+        for group in std::iter::once(home).chain(own.collect::<Vec<_>>()) {
+            let groups = groups.clone();
+            if let Err(e) = crate::storage::blocking(move || groups.remove(group)) {
+                tracing::warn!(
+                    group,
+                    "database \"{name}\" was dropped, but its replicas were not removed: {}",
+                    e.reason()
+                );
+            }
+        }
+        return Ok(());
+    }
+    let engines = catalog.engines_of(&d)?;
+    for t in catalog.tables(name) {
+        if d.partitions.is_empty() {
+            for engine in &engines {
+                engine.drop_table(&t.engine_name)?;
+            }
+        }
+        catalog.drop_table_entry(&t)?;
+    }
+    for s in catalog.sequences(name) {
+        catalog.drop_sequence_entry(s.oid)?;
+    }
+    for t in catalog.user_types(name) {
+        catalog.drop_type_entry(t.oid)?;
+    }
+    catalog.drop_database_entry(d.oid)?;
+    // The partitions and the home go with their database,
+    // files and all.
+    drop(engines);
+    crate::storage::blocking(|| catalog.drop_partitions(&d.partitions))?;
+    if let Some(home) = d.home {
+        crate::storage::blocking(|| catalog.drop_home(home))?;
+    }
+    Ok(())
+}
+
+/// A database other sessions are using is not dropped (55006).
+fn refuse_database_in_use(session: &Session, catalog: &Catalog, name: &str, d: &DatabaseDef) -> Result<()> {
+    let mut others = session.shared.sessions_on(name);
+    // A database with a group of its own has its sessions
+    // where that group's primary is.
+    if let (Some(home), Some(groups)) = (d.home, catalog.groups()) {
+        let groups = groups.clone();
+        others += crate::storage::blocking(move || groups.sessions_on(home)).map_err(|e| {
+            SqlError::new(
+                code::CANNOT_CONNECT_NOW,
+                format!("cannot tell whether database \"{name}\" is in use: {}", e.reason()),
+            )
+        })?;
+    }
+    if others > 0 {
+        return Err(SqlError::new(
+            code::OBJECT_IN_USE,
+            format!("database \"{name}\" is being accessed by other users"),
+        )
+        .with_detail(format!(
+            "There {} {others} other session{} using the database.",
+            if others == 1 { "is" } else { "are" },
+            if others == 1 { "" } else { "s" }
+        )));
+    }
+    Ok(())
+}
+
+fn drop_role(session: &Session, catalog: &Catalog, name: &str, if_exists: bool) -> Result<()> {
+    require_superuser(session)?;
+    match catalog.role(name) {
+        Some(r) if r.name == session.info.user => {
+            return Err(SqlError::new(code::OBJECT_IN_USE, "current user cannot be dropped"));
+        }
+        Some(r) => catalog.drop_role(r.oid)?,
+        None => missing(if_exists, "role", name)?,
+    }
+    Ok(())
 }

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    AlterColumnOperation, AlterTableOperation, ColumnOption, ObjectName, RenameTableNameKind, TableConstraint,
+    AlterColumnOperation, AlterTableOperation, ColumnOption, Ident, ObjectName, RenameTableNameKind, TableConstraint,
 };
 use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{EngineError, IndexKind, IndexSpec, Isolation, KeyRange, PRIMARY};
@@ -99,269 +99,302 @@ async fn alter_one(session: &mut Session, def: Arc<TableDef>, op: &AlterTableOpe
     if let Some(key) = session.catalog().database(&def.db).and_then(|d| d.partition_key) {
         keyed_guard(&def, &key, op)?;
     }
-    let quoted = format!("\"{}\"", def.name.replace('"', "\"\""));
     match op {
         AlterTableOperation::AddColumn { if_not_exists, column_def, .. } => {
-            let cname = ident(&column_def.name);
-            if def.column(&cname).is_some() {
-                if *if_not_exists {
-                    return Ok(());
-                }
-                return Err(SqlError::new(
-                    code::DUPLICATE_COLUMN,
-                    format!("column \"{cname}\" of relation \"{}\" already exists", def.name),
-                ));
-            }
-            let type_name = column_def.data_type.to_string();
-            let resolved = session.catalog().resolve_type(&def.db, &type_name)?;
-            if let Some(d) = resolved.domain.as_ref().and_then(|d| d.domain())
-                && (d.not_null || !d.checks.is_empty())
-            {
-                return Err(SqlError::unsupported(format!(
-                    "ALTER TABLE ADD COLUMN of a domain with constraints ({type_name})"
-                )));
-            }
-            let mut col = ColumnDef {
-                name: cname.clone(),
-                ty: resolved.ty,
-                not_null: false,
-                default: resolved.domain.as_ref().and_then(|d| d.domain()).and_then(|d| d.default.clone()),
-                identity: None,
-                field: def.next_field,
-                domain: resolved.domain.as_ref().map(|d| d.oid),
-            };
-            let ty = col.ty;
-            for opt in &column_def.options {
-                match &opt.option {
-                    ColumnOption::NotNull => col.not_null = true,
-                    ColumnOption::Null => {}
-                    ColumnOption::Default(e) => col.default = Some(e.to_string()),
-                    other => return Err(SqlError::unsupported(format!("ALTER TABLE ADD COLUMN with {other}"))),
-                }
-            }
-            if SqlType::is_serial_name(&type_name) {
-                return Err(SqlError::unsupported("ADD COLUMN of a serial column"));
-            }
-            // Existing rows take the default (or NULL); compute it once.
-            let rows = count(session, &format!("SELECT count(*) FROM {quoted}")).await?;
-            let fill: Option<Vec<u8>> = match (&col.default, rows > 0) {
-                (Some(d), true) => {
-                    refuse_rewrite_after_writes(session, "ALTER TABLE ADD COLUMN with a default")?;
-                    let sql = format!("SELECT CAST({d} AS {})", crate::exec::dml::cast_type(ty));
-                    match run_query(session, &sql).await? {
-                        Output::Rows { batches, .. } => {
-                            let b = &batches[0];
-                            let arr = crate::values::assign::cast_to(b.column(0), ty, &cname, session.zone())?;
-                            crate::values::rowcodec::encode_column(ty, &arr)?.pop().flatten()
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            if col.not_null && rows > 0 && fill.is_none() {
-                return Err(SqlError::new(
-                    code::NOT_NULL,
-                    format!("column \"{cname}\" of relation \"{}\" contains null values", def.name),
-                ));
-            }
-            let _g = session.catalog().ddl_lock();
-            if let Some(value) = fill {
-                rewrite_rows(session, &def, |fields| {
-                    while fields.len() <= col.field as usize {
-                        fields.push(None);
-                    }
-                    fields[col.field as usize] = Some(value.clone());
-                })?;
-            }
-            let mut new_def = (*def).clone();
-            new_def.columns.push(col);
-            new_def.next_field += 1;
-            session.catalog().put_table(new_def)?;
+            add_column(session, &def, *if_not_exists, column_def).await
         }
         AlterTableOperation::DropColumn { column_names, if_exists, .. } => {
-            let _g = session.catalog().ddl_lock();
-            let mut new_def = (*def).clone();
-            for c in column_names {
-                let cname = ident(c);
-                if new_def.column(&cname).is_none() {
-                    if *if_exists {
-                        continue;
-                    }
-                    return Err(SqlError::new(
-                        code::UNDEFINED_COLUMN,
-                        format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
-                    ));
-                }
-                if new_def.primary_key.contains(&cname) {
-                    return Err(SqlError::unsupported("dropping a primary key column"));
-                }
-                let catalog = session.catalog();
-                crate::ddl::view_ddl::check_column_change(
-                    catalog,
-                    &def.db,
-                    &def.name,
-                    def.oid,
-                    &cname,
-                    ColumnChange::Drop,
-                )?;
-                for ix in new_def.indexes.iter().filter(|i| i.columns.contains(&cname)) {
-                    for engine in session.catalog().engines_of_name(&def.db)? {
-                        engine.drop_index(&def.engine_name, &ix.name)?;
-                    }
-                }
-                new_def.indexes.retain(|i| !i.columns.contains(&cname));
-                new_def.columns.retain(|x| x.name != cname);
-            }
-            session.catalog().put_table(new_def)?;
+            drop_columns(session, &def, column_names, *if_exists)
         }
         AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
-            let _g = session.catalog().ddl_lock();
-            let (old, new) = (ident(old_column_name), ident(new_column_name));
-            let catalog = session.catalog();
-            crate::ddl::view_ddl::check_column_change(
-                catalog,
-                &def.db,
-                &def.name,
-                def.oid,
-                &old,
-                ColumnChange::Rename,
-            )?;
-            let mut new_def = (*def).clone();
-            if new_def.column(&new).is_some() {
-                return Err(SqlError::new(
-                    code::DUPLICATE_COLUMN,
-                    format!("column \"{new}\" of relation \"{}\" already exists", def.name),
-                ));
-            }
-            let col = new_def
-                .columns
-                .iter_mut()
-                .find(|c| c.name == old)
-                .ok_or_else(|| SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{old}\" does not exist")))?;
-            col.name = new.clone();
-            for c in new_def.primary_key.iter_mut().chain(new_def.indexes.iter_mut().flat_map(|i| i.columns.iter_mut()))
-            {
-                if *c == old {
-                    *c = new.clone();
-                }
-            }
-            session.catalog().put_table(new_def)?;
+            rename_column(session, &def, old_column_name, new_column_name)
         }
-        AlterTableOperation::RenameTable { table_name } => {
-            let _g = session.catalog().ddl_lock();
-            let new = match table_name {
-                RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => object_name(n),
-            };
-            if session.catalog().relation_oid(&def.db, &new).is_some() {
-                return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{new}\" already exists")));
-            }
-            let mut new_def = (*def).clone();
-            new_def.name = new.clone();
-            session.catalog().put_table(new_def)?;
-            crate::ddl::view_ddl::relation_renamed(session.catalog(), &def.db, def.oid, &def.name, &new)?;
-        }
-        AlterTableOperation::AddConstraint { constraint, .. } => match constraint {
-            TableConstraint::PrimaryKey(p) => {
-                let cols = index_columns(&p.columns)?;
-                if let Some(key) = session.catalog().database(&def.db).and_then(|d| d.partition_key) {
-                    let columns: Vec<_> = def.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
-                    crate::storage::keyed::check_table(&def.db, &key, &def.name, &columns, &cols)?;
-                }
-                add_primary_key(session, &def, cols).await?;
-            }
-            TableConstraint::Unique(u) => {
-                let cols = index_columns(&u.columns)?;
-                let ci = CreateIndexLite { name: u.name.as_ref().map(ident), cols, unique: true };
-                add_unique(session, &def, ci)?;
-            }
-            TableConstraint::Check(c) => {
-                let bad = count(session, &format!("SELECT count(*) FROM {quoted} WHERE NOT ({})", c.expr)).await?;
-                let cname = c.name.as_ref().map(ident).unwrap_or_else(|| format!("{}_check", def.name));
-                if bad > 0 {
-                    return Err(SqlError::new(
-                        code::CHECK,
-                        format!("check constraint \"{cname}\" of relation \"{}\" is violated by some row", def.name),
-                    ));
-                }
-                let _g = session.catalog().ddl_lock();
-                let mut new_def = (*def).clone();
-                new_def.checks.push(CheckDef { name: cname, expr: c.expr.to_string() });
-                session.catalog().put_table(new_def)?;
-            }
-            other => return Err(SqlError::unsupported(format!("ADD CONSTRAINT {other}"))),
-        },
-        AlterTableOperation::DropConstraint { if_exists, name, .. } => {
-            let _g = session.catalog().ddl_lock();
-            let cname = ident(name);
-            let mut new_def = (*def).clone();
-            if let Some(ix) = new_def.indexes.iter().find(|i| i.name == cname && i.constraint).cloned() {
-                if ix.primary {
-                    return Err(SqlError::unsupported("dropping a primary key constraint"));
-                }
-                for engine in session.catalog().engines_of_name(&def.db)? {
-                    engine.drop_index(&def.engine_name, &ix.name)?;
-                }
-                new_def.indexes.retain(|i| i.name != cname);
-            } else if new_def.checks.iter().any(|c| c.name == cname) {
-                new_def.checks.retain(|c| c.name != cname);
-            } else if *if_exists {
-                return Ok(());
-            } else {
-                return Err(SqlError::new(
-                    code::UNDEFINED_OBJECT,
-                    format!("constraint \"{cname}\" of relation \"{}\" does not exist", def.name),
-                ));
-            }
-            session.catalog().put_table(new_def)?;
-        }
-        AlterTableOperation::AlterColumn { column_name, op } => {
-            let cname = ident(column_name);
-            if def.column(&cname).is_none() {
-                return Err(SqlError::new(
-                    code::UNDEFINED_COLUMN,
-                    format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
-                ));
-            }
-            if matches!(op, AlterColumnOperation::SetDataType { .. }) {
-                let catalog = session.catalog();
-                crate::ddl::view_ddl::check_column_change(
-                    catalog,
-                    &def.db,
-                    &def.name,
-                    def.oid,
-                    &cname,
-                    ColumnChange::Retype,
-                )?;
-            }
-            if matches!(op, AlterColumnOperation::SetNotNull) {
-                let nulls = count(session, &format!("SELECT count(*) FROM {quoted} WHERE \"{cname}\" IS NULL")).await?;
-                if nulls > 0 {
-                    return Err(SqlError::new(
-                        code::NOT_NULL,
-                        format!("column \"{cname}\" of relation \"{}\" contains null values", def.name),
-                    ));
-                }
-            }
-            let _g = session.catalog().ddl_lock();
-            let mut new_def = (*def).clone();
-            let col = new_def.columns.iter_mut().find(|c| c.name == cname).expect("column");
-            match op {
-                AlterColumnOperation::SetNotNull => col.not_null = true,
-                AlterColumnOperation::DropNotNull => {
-                    if def.primary_key.contains(&cname) {
-                        return Err(SqlError::new(code::INVALID_PK, format!("column \"{cname}\" is in a primary key")));
-                    }
-                    col.not_null = false
-                }
-                AlterColumnOperation::SetDefault { value } => col.default = Some(value.to_string()),
-                AlterColumnOperation::DropDefault => col.default = None,
-                _ => return Err(SqlError::unsupported("changing a column's type")),
-            }
-            session.catalog().put_table(new_def)?;
-        }
-        other => return Err(SqlError::unsupported(format!("ALTER TABLE {other}"))),
+        AlterTableOperation::RenameTable { table_name } => rename_table(session, &def, table_name),
+        AlterTableOperation::AddConstraint { constraint, .. } => add_constraint(session, &def, constraint).await,
+        AlterTableOperation::DropConstraint { if_exists, name, .. } => drop_constraint(session, &def, *if_exists, name),
+        AlterTableOperation::AlterColumn { column_name, op } => alter_column(session, &def, column_name, op).await,
+        other => Err(SqlError::unsupported(format!("ALTER TABLE {other}"))),
     }
+}
+
+/// The table's name as an SQL identifier, for the queries ALTER runs on it.
+fn quoted_name(def: &TableDef) -> String {
+    format!("\"{}\"", def.name.replace('"', "\"\""))
+}
+
+/// ADD COLUMN, of any type but a serial one or a domain with constraints.
+async fn add_column(
+    session: &mut Session,
+    def: &TableDef,
+    if_not_exists: bool,
+    column_def: &datafusion::sql::sqlparser::ast::ColumnDef,
+) -> Result<()> {
+    let quoted = quoted_name(def);
+    let cname = ident(&column_def.name);
+    if def.column(&cname).is_some() {
+        if if_not_exists {
+            return Ok(());
+        }
+        return Err(SqlError::new(
+            code::DUPLICATE_COLUMN,
+            format!("column \"{cname}\" of relation \"{}\" already exists", def.name),
+        ));
+    }
+    let type_name = column_def.data_type.to_string();
+    let resolved = session.catalog().resolve_type(&def.db, &type_name)?;
+    if let Some(d) = resolved.domain.as_ref().and_then(|d| d.domain())
+        && (d.not_null || !d.checks.is_empty())
+    {
+        return Err(SqlError::unsupported(format!(
+            "ALTER TABLE ADD COLUMN of a domain with constraints ({type_name})"
+        )));
+    }
+    let mut col = ColumnDef {
+        name: cname.clone(),
+        ty: resolved.ty,
+        not_null: false,
+        default: resolved.domain.as_ref().and_then(|d| d.domain()).and_then(|d| d.default.clone()),
+        identity: None,
+        field: def.next_field,
+        domain: resolved.domain.as_ref().map(|d| d.oid),
+    };
+    let ty = col.ty;
+    for opt in &column_def.options {
+        match &opt.option {
+            ColumnOption::NotNull => col.not_null = true,
+            ColumnOption::Null => {}
+            ColumnOption::Default(e) => col.default = Some(e.to_string()),
+            other => return Err(SqlError::unsupported(format!("ALTER TABLE ADD COLUMN with {other}"))),
+        }
+    }
+    if SqlType::is_serial_name(&type_name) {
+        return Err(SqlError::unsupported("ADD COLUMN of a serial column"));
+    }
+    // Existing rows take the default (or NULL); compute it once.
+    let rows = count(session, &format!("SELECT count(*) FROM {quoted}")).await?;
+    let fill: Option<Vec<u8>> = match (&col.default, rows > 0) {
+        (Some(d), true) => {
+            refuse_rewrite_after_writes(session, "ALTER TABLE ADD COLUMN with a default")?;
+            let sql = format!("SELECT CAST({d} AS {})", crate::exec::dml::cast_type(ty));
+            match run_query(session, &sql).await? {
+                Output::Rows { batches, .. } => {
+                    let b = &batches[0];
+                    let arr = crate::values::assign::cast_to(b.column(0), ty, &cname, session.zone())?;
+                    crate::values::rowcodec::encode_column(ty, &arr)?.pop().flatten()
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if col.not_null && rows > 0 && fill.is_none() {
+        return Err(SqlError::new(
+            code::NOT_NULL,
+            format!("column \"{cname}\" of relation \"{}\" contains null values", def.name),
+        ));
+    }
+    let _g = session.catalog().ddl_lock();
+    if let Some(value) = fill {
+        rewrite_rows(session, def, |fields| {
+            while fields.len() <= col.field as usize {
+                fields.push(None);
+            }
+            fields[col.field as usize] = Some(value.clone());
+        })?;
+    }
+    let mut new_def = def.clone();
+    new_def.columns.push(col);
+    new_def.next_field += 1;
+    session.catalog().put_table(new_def)?;
+    Ok(())
+}
+
+fn drop_columns(session: &mut Session, def: &TableDef, column_names: &[Ident], if_exists: bool) -> Result<()> {
+    let _g = session.catalog().ddl_lock();
+    let mut new_def = def.clone();
+    for c in column_names {
+        let cname = ident(c);
+        if new_def.column(&cname).is_none() {
+            if if_exists {
+                continue;
+            }
+            return Err(SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
+            ));
+        }
+        if new_def.primary_key.contains(&cname) {
+            return Err(SqlError::unsupported("dropping a primary key column"));
+        }
+        let catalog = session.catalog();
+        crate::ddl::view_ddl::check_column_change(catalog, &def.db, &def.name, def.oid, &cname, ColumnChange::Drop)?;
+        for ix in new_def.indexes.iter().filter(|i| i.columns.contains(&cname)) {
+            for engine in session.catalog().engines_of_name(&def.db)? {
+                engine.drop_index(&def.engine_name, &ix.name)?;
+            }
+        }
+        new_def.indexes.retain(|i| !i.columns.contains(&cname));
+        new_def.columns.retain(|x| x.name != cname);
+    }
+    session.catalog().put_table(new_def)?;
+    Ok(())
+}
+
+fn rename_column(
+    session: &mut Session,
+    def: &TableDef,
+    old_column_name: &Ident,
+    new_column_name: &Ident,
+) -> Result<()> {
+    let _g = session.catalog().ddl_lock();
+    let (old, new) = (ident(old_column_name), ident(new_column_name));
+    let catalog = session.catalog();
+    crate::ddl::view_ddl::check_column_change(catalog, &def.db, &def.name, def.oid, &old, ColumnChange::Rename)?;
+    let mut new_def = def.clone();
+    if new_def.column(&new).is_some() {
+        return Err(SqlError::new(
+            code::DUPLICATE_COLUMN,
+            format!("column \"{new}\" of relation \"{}\" already exists", def.name),
+        ));
+    }
+    let col = new_def
+        .columns
+        .iter_mut()
+        .find(|c| c.name == old)
+        .ok_or_else(|| SqlError::new(code::UNDEFINED_COLUMN, format!("column \"{old}\" does not exist")))?;
+    col.name = new.clone();
+    for c in new_def.primary_key.iter_mut().chain(new_def.indexes.iter_mut().flat_map(|i| i.columns.iter_mut())) {
+        if *c == old {
+            *c = new.clone();
+        }
+    }
+    session.catalog().put_table(new_def)?;
+    Ok(())
+}
+
+fn rename_table(session: &mut Session, def: &TableDef, table_name: &RenameTableNameKind) -> Result<()> {
+    let _g = session.catalog().ddl_lock();
+    let new = match table_name {
+        RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => object_name(n),
+    };
+    if session.catalog().relation_oid(&def.db, &new).is_some() {
+        return Err(SqlError::new(code::DUPLICATE_TABLE, format!("relation \"{new}\" already exists")));
+    }
+    let mut new_def = def.clone();
+    new_def.name = new.clone();
+    session.catalog().put_table(new_def)?;
+    crate::ddl::view_ddl::relation_renamed(session.catalog(), &def.db, def.oid, &def.name, &new)?;
+    Ok(())
+}
+
+/// ADD CONSTRAINT: PRIMARY KEY, UNIQUE or CHECK (which every row must pass).
+async fn add_constraint(session: &mut Session, def: &TableDef, constraint: &TableConstraint) -> Result<()> {
+    match constraint {
+        TableConstraint::PrimaryKey(p) => {
+            let cols = index_columns(&p.columns)?;
+            if let Some(key) = session.catalog().database(&def.db).and_then(|d| d.partition_key) {
+                let columns: Vec<_> = def.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+                crate::storage::keyed::check_table(&def.db, &key, &def.name, &columns, &cols)?;
+            }
+            add_primary_key(session, def, cols).await?;
+        }
+        TableConstraint::Unique(u) => {
+            let cols = index_columns(&u.columns)?;
+            let ci = CreateIndexLite { name: u.name.as_ref().map(ident), cols, unique: true };
+            add_unique(session, def, ci)?;
+        }
+        TableConstraint::Check(c) => {
+            let quoted = quoted_name(def);
+            let bad = count(session, &format!("SELECT count(*) FROM {quoted} WHERE NOT ({})", c.expr)).await?;
+            let cname = c.name.as_ref().map(ident).unwrap_or_else(|| format!("{}_check", def.name));
+            if bad > 0 {
+                return Err(SqlError::new(
+                    code::CHECK,
+                    format!("check constraint \"{cname}\" of relation \"{}\" is violated by some row", def.name),
+                ));
+            }
+            let _g = session.catalog().ddl_lock();
+            let mut new_def = def.clone();
+            new_def.checks.push(CheckDef { name: cname, expr: c.expr.to_string() });
+            session.catalog().put_table(new_def)?;
+        }
+        other => return Err(SqlError::unsupported(format!("ADD CONSTRAINT {other}"))),
+    }
+    Ok(())
+}
+
+/// DROP CONSTRAINT: a UNIQUE constraint (with its index) or a CHECK.
+fn drop_constraint(session: &mut Session, def: &TableDef, if_exists: bool, name: &Ident) -> Result<()> {
+    let _g = session.catalog().ddl_lock();
+    let cname = ident(name);
+    let mut new_def = def.clone();
+    if let Some(ix) = new_def.indexes.iter().find(|i| i.name == cname && i.constraint).cloned() {
+        if ix.primary {
+            return Err(SqlError::unsupported("dropping a primary key constraint"));
+        }
+        for engine in session.catalog().engines_of_name(&def.db)? {
+            engine.drop_index(&def.engine_name, &ix.name)?;
+        }
+        new_def.indexes.retain(|i| i.name != cname);
+    } else if new_def.checks.iter().any(|c| c.name == cname) {
+        new_def.checks.retain(|c| c.name != cname);
+    } else if if_exists {
+        return Ok(());
+    } else {
+        return Err(SqlError::new(
+            code::UNDEFINED_OBJECT,
+            format!("constraint \"{cname}\" of relation \"{}\" does not exist", def.name),
+        ));
+    }
+    session.catalog().put_table(new_def)?;
+    Ok(())
+}
+
+/// ALTER COLUMN: SET or DROP NOT NULL (SET checks the rows first), and
+/// SET or DROP DEFAULT.
+async fn alter_column(
+    session: &mut Session,
+    def: &TableDef,
+    column_name: &Ident,
+    op: &AlterColumnOperation,
+) -> Result<()> {
+    let quoted = quoted_name(def);
+    let cname = ident(column_name);
+    if def.column(&cname).is_none() {
+        return Err(SqlError::new(
+            code::UNDEFINED_COLUMN,
+            format!("column \"{cname}\" of relation \"{}\" does not exist", def.name),
+        ));
+    }
+    if matches!(op, AlterColumnOperation::SetDataType { .. }) {
+        let catalog = session.catalog();
+        crate::ddl::view_ddl::check_column_change(catalog, &def.db, &def.name, def.oid, &cname, ColumnChange::Retype)?;
+    }
+    if matches!(op, AlterColumnOperation::SetNotNull) {
+        let nulls = count(session, &format!("SELECT count(*) FROM {quoted} WHERE \"{cname}\" IS NULL")).await?;
+        if nulls > 0 {
+            return Err(SqlError::new(
+                code::NOT_NULL,
+                format!("column \"{cname}\" of relation \"{}\" contains null values", def.name),
+            ));
+        }
+    }
+    let _g = session.catalog().ddl_lock();
+    let mut new_def = def.clone();
+    let col = new_def.columns.iter_mut().find(|c| c.name == cname).expect("column");
+    match op {
+        AlterColumnOperation::SetNotNull => col.not_null = true,
+        AlterColumnOperation::DropNotNull => {
+            if def.primary_key.contains(&cname) {
+                return Err(SqlError::new(code::INVALID_PK, format!("column \"{cname}\" is in a primary key")));
+            }
+            col.not_null = false
+        }
+        AlterColumnOperation::SetDefault { value } => col.default = Some(value.to_string()),
+        AlterColumnOperation::DropDefault => col.default = None,
+        _ => return Err(SqlError::unsupported("changing a column's type")),
+    }
+    session.catalog().put_table(new_def)?;
     Ok(())
 }
 

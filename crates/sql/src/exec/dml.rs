@@ -26,8 +26,8 @@ use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBat
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, ConflictTarget, Delete, Expr, FromTable, Insert, ObjectName, OnConflictAction, OnInsert,
-    SelectItem, SetExpr, Statement, TableFactor, TableObject, Update, UpdateTableFromKind,
+    AssignmentTarget, ConflictTarget, Delete, Expr, FromTable, Insert, ObjectName, OnConflict, OnConflictAction,
+    OnInsert, Query, SelectItem, SetExpr, Statement, TableFactor, TableObject, Update, UpdateTableFromKind, Values,
 };
 use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{EngineError, Isolation};
@@ -109,72 +109,12 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
     let def = target_table(session, name)?;
-    let targets: Vec<usize> = if ins.columns.is_empty() {
-        (0..def.columns.len()).collect()
-    } else {
-        let mut seen = HashSet::new();
-        ins.columns
-            .iter()
-            .map(|c| {
-                let n =
-                    c.0.last()
-                        .and_then(|p| p.as_ident())
-                        .map(|i| normalize(&i.value, i.quote_style))
-                        .unwrap_or_default();
-                let idx = def.column_index(&n).ok_or_else(|| {
-                    SqlError::new(
-                        code::UNDEFINED_COLUMN,
-                        format!("column \"{n}\" of relation \"{}\" does not exist", def.name),
-                    )
-                })?;
-                if !seen.insert(idx) {
-                    return Err(SqlError::new(
-                        code::DUPLICATE_COLUMN,
-                        format!("column \"{n}\" specified more than once"),
-                    ));
-                }
-                Ok(idx)
-            })
-            .collect::<Result<_>>()?
-    };
+    let targets = insert_targets(&def, &ins.columns)?;
     // The source rows, one column per target; None marks DEFAULT cells.
     let (source, defaults_mask) = match &ins.source {
         None => (None, None),
         Some(q) => {
-            let mut q = q.clone();
-            let mut mask: Option<Vec<Vec<bool>>> = None;
-            if let SetExpr::Values(values) = q.body.as_mut() {
-                let mut m = Vec::new();
-                for row in values.rows.iter_mut() {
-                    if row.content.len() > targets.len() {
-                        return Err(SqlError::syntax("INSERT has more expressions than target columns"));
-                    }
-                    let mut rm = Vec::new();
-                    for (i, cell) in row.content.iter_mut().enumerate() {
-                        let ty = def.columns[targets[i]].ty;
-                        let default = is_default_keyword(cell);
-                        rm.push(default);
-                        let inner = if default {
-                            "NULL".to_string()
-                        } else if let (SqlType::Bytea, Some(text)) = (ty, string_literal(cell)) {
-                            // PostgreSQL reads a string as bytea's text form ('\x0102').
-                            let bytes = crate::values::text::parse_bytea(&text)?;
-                            format!("X'{}'", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
-                        } else {
-                            cell.to_string()
-                        };
-                        *cell = crate::parser::parse_expr(&cast_for(&inner, ty))?;
-                    }
-                    m.push(rm);
-                }
-                mask = Some(m);
-            } else {
-                // Result names do not matter here, but DataFusion wants them
-                // unique (`INSERT … SELECT g, g`).
-                crate::rewrite::naming::alias_projection(&mut q);
-            }
-            let plan = session.plan_query(Statement::Query(q), params).await?;
-            let (_, batches) = session.run_plan(plan).await?;
+            let (batches, mask) = source_rows(session, &def, &targets, q, params).await?;
             (Some(batches), mask)
         }
     };
@@ -203,17 +143,130 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
         (None, None) => 1,
         (None, Some(_)) => 0,
     };
-    // Build every column of the new rows.
+    let arrays = new_row_columns(session, &def, &targets, batch.as_ref(), defaults_mask.as_deref(), nrows).await?;
+    let batch = RecordBatch::try_new(def.arrow_schema(), arrays)?;
+    let batch = check_rows(session, &def, batch).await?;
+    let rowids = allocate_rowids(session, &def, nrows)?;
+    let rows = encode_rows(&def, &batch, rowids.as_deref())?;
+    session.check_row_group(&def, &rows)?;
+    let table = session.catalog().engine_table(&def)?;
+    let on_conflict = match &ins.on {
+        None => None,
+        Some(OnInsert::OnConflict(c)) => Some(c.clone()),
+        Some(_) => return Err(SqlError::unsupported("ON DUPLICATE KEY UPDATE")),
+    };
+    let (written, updated) = write_rows(session, &def, &table, rows, &batch, on_conflict.as_ref(), params).await?;
+    let count = written.len() + updated.iter().map(|b| b.num_rows()).sum::<usize>();
+    match &ins.returning {
+        None => Ok(Output::Command(format!("INSERT 0 {count}"))),
+        Some(items) => {
+            let idx =
+                datafusion::arrow::array::UInt32Array::from(written.iter().map(|i| *i as u32).collect::<Vec<_>>());
+            let mut parts = vec![datafusion::arrow::compute::take_record_batch(&batch, &idx)?];
+            parts.extend(updated);
+            let all = datafusion::arrow::compute::concat_batches(&def.arrow_schema(), &parts)?;
+            returning(session, &def, None, all, items, &format!("INSERT 0 {count}")).await
+        }
+    }
+}
+
+/// The table columns an INSERT's values go to, by index: its column list's,
+/// or every column.
+fn insert_targets(def: &TableDef, columns: &[ObjectName]) -> Result<Vec<usize>> {
+    if columns.is_empty() {
+        return Ok((0..def.columns.len()).collect());
+    }
+    let mut seen = HashSet::new();
+    columns
+        .iter()
+        .map(|c| {
+            let n =
+                c.0.last().and_then(|p| p.as_ident()).map(|i| normalize(&i.value, i.quote_style)).unwrap_or_default();
+            let idx = def.column_index(&n).ok_or_else(|| {
+                SqlError::new(
+                    code::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" of relation \"{}\" does not exist", def.name),
+                )
+            })?;
+            if !seen.insert(idx) {
+                return Err(SqlError::new(code::DUPLICATE_COLUMN, format!("column \"{n}\" specified more than once")));
+            }
+            Ok(idx)
+        })
+        .collect()
+}
+
+/// Runs an INSERT's source query. Returns its rows, and for VALUES which
+/// cells are DEFAULT (by row, then target).
+async fn source_rows(
+    session: &mut Session,
+    def: &TableDef,
+    targets: &[usize],
+    q: &Query,
+    params: &[ScalarValue],
+) -> Result<(Vec<RecordBatch>, Option<Vec<Vec<bool>>>)> {
+    let mut q = Box::new(q.clone());
+    let mut mask: Option<Vec<Vec<bool>>> = None;
+    if let SetExpr::Values(values) = q.body.as_mut() {
+        mask = Some(cast_values(def, targets, values)?);
+    } else {
+        // Result names do not matter here, but DataFusion wants them
+        // unique (`INSERT … SELECT g, g`).
+        crate::rewrite::naming::alias_projection(&mut q);
+    }
+    let plan = session.plan_query(Statement::Query(q), params).await?;
+    let (_, batches) = session.run_plan(plan).await?;
+    Ok((batches, mask))
+}
+
+/// Casts each cell of a VALUES list to its target column's type, a DEFAULT
+/// cell becoming NULL. Returns which cells were DEFAULT.
+fn cast_values(def: &TableDef, targets: &[usize], values: &mut Values) -> Result<Vec<Vec<bool>>> {
+    let mut m = Vec::new();
+    for row in values.rows.iter_mut() {
+        if row.content.len() > targets.len() {
+            return Err(SqlError::syntax("INSERT has more expressions than target columns"));
+        }
+        let mut rm = Vec::new();
+        for (i, cell) in row.content.iter_mut().enumerate() {
+            let ty = def.columns[targets[i]].ty;
+            let default = is_default_keyword(cell);
+            rm.push(default);
+            let inner = if default {
+                "NULL".to_string()
+            } else if let (SqlType::Bytea, Some(text)) = (ty, string_literal(cell)) {
+                // PostgreSQL reads a string as bytea's text form ('\x0102').
+                let bytes = crate::values::text::parse_bytea(&text)?;
+                format!("X'{}'", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
+            } else {
+                cell.to_string()
+            };
+            *cell = crate::parser::parse_expr(&cast_for(&inner, ty))?;
+        }
+        m.push(rm);
+    }
+    Ok(m)
+}
+
+/// Builds every column of the new rows: the values given, cast to the
+/// column's type, and defaults where none is given (or DEFAULT is).
+async fn new_row_columns(
+    session: &Session,
+    def: &TableDef,
+    targets: &[usize],
+    batch: Option<&RecordBatch>,
+    defaults_mask: Option<&[Vec<bool>]>,
+    nrows: usize,
+) -> Result<Vec<ArrayRef>> {
     let mut arrays: Vec<ArrayRef> = Vec::with_capacity(def.columns.len());
     for (ci, col) in def.columns.iter().enumerate() {
         let pos = targets.iter().position(|t| *t == ci);
-        let given = match (&batch, pos) {
+        let given = match (batch, pos) {
             (Some(b), Some(p)) if p < b.num_columns() => Some(cast_to(b.column(p), col.ty, &col.name, session.zone())?),
             _ => None,
         };
         if col.identity == Some(Identity::Always) && given.is_some() {
-            let all_default =
-                defaults_mask.as_ref().is_some_and(|m| m.iter().all(|r| r.get(pos.unwrap()) == Some(&true)));
+            let all_default = defaults_mask.is_some_and(|m| m.iter().all(|r| r.get(pos.unwrap()) == Some(&true)));
             if !all_default {
                 return Err(SqlError::new(
                     "428C9",
@@ -226,12 +279,12 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
         let needs_default: Vec<bool> = (0..nrows)
             .map(|r| match (&given, pos) {
                 (None, _) => true,
-                (Some(_), Some(p)) => defaults_mask.as_ref().is_some_and(|m| m[r].get(p) == Some(&true)),
+                (Some(_), Some(p)) => defaults_mask.is_some_and(|m| m[r].get(p) == Some(&true)),
                 _ => false,
             })
             .collect();
         let array = if needs_default.iter().any(|d| *d) {
-            let defaults = default_values(session, &def, ci, nrows, &needs_default).await?;
+            let defaults = default_values(session, def, ci, nrows, &needs_default).await?;
             match given {
                 None => defaults,
                 Some(g) => {
@@ -244,18 +297,21 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
         };
         arrays.push(array);
     }
-    let batch = RecordBatch::try_new(def.arrow_schema(), arrays)?;
-    let batch = check_rows(session, &def, batch).await?;
-    let rowids = allocate_rowids(session, &def, nrows)?;
-    let rows = encode_rows(&def, &batch, rowids.as_deref())?;
-    session.check_row_group(&def, &rows)?;
-    let table = session.catalog().engine_table(&def)?;
-    let on_conflict = match &ins.on {
-        None => None,
-        Some(OnInsert::OnConflict(c)) => Some(c.clone()),
-        Some(_) => return Err(SqlError::unsupported("ON DUPLICATE KEY UPDATE")),
-    };
-    // Write; rows skipped or updated by ON CONFLICT are tracked for RETURNING.
+    Ok(arrays)
+}
+
+/// Writes the new rows; rows skipped or updated by ON CONFLICT are tracked
+/// for RETURNING. Returns the indexes of the rows inserted, and the rows
+/// ON CONFLICT DO UPDATE wrote.
+async fn write_rows(
+    session: &mut Session,
+    def: &Arc<TableDef>,
+    table: &StoredTable,
+    rows: Vec<Vec<u8>>,
+    batch: &RecordBatch,
+    on_conflict: Option<&OnConflict>,
+    params: &[ScalarValue],
+) -> Result<(Vec<usize>, Vec<RecordBatch>)> {
     let mut written: Vec<usize> = Vec::with_capacity(rows.len());
     let mut updated: Vec<RecordBatch> = Vec::new();
     let txn_slot = session.txn.clone();
@@ -263,11 +319,11 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
         // A row held by another transaction is waited for as a task, and
         // the insert is tried again (it changed nothing).
         let result = crate::storage::row_waits::write_waiting(&txn_slot, |txn| {
-            let r = match &on_conflict {
-                None => txn.insert(&table, row.clone()).map(|_| true),
+            let r = match on_conflict {
+                None => txn.insert(table, row.clone()).map(|_| true),
                 Some(_) => {
                     let sp = txn.savepoint();
-                    match txn.insert(&table, row.clone()) {
+                    match txn.insert(table, row.clone()) {
                         Ok(()) => Ok(true),
                         Err(EngineError::UniqueViolation { index, .. }) => {
                             txn.rollback_to(sp)?;
@@ -286,13 +342,13 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
         match result {
             Ok(_) => written.push(i),
             Err(EngineError::UniqueViolation { index, .. }) if on_conflict.is_some() => {
-                let c = on_conflict.as_ref().unwrap();
-                check_conflict_target(&def, c.conflict_target.as_ref(), &index)?;
+                let c = on_conflict.unwrap();
+                check_conflict_target(def, c.conflict_target.as_ref(), &index)?;
                 match &c.action {
                     OnConflictAction::DoNothing => {}
                     OnConflictAction::DoUpdate(du) => {
                         let proposed = batch.slice(i, 1);
-                        if let Some(b) = upsert(session, &def, &table, &index, proposed, du, params).await? {
+                        if let Some(b) = upsert(session, def, table, &index, proposed, du, params).await? {
                             updated.push(b);
                         }
                     }
@@ -307,18 +363,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
             Err(e) => return Err(e.into()),
         }
     }
-    let count = written.len() + updated.iter().map(|b| b.num_rows()).sum::<usize>();
-    match &ins.returning {
-        None => Ok(Output::Command(format!("INSERT 0 {count}"))),
-        Some(items) => {
-            let idx =
-                datafusion::arrow::array::UInt32Array::from(written.iter().map(|i| *i as u32).collect::<Vec<_>>());
-            let mut parts = vec![datafusion::arrow::compute::take_record_batch(&batch, &idx)?];
-            parts.extend(updated);
-            let all = datafusion::arrow::compute::concat_batches(&def.arrow_schema(), &parts)?;
-            returning(session, &def, None, all, items, &format!("INSERT 0 {count}")).await
-        }
-    }
+    Ok((written, updated))
 }
 
 /// Hidden row ids for `n` new rows of a table without a primary key (None

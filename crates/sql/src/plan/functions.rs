@@ -1,5 +1,7 @@
 //! PostgreSQL functions DataFusion lacks: session information, sequences,
-//! and the catalog helpers psql and drivers call.
+//! and the catalog helpers psql and drivers call (`catalog_helpers`).
+
+mod catalog_helpers;
 
 use std::sync::Arc;
 
@@ -533,6 +535,19 @@ impl datafusion::logical_expr::ScalarUDFImpl for ToText {
 }
 
 pub fn register(ctx: &SessionContext, r: &Resolver) {
+    register_casts(ctx, r);
+    register_session_information(ctx, r);
+    register_sequence_functions(ctx, r);
+    crate::plan::volatile::register(ctx, r);
+    register_quote_literal(ctx);
+    register_advisory_lock_functions(ctx);
+    // Catalog helpers for psql and drivers.
+    catalog_helpers::register(ctx, r);
+}
+
+/// The casts Tessera plans as functions: `::text`, `::uuid`, `::json`,
+/// `::jsonb` and `::regclass`.
+fn register_casts(ctx: &SessionContext, r: &Resolver) {
     ctx.register_udf(datafusion::logical_expr::ScalarUDF::new_from_impl(ToText {
         signature: datafusion::logical_expr::Signature::any(1, Volatility::Immutable),
     }));
@@ -584,6 +599,11 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             })
         }),
     ));
+}
+
+/// The server's version, the session's database, schema, user and
+/// process, its settings, and whether it runs on a hot standby.
+fn register_session_information(ctx: &SessionContext, r: &Resolver) {
     let info = r.info.clone();
     let db = r.db.clone();
     ctx.register_udf(create_udf(
@@ -648,7 +668,11 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             map_text(&args[0], DataType::Utf8, move |n| Ok(Some(ScalarValue::Utf8(Some(i.settings.lock().get(n))))))
         }),
     ));
-    let (c, d) = (r.catalog.clone(), db.clone());
+}
+
+/// `currval` and `setval` (`nextval` is `volatile`'s).
+fn register_sequence_functions(ctx: &SessionContext, r: &Resolver) {
+    let (c, d) = (r.catalog.clone(), r.db.clone());
     ctx.register_udf(create_udf(
         "currval",
         vec![DataType::Utf8],
@@ -667,7 +691,7 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             })
         }),
     ));
-    let (c, d) = (r.catalog.clone(), db.clone());
+    let (c, d) = (r.catalog.clone(), r.db.clone());
     ctx.register_udf(create_udf(
         "setval",
         vec![DataType::Utf8, DataType::Int64],
@@ -688,7 +712,9 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             })
         }),
     ));
-    crate::plan::volatile::register(ctx, r);
+}
+
+fn register_quote_literal(ctx: &SessionContext) {
     ctx.register_udf(create_udf(
         "quote_literal",
         vec![DataType::Utf8],
@@ -705,6 +731,9 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
             })
         }),
     ));
+}
+
+fn register_advisory_lock_functions(ctx: &SessionContext) {
     // Tessera has no advisory locks; a session never holds one to release.
     ctx.register_udf(create_udf(
         "pg_advisory_unlock_all",
@@ -712,205 +741,6 @@ pub fn register(ctx: &SessionContext, r: &Resolver) {
         DataType::Utf8,
         Volatility::Volatile,
         Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Utf8(None)))),
-    ));
-    // Catalog helpers for psql and drivers.
-    let c = r.catalog.clone();
-    ctx.register_udf(create_udf(
-        "pg_get_userbyid",
-        vec![DataType::Int64],
-        DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(move |args| {
-            let roles = c.roles();
-            map_int(&args[0], |oid| {
-                Some(
-                    roles
-                        .iter()
-                        .find(|r| r.oid as i64 == oid)
-                        .map(|r| r.name.clone())
-                        .unwrap_or_else(|| "unknown".into()),
-                )
-            })
-        }),
-    ));
-    // A relation is visible unless one of the session's temporary relations
-    // has its name (and so hides it).
-    let (c, d, temp) = (r.catalog.clone(), db.clone(), r.info.temp_schema.clone());
-    ctx.register_udf(create_udf(
-        "pg_table_is_visible",
-        vec![DataType::Int64],
-        DataType::Boolean,
-        Volatility::Stable,
-        Arc::new(move |args| {
-            let relations: Vec<(u32, String)> = c
-                .tables(&d)
-                .iter()
-                .map(|t| (t.oid, t.name.clone()))
-                .chain(c.views(&d).iter().map(|v| (v.oid, v.name.clone())))
-                .collect();
-            let own: std::collections::HashSet<&str> = relations
-                .iter()
-                .filter_map(|(_, n)| {
-                    crate::storage::temp_names::split(n).filter(|(s, _)| *s == temp).map(|(_, own)| own)
-                })
-                .collect();
-            let hidden: std::collections::HashSet<i64> = relations
-                .iter()
-                .filter(|(_, n)| !crate::storage::temp_names::is_temp(n) && own.contains(n.as_str()))
-                .map(|(oid, _)| i64::from(*oid))
-                .collect();
-            let scalar = matches!(args[0], ColumnarValue::Scalar(_));
-            let oids = datafusion::arrow::compute::cast(&args[0].to_array(1)?, &DataType::Int64)?;
-            let out: datafusion::arrow::array::BooleanArray = oids
-                .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
-                .iter()
-                .map(|oid| oid.map(|oid| !hidden.contains(&oid)))
-                .collect();
-            crate::values::udf_values::columnar(Arc::new(out), scalar)
-        }),
-    ));
-    ctx.register_udf(create_udf(
-        "pg_type_is_visible",
-        vec![DataType::Int64],
-        DataType::Boolean,
-        Volatility::Stable,
-        Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))))),
-    ));
-    ctx.register_udf(create_udf(
-        "format_type",
-        vec![DataType::Int64, DataType::Int64],
-        DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(|args| {
-            let typmod = match &args[1] {
-                ColumnarValue::Scalar(s) => vec![scalar_i64(s)],
-                ColumnarValue::Array(a) => {
-                    let a = datafusion::arrow::compute::cast(a, &DataType::Int64)?;
-                    a.as_primitive::<datafusion::arrow::datatypes::Int64Type>().iter().collect()
-                }
-            };
-            let mut k = 0;
-            map_int(&args[0], move |oid| {
-                let m = typmod.get(k).copied().flatten().or(typmod.first().copied().flatten()).unwrap_or(-1);
-                k += 1;
-                Some(format_type(oid as u32, m as i32))
-            })
-        }),
-    ));
-    // No object has a comment (COMMENT ON is not built): NULL, as for
-    // PostgreSQL's objects without one. The second argument names the
-    // catalog (`'pg_class'`), or a column's number for col_description.
-    for (name, second) in [
-        ("obj_description", DataType::Utf8),
-        ("col_description", DataType::Int64),
-        ("shobj_description", DataType::Utf8),
-    ] {
-        ctx.register_udf(create_udf(
-            name,
-            vec![DataType::Int64, second],
-            DataType::Utf8,
-            Volatility::Stable,
-            Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Utf8(None)))),
-        ));
-    }
-    ctx.register_udf(create_udf(
-        "pg_encoding_to_char",
-        vec![DataType::Int64],
-        DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(|_| text("UTF8")),
-    ));
-    for (name, argc) in [("has_table_privilege", 2), ("has_schema_privilege", 2), ("has_database_privilege", 2)] {
-        ctx.register_udf(create_udf(
-            name,
-            vec![DataType::Utf8; argc],
-            DataType::Boolean,
-            Volatility::Stable,
-            Arc::new(|_| Ok(ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))))),
-        ));
-    }
-    ctx.register_udf(create_udf(
-        "pg_get_expr",
-        vec![DataType::Utf8, DataType::Int64],
-        DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(|args| map_text(&args[0], DataType::Utf8, |s| Ok(Some(ScalarValue::Utf8(Some(s.to_string())))))),
-    ));
-    let (c, d) = (r.catalog.clone(), db.clone());
-    ctx.register_udf(create_udf(
-        "pg_get_indexdef",
-        vec![DataType::Int64],
-        DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(move |args| {
-            let tables = c.tables(&d);
-            map_int(&args[0], |oid| {
-                tables.iter().find_map(|t| {
-                    t.indexes.iter().find(|i| i.oid as i64 == oid).map(|i| crate::system::pg_catalog::index_def(t, i))
-                })
-            })
-        }),
-    ));
-    let (c, d) = (r.catalog.clone(), db.clone());
-    ctx.register_udf(create_udf(
-        "pg_get_viewdef",
-        vec![DataType::Int64],
-        DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(move |args| {
-            let views = c.views(&d);
-            map_int(&args[0], |oid| views.iter().find(|v| v.oid as i64 == oid).map(|v| format!(" {};", v.query)))
-        }),
-    ));
-    let (c, d) = (r.catalog.clone(), db.clone());
-    ctx.register_udf(create_udf(
-        "pg_get_constraintdef",
-        vec![DataType::Int64],
-        DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(move |args| {
-            let tables = c.tables(&d);
-            map_int(&args[0], |oid| crate::system::pg_catalog::constraint_def(&tables, oid as u32))
-        }),
-    ));
-    let (c, d) = (r.catalog.clone(), db.clone());
-    for name in ["pg_relation_size", "pg_total_relation_size", "pg_table_size"] {
-        let (c, d) = (c.clone(), d.clone());
-        ctx.register_udf(create_udf(
-            name,
-            vec![DataType::Int64],
-            DataType::Int64,
-            Volatility::Volatile,
-            Arc::new(move |args| {
-                let tables = c.tables(&d);
-                map_int_i64(&args[0], |oid| {
-                    tables
-                        .iter()
-                        .find(|t| t.oid as i64 == oid)
-                        .and_then(|t| c.engine_table(t).ok())
-                        .map(|t| t.stats().bytes)
-                })
-            }),
-        ));
-    }
-    ctx.register_udf(create_udf(
-        "pg_size_pretty",
-        vec![DataType::Int64],
-        DataType::Utf8,
-        Volatility::Immutable,
-        Arc::new(|args| {
-            map_int(&args[0], |b| {
-                Some(if b < 10 * 1024 {
-                    format!("{b} bytes")
-                } else if b < 10 * 1024 * 1024 {
-                    format!("{} kB", (b + 512) / 1024)
-                } else if b < 10 * 1024 * 1024 * 1024 {
-                    format!("{} MB", (b + 512 * 1024) / (1024 * 1024))
-                } else {
-                    format!("{} GB", (b + 512 * 1024 * 1024) / (1024 * 1024 * 1024))
-                })
-            })
-        }),
     ));
 }
 

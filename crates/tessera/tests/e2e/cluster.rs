@@ -539,123 +539,147 @@ fn reads_on_a_secondary_are_read_only_and_bounded_in_staleness() {
         // The secondary serves the session itself: it sees the rows once
         // they are applied there, and says where the session runs.
         let c = connect_reading_secondary(secondary, "shop").await.unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let n: i64 = c.query_one("SELECT count(*) FROM items", &[]).await.unwrap().get(0);
-            if n == 500 {
-                break;
-            }
-            assert!(Instant::now() < deadline, "the secondary never showed the 500 rows (saw {n})");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let row = c.query_one("SELECT name FROM items WHERE id = $1", &[&42i32]).await.unwrap();
-        assert_eq!(row.get::<_, String>(0), "item 42");
-        // Idle for a few seconds, the database's group goes quiet (its
-        // primary sends no heartbeats); the secondary still knows how
-        // fresh it is, from the rounds of the primary's node.
-        tokio::time::sleep(Duration::from_secs(4)).await;
-        c.batch_execute("SET tessera.max_staleness = '1s'").await.unwrap();
-        for _ in 0..10 {
-            let n: i64 = c.query_one("SELECT count(*) FROM items", &[]).await.unwrap().get(0);
-            assert_eq!(n, 500);
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        c.batch_execute("RESET tessera.max_staleness").await.unwrap();
-        let shown: String = c.query_one("SHOW tessera.read_from", &[]).await.unwrap().get(0);
-        assert_eq!(shown, "secondary");
-        // It is a hot standby to drivers, RESET ALL or not.
-        c.batch_execute("RESET ALL").await.unwrap();
-        let row = c.query_one("SELECT current_setting('in_hot_standby'), pg_is_in_recovery()", &[]).await.unwrap();
-        assert_eq!((row.get::<_, String>(0), row.get::<_, bool>(1)), ("on".to_string(), true));
-        // As on a hot standby, a transaction cannot be made read-write.
-        let e = c.batch_execute("BEGIN READ WRITE").await.unwrap_err();
-        assert_eq!(sqlstate(&e), "25006", "{e}");
-        let e = c.batch_execute("SET transaction_read_only = off").await.unwrap_err();
-        assert_eq!(sqlstate(&e), "25006", "{e}");
-        c.batch_execute("SET default_transaction_read_only TO DEFAULT").await.unwrap();
-        let shown: String = c.query_one("SHOW default_transaction_read_only", &[]).await.unwrap().get(0);
-        assert_eq!(shown, "on");
-
-        // Writes and DDL are refused as in a read-only transaction.
-        let e = c.execute("INSERT INTO items VALUES (1000, 'no')", &[]).await.unwrap_err();
-        assert_eq!(sqlstate(&e), "25006", "{e}");
-        let e = c.batch_execute("UPDATE items SET name = 'no' WHERE id = 1").await.unwrap_err();
-        assert_eq!(sqlstate(&e), "25006", "{e}");
-        let e = c.batch_execute("CREATE TABLE other (id int PRIMARY KEY)").await.unwrap_err();
-        assert_eq!(sqlstate(&e), "25006", "{e}");
-
-        // A bound tighter than the heartbeat interval (50 ms) is met only
-        // just after a heartbeat: most reads are refused (57P03).
-        c.batch_execute("SET tessera.max_staleness = '1ms'").await.unwrap();
-        let mut refused = 0;
-        for _ in 0..20 {
-            if let Err(e) = c.query_one("SELECT count(*) FROM items", &[]).await {
-                assert_eq!(sqlstate(&e), "57P03", "{e}");
-                assert!(format!("{e:?}").contains("behind the primary"), "{e:?}");
-                refused += 1;
-            }
-            tokio::time::sleep(Duration::from_millis(7)).await;
-        }
-        assert!(refused >= 10, "only {refused} of 20 reads were refused with a 1 ms bound");
-        // Reads by key (the fast path) are bounded too.
-        let mut refused = 0;
-        for _ in 0..20 {
-            if let Err(e) = c.query_one("SELECT name FROM items WHERE id = $1", &[&42i32]).await {
-                assert_eq!(sqlstate(&e), "57P03", "{e}");
-                refused += 1;
-            }
-            tokio::time::sleep(Duration::from_millis(7)).await;
-        }
-        assert!(refused >= 10, "only {refused} of 20 key reads were refused with a 1 ms bound");
-        c.batch_execute("SET tessera.max_staleness = '10s'").await.unwrap();
-
-        // A cancel request sent to the secondary reaches its reading
-        // session there (the primary does not know the session's key).
-        let token = c.cancel_token();
-        let canceller = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            token.cancel_query(NoTls).await
-        });
-        let started = Instant::now();
-        let long =
-            "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b WHERE a % 7 = b % 7";
-        let e = c.query_one(long, &[]).await.unwrap_err();
-        assert_eq!(sqlstate(&e), "57014", "{e}");
-        assert!(started.elapsed() < Duration::from_secs(20), "the cancel took {:?}", started.elapsed());
-        canceller.await.unwrap().expect("sending the cancel request");
-
-        // New rows on the primary reach the reading session.
-        assert_eq!(
-            run_anywhere(&ports, "shop", "INSERT INTO items VALUES (501, 'late')", Duration::from_secs(30)).await,
-            Outcome::Done
-        );
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while c.query_opt("SELECT name FROM items WHERE id = 501", &[]).await.unwrap().is_none() {
-            assert!(Instant::now() < deadline, "the secondary never showed the new row");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-
-        // A table created on the primary after the session connected
-        // reaches it too: its catalog follows replicated DDL.
-        let sql = "CREATE TABLE later (id int PRIMARY KEY); INSERT INTO later VALUES (7)";
-        assert_eq!(run_anywhere(&ports, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            match c.query_opt("SELECT id FROM later", &[]).await {
-                Ok(Some(row)) => {
-                    assert_eq!(row.get::<_, i32>(0), 7);
-                    break;
-                }
-                other => assert!(Instant::now() < deadline, "the secondary session never saw the new table: {other:?}"),
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        secondary_shows_the_rows(&c).await;
+        secondary_is_a_hot_standby(&c).await;
+        secondary_bounds_staleness(&c).await;
+        cancel_reaches_the_secondary(&c).await;
+        secondary_follows_the_primary(&c, &ports).await;
 
         // Without the option, the same node relays the session to the primary.
         let rw = try_connect(secondary, "shop").await.unwrap();
         rw.batch_execute("INSERT INTO items VALUES (502, 'via relay')").await.unwrap();
     });
+    target_session_attrs_pick_by_role(&ports);
+}
 
+/// The reading session sees the rows once the secondary has applied them,
+/// within a staleness bound too, and says it reads on a secondary.
+async fn secondary_shows_the_rows(c: &Client) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n: i64 = c.query_one("SELECT count(*) FROM items", &[]).await.unwrap().get(0);
+        if n == 500 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the secondary never showed the 500 rows (saw {n})");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let row = c.query_one("SELECT name FROM items WHERE id = $1", &[&42i32]).await.unwrap();
+    assert_eq!(row.get::<_, String>(0), "item 42");
+    // Idle for a few seconds, the database's group goes quiet (its
+    // primary sends no heartbeats); the secondary still knows how
+    // fresh it is, from the rounds of the primary's node.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    c.batch_execute("SET tessera.max_staleness = '1s'").await.unwrap();
+    for _ in 0..10 {
+        let n: i64 = c.query_one("SELECT count(*) FROM items", &[]).await.unwrap().get(0);
+        assert_eq!(n, 500);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    c.batch_execute("RESET tessera.max_staleness").await.unwrap();
+    let shown: String = c.query_one("SHOW tessera.read_from", &[]).await.unwrap().get(0);
+    assert_eq!(shown, "secondary");
+}
+
+/// The reading session is read-only, as on a hot standby.
+async fn secondary_is_a_hot_standby(c: &Client) {
+    // It is a hot standby to drivers, RESET ALL or not.
+    c.batch_execute("RESET ALL").await.unwrap();
+    let row = c.query_one("SELECT current_setting('in_hot_standby'), pg_is_in_recovery()", &[]).await.unwrap();
+    assert_eq!((row.get::<_, String>(0), row.get::<_, bool>(1)), ("on".to_string(), true));
+    // As on a hot standby, a transaction cannot be made read-write.
+    let e = c.batch_execute("BEGIN READ WRITE").await.unwrap_err();
+    assert_eq!(sqlstate(&e), "25006", "{e}");
+    let e = c.batch_execute("SET transaction_read_only = off").await.unwrap_err();
+    assert_eq!(sqlstate(&e), "25006", "{e}");
+    c.batch_execute("SET default_transaction_read_only TO DEFAULT").await.unwrap();
+    let shown: String = c.query_one("SHOW default_transaction_read_only", &[]).await.unwrap().get(0);
+    assert_eq!(shown, "on");
+
+    // Writes and DDL are refused as in a read-only transaction.
+    let e = c.execute("INSERT INTO items VALUES (1000, 'no')", &[]).await.unwrap_err();
+    assert_eq!(sqlstate(&e), "25006", "{e}");
+    let e = c.batch_execute("UPDATE items SET name = 'no' WHERE id = 1").await.unwrap_err();
+    assert_eq!(sqlstate(&e), "25006", "{e}");
+    let e = c.batch_execute("CREATE TABLE other (id int PRIMARY KEY)").await.unwrap_err();
+    assert_eq!(sqlstate(&e), "25006", "{e}");
+}
+
+/// A staleness bound the secondary cannot meet refuses reads.
+async fn secondary_bounds_staleness(c: &Client) {
+    // A bound tighter than the heartbeat interval (50 ms) is met only
+    // just after a heartbeat: most reads are refused (57P03).
+    c.batch_execute("SET tessera.max_staleness = '1ms'").await.unwrap();
+    let mut refused = 0;
+    for _ in 0..20 {
+        if let Err(e) = c.query_one("SELECT count(*) FROM items", &[]).await {
+            assert_eq!(sqlstate(&e), "57P03", "{e}");
+            assert!(format!("{e:?}").contains("behind the primary"), "{e:?}");
+            refused += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(7)).await;
+    }
+    assert!(refused >= 10, "only {refused} of 20 reads were refused with a 1 ms bound");
+    // Reads by key (the fast path) are bounded too.
+    let mut refused = 0;
+    for _ in 0..20 {
+        if let Err(e) = c.query_one("SELECT name FROM items WHERE id = $1", &[&42i32]).await {
+            assert_eq!(sqlstate(&e), "57P03", "{e}");
+            refused += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(7)).await;
+    }
+    assert!(refused >= 10, "only {refused} of 20 key reads were refused with a 1 ms bound");
+    c.batch_execute("SET tessera.max_staleness = '10s'").await.unwrap();
+}
+
+async fn cancel_reaches_the_secondary(c: &Client) {
+    // A cancel request sent to the secondary reaches its reading
+    // session there (the primary does not know the session's key).
+    let token = c.cancel_token();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        token.cancel_query(NoTls).await
+    });
+    let started = Instant::now();
+    let long = "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b WHERE a % 7 = b % 7";
+    let e = c.query_one(long, &[]).await.unwrap_err();
+    assert_eq!(sqlstate(&e), "57014", "{e}");
+    assert!(started.elapsed() < Duration::from_secs(20), "the cancel took {:?}", started.elapsed());
+    canceller.await.unwrap().expect("sending the cancel request");
+}
+
+/// Rows and tables made on the primary later reach the reading session.
+async fn secondary_follows_the_primary(c: &Client, ports: &[u16]) {
+    // New rows on the primary reach the reading session.
+    assert_eq!(
+        run_anywhere(ports, "shop", "INSERT INTO items VALUES (501, 'late')", Duration::from_secs(30)).await,
+        Outcome::Done
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while c.query_opt("SELECT name FROM items WHERE id = 501", &[]).await.unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the secondary never showed the new row");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // A table created on the primary after the session connected
+    // reaches it too: its catalog follows replicated DDL.
+    let sql = "CREATE TABLE later (id int PRIMARY KEY); INSERT INTO later VALUES (7)";
+    assert_eq!(run_anywhere(ports, "shop", sql, Duration::from_secs(30)).await, Outcome::Done);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match c.query_opt("SELECT id FROM later", &[]).await {
+            Ok(Some(row)) => {
+                assert_eq!(row.get::<_, i32>(0), 7);
+                break;
+            }
+            other => assert!(Instant::now() < deadline, "the secondary session never saw the new table: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn target_session_attrs_pick_by_role(ports: &[u16]) {
     // A reading session reports itself as PostgreSQL's hot standbys do, so
     // libpq's target_session_attrs picks a secondary or the primary from
     // the list of every node, whichever comes first in it.

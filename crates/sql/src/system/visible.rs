@@ -12,7 +12,19 @@ use crate::storage::catalog::{ColumnDef, TableDef};
 
 /// The database's tables as this session sees them.
 pub(crate) fn tables(r: &Resolver) -> Vec<Arc<TableDef>> {
-    as_seen(r, r.catalog.tables(&r.db), |t| &t.name, |t| &mut t.name)
+    let mut tables = as_seen(r, r.catalog.tables(&r.db), |t| &t.name, |t| &mut t.name);
+    // A temporary table's indexes are stored under prefixed names too;
+    // they show under the names the session gave them.
+    for t in &mut tables {
+        if t.indexes.iter().any(|ix| crate::storage::temp_names::is_temp(&ix.name)) {
+            for ix in &mut Arc::make_mut(t).indexes {
+                if let Some(shown) = shown_name(r, &ix.name) {
+                    ix.name = shown;
+                }
+            }
+        }
+    }
+    tables
 }
 
 /// The database's views as this session sees them.

@@ -10,7 +10,7 @@ use crate::system::visible;
 view_row! {
     /// A row of `pg_tables`: a table.
     pub struct PgTables {
-        schemaname: &'static str,
+        schemaname: String,
         tablename: String,
         tableowner: &'static str,
         tablespace: Option<String>,
@@ -24,10 +24,11 @@ view_row! {
 pub static PG_TABLES: View<PgTables> = View { name: "pg_tables", rows: pg_tables };
 
 fn pg_tables(r: &Resolver) -> Vec<PgTables> {
+    let temp = visible::temp_oids(r);
     visible::tables(r)
         .iter()
         .map(|t| PgTables {
-            schemaname: "public",
+            schemaname: visible::schema_name(&temp, r, t.oid),
             tablename: t.name.clone(),
             tableowner: "tessera",
             tablespace: None,
@@ -42,7 +43,7 @@ fn pg_tables(r: &Resolver) -> Vec<PgTables> {
 view_row! {
     /// A row of `pg_views`: a view and its query.
     pub struct PgViews {
-        schemaname: &'static str,
+        schemaname: String,
         viewname: String,
         viewowner: &'static str,
         definition: String,
@@ -52,10 +53,11 @@ view_row! {
 pub static PG_VIEWS: View<PgViews> = View { name: "pg_views", rows: pg_views };
 
 fn pg_views(r: &Resolver) -> Vec<PgViews> {
+    let temp = visible::temp_oids(r);
     visible::views(r)
         .iter()
         .map(|v| PgViews {
-            schemaname: "public",
+            schemaname: visible::schema_name(&temp, r, v.oid),
             viewname: v.name.clone(),
             viewowner: "tessera",
             // As PostgreSQL prints a view's query: a leading space and a
@@ -68,7 +70,7 @@ fn pg_views(r: &Resolver) -> Vec<PgViews> {
 view_row! {
     /// A row of `pg_indexes`: an index and the statement that makes it.
     pub struct PgIndexes {
-        schemaname: &'static str,
+        schemaname: String,
         tablename: String,
         indexname: String,
         tablespace: Option<String>,
@@ -79,11 +81,12 @@ view_row! {
 pub static PG_INDEXES: View<PgIndexes> = View { name: "pg_indexes", rows: pg_indexes };
 
 fn pg_indexes(r: &Resolver) -> Vec<PgIndexes> {
+    let temp = visible::temp_oids(r);
     let mut rows = Vec::new();
     for t in visible::tables(r) {
         for ix in &t.indexes {
             rows.push(PgIndexes {
-                schemaname: "public",
+                schemaname: visible::schema_name(&temp, r, t.oid),
                 tablename: t.name.clone(),
                 indexname: ix.name.clone(),
                 tablespace: None,

@@ -131,7 +131,10 @@ fn pg_class(r: &Resolver) -> Vec<PgClass> {
             ..PgClass::new(t.oid, &t.name, "r")
         });
         for ix in &t.indexes {
+            // An index is in its table's schema, temporary with it.
             rows.push(PgClass {
+                relnamespace,
+                relpersistence,
                 reltuples: live,
                 relam: if ix.method == IndexMethod::Hash { 405 } else { 403 },
                 relnatts: ix.columns.len() as i16,

@@ -43,7 +43,7 @@ view_row! {
     /// A row of `views`: a view and its query.
     pub struct Views {
         table_catalog: String,
-        table_schema: &'static str,
+        table_schema: String,
         table_name: String,
         view_definition: String,
         check_option: &'static str,
@@ -59,11 +59,12 @@ pub static VIEWS: View<Views> = View { name: "views", rows: views };
 
 /// The views; none can be written to.
 fn views(r: &Resolver) -> Vec<Views> {
+    let temp = visible::temp_oids(r);
     visible::views(r)
         .iter()
         .map(|v| Views {
             table_catalog: r.db.clone(),
-            table_schema: "public",
+            table_schema: visible::schema_name(&temp, r, v.oid),
             table_name: v.name.clone(),
             view_definition: format!(" {};", v.query),
             check_option: "NONE",
@@ -174,9 +175,9 @@ view_row! {
     /// constraint.
     pub struct TableConstraints {
         constraint_catalog: String,
-        constraint_schema: &'static str,
+        constraint_schema: String,
         constraint_name: String,
-        table_schema: &'static str,
+        table_schema: String,
         table_name: String,
         constraint_type: &'static str,
     }
@@ -186,13 +187,15 @@ pub static TABLE_CONSTRAINTS: View<TableConstraints> = View { name: "table_const
 
 /// Each table's unique and primary key constraints, then its CHECKs.
 fn table_constraints(r: &Resolver) -> Vec<TableConstraints> {
+    let temp = visible::temp_oids(r);
     let mut rows = Vec::new();
     for t in visible::tables(r) {
+        let schema = visible::schema_name(&temp, r, t.oid);
         let row = |constraint_name: &str, constraint_type| TableConstraints {
             constraint_catalog: r.db.clone(),
-            constraint_schema: "public",
+            constraint_schema: schema.clone(),
             constraint_name: constraint_name.to_string(),
-            table_schema: "public",
+            table_schema: schema.clone(),
             table_name: t.name.clone(),
             constraint_type,
         };
@@ -211,9 +214,9 @@ view_row! {
     /// constraint.
     pub struct KeyColumnUsage {
         constraint_catalog: String,
-        constraint_schema: &'static str,
+        constraint_schema: String,
         constraint_name: String,
-        table_schema: &'static str,
+        table_schema: String,
         table_name: String,
         column_name: String,
         ordinal_position: i64,
@@ -223,15 +226,17 @@ view_row! {
 pub static KEY_COLUMN_USAGE: View<KeyColumnUsage> = View { name: "key_column_usage", rows: key_column_usage };
 
 fn key_column_usage(r: &Resolver) -> Vec<KeyColumnUsage> {
+    let temp = visible::temp_oids(r);
     let mut rows = Vec::new();
     for t in visible::tables(r) {
+        let schema = visible::schema_name(&temp, r, t.oid);
         for ix in t.indexes.iter().filter(|i| i.constraint) {
             for (k, c) in ix.columns.iter().enumerate() {
                 rows.push(KeyColumnUsage {
                     constraint_catalog: r.db.clone(),
-                    constraint_schema: "public",
+                    constraint_schema: schema.clone(),
                     constraint_name: ix.name.clone(),
-                    table_schema: "public",
+                    table_schema: schema.clone(),
                     table_name: t.name.clone(),
                     column_name: c.clone(),
                     ordinal_position: k as i64 + 1,

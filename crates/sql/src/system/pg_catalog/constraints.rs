@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use super::PUBLIC_NS;
+use super::{PUBLIC_NS, TEMP_NS};
 use crate::scope::Resolver;
 use crate::storage::catalog::{IndexDef, IndexMethod, TableDef};
 use crate::system::view::{View, view_row};
@@ -126,13 +126,16 @@ pub static PG_CONSTRAINT: View<PgConstraint> = View { name: "pg_constraint", row
 
 /// Each table's unique and primary key constraints, then its CHECKs.
 fn pg_constraint(r: &Resolver) -> Vec<PgConstraint> {
+    let temp = visible::temp_oids(r);
     let mut rows = Vec::new();
     for t in visible::tables(r) {
+        // A temporary table's constraints are in the session's temporary schema.
+        let connamespace = if temp.contains(&t.oid) { TEMP_NS } else { PUBLIC_NS };
         for ix in t.indexes.iter().filter(|i| i.constraint) {
             rows.push(PgConstraint {
                 oid: ix.oid as i64,
                 conname: ix.name.clone(),
-                connamespace: PUBLIC_NS,
+                connamespace,
                 contype: if ix.primary { "p" } else { "u" },
                 conrelid: t.oid as i64,
                 conindid: ix.oid as i64,
@@ -148,7 +151,7 @@ fn pg_constraint(r: &Resolver) -> Vec<PgConstraint> {
             rows.push(PgConstraint {
                 oid: check_oid(&t, k) as i64,
                 conname: c.name.clone(),
-                connamespace: PUBLIC_NS,
+                connamespace,
                 contype: "c",
                 conrelid: t.oid as i64,
                 conindid: 0,

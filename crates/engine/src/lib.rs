@@ -82,6 +82,16 @@
 //! keeps its own clock, checkpoints and recovery. A partition created empty
 //! opens with `fresh_stream` and skips reading the log at recovery.
 //!
+//! **Partitions led elsewhere** ([`remote`]). The interface a transaction
+//! uses on a partition whose primary is another node
+//! ([`remote::RemotePart`], the same versioned key-value calls as a
+//! [`Transaction`]) and the one that says where partitions' primaries are
+//! ([`remote::PartitionRoutes`]) are defined here, beside the transaction
+//! they mirror: the SQL layer calls them, the replication layer implements
+//! them, and neither depends on the other. The `serde` feature makes the
+//! schema and call types serializable, so that they travel between nodes
+//! as they are.
+//!
 //! **Checkpoints and recovery** (`checkpoint.rs`, `recovery.rs`) follow
 //! Hekaton: checkpoints are built from the log stream alone, as data files
 //! (rows inserted in a timestamp range) and delta files (ids of rows deleted
@@ -106,6 +116,7 @@ pub mod node;
 mod pending;
 pub mod record;
 mod recovery;
+pub mod remote;
 pub mod row_filter;
 pub mod schema;
 pub mod shared_log;

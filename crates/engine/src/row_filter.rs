@@ -21,6 +21,7 @@ use crate::tuple::Tuple;
 
 /// How a field is compared with the test's constant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Cmp {
     Eq,
     NotEq,
@@ -36,6 +37,7 @@ pub enum Cmp {
 
 /// `field cmp value`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct FieldTest {
     pub field: u32,
     pub cmp: Cmp,

@@ -10,6 +10,7 @@ pub type IndexId = u32;
 pub const PRIMARY: IndexId = 0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum IndexKind {
     /// Point access only (equality on the whole key).
     Hash,
@@ -18,6 +19,7 @@ pub enum IndexKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct IndexSpec {
     pub id: IndexId,
     pub name: String,
@@ -34,6 +36,7 @@ impl IndexSpec {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TableSpec {
     pub id: TableId,
     pub name: String,

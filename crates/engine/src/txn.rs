@@ -24,6 +24,7 @@ use crate::schema::{IndexId, PRIMARY};
 use crate::table::{Table, index_key};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Isolation {
     /// Each statement reads the newest committed state (call
     /// [`Transaction::refresh_snapshot`] at statement start); no validation.
@@ -37,6 +38,7 @@ pub enum Isolation {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Durability {
     /// Acknowledged after the log record is on disk (group commit).
     Synchronous,
@@ -46,6 +48,7 @@ pub enum Durability {
 
 /// A condition on a conditional write (cf. RAMCloud's reject rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum PutCondition {
     Always,
     /// Fail if a row with this key is visible.
@@ -59,6 +62,7 @@ pub enum PutCondition {
 /// The identity of a committed version: its begin timestamp. A version
 /// written by the current transaction reports [`RowVersion::OWN`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RowVersion(pub u64);
 
 impl RowVersion {
@@ -67,6 +71,7 @@ impl RowVersion {
 
 /// Outcome of a conditional write whose condition failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum PutOutcome {
     Written,
     Rejected { current: Option<RowVersion> },
@@ -74,6 +79,7 @@ pub enum PutOutcome {
 
 /// A key range over an index, in encoded key form (see `tuple.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KeyRange {
     pub lower: Bound<Vec<u8>>,
     pub upper: Bound<Vec<u8>>,

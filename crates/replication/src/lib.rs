@@ -64,7 +64,9 @@
 //!   replica repairs and moves, the spreading of primaries, and
 //!   administration (`tessera status`, `tessera node drain`). `parts`
 //!   carries a transaction on a partition whose primary is another node:
-//!   the caller's side ([`parts::RemoteTxn`]) and the primary's.
+//!   the caller's side ([`parts::RemoteTxn`], the engine's
+//!   `remote::RemotePart`) and the primary's. `node` makes [`Groups`] the
+//!   engine's `remote::PartitionRoutes`.
 //! - `node` imports every layer and nothing imports it: it opens the
 //!   engines and the shared log, starts the system group and the manager
 //!   group, serves every subsystem on the node's RPC listener, runs the

@@ -15,16 +15,16 @@ use tessera_engine::row_filter::{Cmp, FieldTest};
 use tessera_engine::tuple::{Tuple, decode_i64, encode_i64, encode_tuple};
 use tessera_engine::{EngineError, IndexKind, Isolation, KeyRange, LogError, PutCondition, PutOutcome, TableSpec};
 use tessera_replication::NodeInfo;
-use tessera_replication::parts::{Begin, RemoteTxn};
+use tessera_replication::parts::{Begin, PartCalls};
 
 const GROUP: u32 = 1;
 const STREAM: u32 = 5;
 
 fn snapshot() -> Begin {
-    Begin { isolation: 1, durability: 0, deadline_ms: Some(10_000) }
+    Begin { isolation: Isolation::Snapshot, durability: None, deadline_ms: Some(10_000) }
 }
 
-fn begin(node: &TestNode) -> RemoteTxn {
+fn begin(node: &TestNode) -> PartCalls {
     node.group()
         .groups()
         .begin_remote(GROUP, STREAM, snapshot())
@@ -204,7 +204,7 @@ async fn a_claim_waits_for_the_holder(nodes: &[TestNode], p: usize, leader: usiz
     let engine = nodes[leader].group().node().partition(STREAM).unwrap();
     let mut holder = engine.begin(Isolation::Snapshot).unwrap();
     holder.update(&engine.table("u").unwrap(), row_with(2, 444)).unwrap();
-    let read_committed = Begin { isolation: 0, durability: 0, deadline_ms: Some(10_000) };
+    let read_committed = Begin { isolation: Isolation::ReadCommitted, durability: None, deadline_ms: Some(10_000) };
     let mut t = nodes[p].group().groups().begin_remote(GROUP, STREAM, read_committed).unwrap().unwrap();
     let claim = tokio::spawn(async move {
         let got = t.claim("u", &key(2)).await;
@@ -233,7 +233,7 @@ async fn a_statement_deadline_goes_with_its_calls(nodes: &[TestNode], p: usize, 
     // making the claim reaches its own.
     let mut holder = engine.begin(Isolation::Snapshot).unwrap();
     holder.update(&engine.table("u").unwrap(), row_with(2, 666)).unwrap();
-    let no_deadline = Begin { isolation: 0, durability: 0, deadline_ms: None };
+    let no_deadline = Begin { isolation: Isolation::ReadCommitted, durability: None, deadline_ms: None };
     let mut t = nodes[p].group().groups().begin_remote(GROUP, STREAM, no_deadline).unwrap().unwrap();
     t.get("u", &key(1)).await.unwrap(); // (the first statement, with no deadline)
     let started = std::time::Instant::now();

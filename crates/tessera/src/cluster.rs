@@ -379,12 +379,12 @@ use tessera_sql::storage::cluster_view::GroupsError;
 struct Homes(
     tessera_replication::Groups,
     crate::crash_point::CrashPoints,
-    Arc<dyn tessera_sql::storage::remote::PartitionRoutes>,
+    Arc<dyn tessera_engine::remote::PartitionRoutes>,
 );
 
 impl Homes {
     fn new(groups: tessera_replication::Groups, crash: crate::crash_point::CrashPoints) -> Homes {
-        let routes = crate::remote_parts::routes(groups.clone());
+        let routes: Arc<dyn tessera_engine::remote::PartitionRoutes> = Arc::new(groups.clone());
         Homes(groups, crash, routes)
     }
 }
@@ -485,7 +485,7 @@ impl tessera_sql::storage::cluster_view::DatabaseGroups for Homes {
         self.wait_for(move |groups| async move { groups.remove(stream).await })
     }
 
-    fn routes(&self) -> Option<Arc<dyn tessera_sql::storage::remote::PartitionRoutes>> {
+    fn routes(&self) -> Option<Arc<dyn tessera_engine::remote::PartitionRoutes>> {
         Some(self.2.clone())
     }
 }

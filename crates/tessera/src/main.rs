@@ -14,7 +14,6 @@
 
 mod cluster;
 mod crash_point;
-mod remote_parts;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -20,8 +20,10 @@ use crate::manager::leader::GroupClassifier;
 use crate::manager::messages::{ManagerMessage, ManagerReply};
 use crate::manager::roster::Roster;
 use crate::manager::view::{GroupReplica, GroupView, replicas_in, replicas_seen};
-use crate::parts::client::{Locate, RemoteTxn, RemoteTxnIds, change_schema};
-use crate::parts::messages::{Begin, SchemaChange};
+use crate::parts::client::{Locate, PartCalls, RemoteTxnIds, change_schema};
+use tessera_engine::remote::PartSchema;
+
+use crate::parts::messages::Begin;
 use crate::parts::server::PartServer;
 use crate::raft::commit_log::MoveGate;
 use crate::raft::freshness::Freshness;
@@ -292,14 +294,14 @@ impl Groups {
         id: GroupId,
         stream: u32,
         begin: Begin,
-    ) -> std::result::Result<Option<RemoteTxn>, EngineError> {
+    ) -> std::result::Result<Option<PartCalls>, EngineError> {
         let primary = self.partition_primary(id).map_err(|e| EngineError::Unavailable(e.message()))?;
         let Some((_, info)) = primary else { return Ok(None) };
         let txn = self.remote_ids.next(self.me);
         let peers = self.groups.peers.clone();
         let groups = self.clone();
         let locate: Locate = Arc::new(move || Ok(groups.partition_primary(id)?.map(|(_, info)| info.rpc_addr)));
-        Ok(Some(RemoteTxn::new((peers, locate), info.rpc_addr, id, stream, txn, begin)))
+        Ok(Some(PartCalls::new((peers, locate), info.rpc_addr, id, stream, txn, begin)))
     }
 
     /// Makes a schema change on partition `stream` of data group `id` at
@@ -308,7 +310,7 @@ impl Groups {
         &self,
         id: GroupId,
         stream: u32,
-        change: SchemaChange,
+        change: PartSchema,
     ) -> std::result::Result<bool, EngineError> {
         let primary = self.partition_primary(id).map_err(|e| EngineError::Unavailable(e.message()))?;
         let Some((_, info)) = primary else { return Ok(false) };

@@ -9,6 +9,7 @@
 mod background;
 pub mod config;
 pub mod groups;
+mod part_routes;
 pub mod service;
 
 use std::collections::BTreeMap;

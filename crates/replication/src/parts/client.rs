@@ -1,17 +1,15 @@
 //! The caller's side of a transaction on a partition whose primary is
-//! another node: [`RemoteTxn`], one call at a time.
+//! another node: [`PartCalls`], one call at a time.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use tessera_engine::remote::PartSchema;
 use tessera_engine::row_filter::FieldTest;
 use tessera_engine::{EngineError, KeyRange, LogError, PutCondition, PutOutcome, RowVersion};
 
-use super::messages::{
-    Begin, PartAnswer, PartCall, PartMessage, PartOp, RemoteTxnId, RowPage, SchemaChange, WireTest, bound_to_wire,
-    condition_to_wire,
-};
+use super::messages::{Begin, PartAnswer, PartCall, PartMessage, PartOp, RemoteTxnId, RowPage};
 use crate::error::Result;
 use crate::types::{GroupId, NodeId};
 use crate::wire::Peers;
@@ -48,15 +46,9 @@ type EResult<T> = std::result::Result<T, EngineError>;
 /// Makes `change` on partition `stream` of group `id` at its primary
 /// (`addr`). Nothing transactional: each change is the engine's own
 /// atomic step, and a schema change's job repeats it where it is missing.
-pub async fn change_schema(
-    peers: &Peers,
-    addr: &str,
-    group: GroupId,
-    stream: u32,
-    change: SchemaChange,
-) -> EResult<()> {
+pub async fn change_schema(peers: &Peers, addr: &str, group: GroupId, stream: u32, change: PartSchema) -> EResult<()> {
     // A table's copy takes as long as its rows do.
-    let limit = if matches!(change, SchemaChange::CopyTable { .. }) { COPY_TIMEOUT } else { CALL_TIMEOUT };
+    let limit = if matches!(change, PartSchema::CopyTable { .. }) { COPY_TIMEOUT } else { CALL_TIMEOUT };
     let body = service::request(&PartMessage::Schema { group, stream, change });
     let reply = match peers.client(addr).call(body, limit).await {
         Ok(bytes) => postcard::from_bytes::<Answer<PartAnswer>>(&bytes)
@@ -86,7 +78,7 @@ const COPY_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// A transaction on a partition whose primary is another node (at `addr`),
 /// from the caller's side. Calls are made one at a time, in order.
-pub struct RemoteTxn {
+pub struct PartCalls {
     peers: Peers,
     addr: String,
     group: GroupId,
@@ -115,7 +107,7 @@ pub type Locate = Arc<dyn Fn() -> Result<Option<String>> + Send + Sync>;
 /// that is moving before it gives up.
 const FOLLOW_MOVE: Duration = Duration::from_secs(3);
 
-impl RemoteTxn {
+impl PartCalls {
     pub(crate) fn new(
         (peers, locate): (Peers, Locate),
         addr: String,
@@ -124,7 +116,7 @@ impl RemoteTxn {
         id: RemoteTxnId,
         begin: Begin,
     ) -> Self {
-        RemoteTxn {
+        PartCalls {
             locate,
             peers,
             addr,
@@ -275,10 +267,9 @@ impl RemoteTxn {
         let op = PartOp::Scan {
             table: table.into(),
             index: index.map(str::to_string),
-            lower: bound_to_wire(&range.lower),
-            upper: bound_to_wire(&range.upper),
+            range: range.clone(),
             fields: fields.map(<[u32]>::to_vec),
-            tests: tests.iter().map(WireTest::of).collect(),
+            tests: tests.to_vec(),
         };
         Self::page(self.call(op).await?)
     }
@@ -335,12 +326,12 @@ impl RemoteTxn {
     }
 
     pub async fn put(&mut self, table: &str, data: Vec<u8>, cond: PutCondition) -> EResult<PutOutcome> {
-        let op = PartOp::Put { table: table.into(), data, cond: condition_to_wire(cond) };
+        let op = PartOp::Put { table: table.into(), data, cond };
         Self::outcome(self.write(op).await?)
     }
 
     pub async fn delete_if(&mut self, table: &str, key: &[u8], cond: PutCondition) -> EResult<PutOutcome> {
-        let op = PartOp::DeleteIf { table: table.into(), key: key.to_vec(), cond: condition_to_wire(cond) };
+        let op = PartOp::DeleteIf { table: table.into(), key: key.to_vec(), cond };
         Self::outcome(self.write(op).await?)
     }
 

@@ -1,16 +1,16 @@
 //! What travels for a transaction on a partition whose primary is
-//! another node: the calls ([`PartMessage`]), their answers, and the
-//! engine's values as they travel.
+//! another node: the calls ([`PartMessage`]) and their answers. The
+//! engine's own types (`KeyRange`, `FieldTest`, `PutCondition`,
+//! `PartSchema` with its `TableSpec`s) travel as they are (the engine's
+//! `serde` feature); only its errors have a form of their own here
+//! ([`WireError`]), since they hold what does not travel (I/O errors).
 
-use std::ops::Bound;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tessera_engine::row_filter::{Cmp, FieldTest};
-use tessera_engine::{
-    ConflictReason, Durability, EngineError, IndexKind, IndexSpec, Isolation, LogError, PutCondition, RowVersion,
-    TableSpec,
-};
+use tessera_engine::remote::PartSchema;
+use tessera_engine::row_filter::FieldTest;
+use tessera_engine::{ConflictReason, Durability, EngineError, Isolation, KeyRange, LogError, PutCondition};
 
 use crate::types::{GroupId, NodeId};
 use crate::wire::{Message, Subsystem};
@@ -21,7 +21,7 @@ pub enum PartMessage {
     /// A call of a transaction on a partition the asked node leads.
     Call(PartCall),
     /// A schema change of a partition the asked node leads.
-    Schema { group: GroupId, stream: u32, change: SchemaChange },
+    Schema { group: GroupId, stream: u32, change: PartSchema },
 }
 
 impl Message for PartMessage {
@@ -41,10 +41,9 @@ pub struct RemoteTxnId {
 /// How a remote transaction begins (sent with its first call).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Begin {
-    /// 0 read committed, 1 snapshot, 2 repeatable read, 3 serializable.
-    pub isolation: u8,
-    /// 0 the engine's default, 1 synchronous, 2 lazy.
-    pub durability: u8,
+    pub isolation: Isolation,
+    /// None: the engine's default.
+    pub durability: Option<Durability>,
     /// Milliseconds left until the caller's statement deadline (the
     /// first statement's; each call carries the one of its own statement).
     pub deadline_ms: Option<u64>,
@@ -72,151 +71,6 @@ pub struct PartCall {
     pub op: PartOp,
 }
 
-/// A bound of a key range.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum WireBound {
-    Unbounded,
-    Included(Vec<u8>),
-    Excluded(Vec<u8>),
-}
-
-/// A test of a scanned row's field (`tessera_engine::row_filter`), as it
-/// travels.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WireTest {
-    pub field: u32,
-    pub cmp: WireCmp,
-    #[serde(with = "serde_bytes")]
-    pub value: Vec<u8>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub enum WireCmp {
-    Eq,
-    NotEq,
-    Lt,
-    LtEq,
-    Gt,
-    GtEq,
-    IsNull,
-    IsNotNull,
-}
-
-impl WireTest {
-    pub fn of(t: &FieldTest) -> WireTest {
-        let cmp = match t.cmp {
-            Cmp::Eq => WireCmp::Eq,
-            Cmp::NotEq => WireCmp::NotEq,
-            Cmp::Lt => WireCmp::Lt,
-            Cmp::LtEq => WireCmp::LtEq,
-            Cmp::Gt => WireCmp::Gt,
-            Cmp::GtEq => WireCmp::GtEq,
-            Cmp::IsNull => WireCmp::IsNull,
-            Cmp::IsNotNull => WireCmp::IsNotNull,
-        };
-        WireTest { field: t.field, cmp, value: t.value.clone() }
-    }
-
-    pub fn test(self) -> FieldTest {
-        let cmp = match self.cmp {
-            WireCmp::Eq => Cmp::Eq,
-            WireCmp::NotEq => Cmp::NotEq,
-            WireCmp::Lt => Cmp::Lt,
-            WireCmp::LtEq => Cmp::LtEq,
-            WireCmp::Gt => Cmp::Gt,
-            WireCmp::GtEq => Cmp::GtEq,
-            WireCmp::IsNull => Cmp::IsNull,
-            WireCmp::IsNotNull => Cmp::IsNotNull,
-        };
-        FieldTest { field: self.field, cmp, value: self.value }
-    }
-}
-
-/// An index as it travels (its id is the receiving engine's to give).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WireIndex {
-    pub name: String,
-    /// false: hash, true: ordered.
-    pub ordered: bool,
-    pub unique: bool,
-    pub columns: Vec<u16>,
-}
-
-impl WireIndex {
-    pub fn of(spec: &IndexSpec) -> WireIndex {
-        WireIndex {
-            name: spec.name.clone(),
-            ordered: spec.kind == IndexKind::Ordered,
-            unique: spec.unique,
-            columns: spec.columns.clone(),
-        }
-    }
-
-    pub fn spec(&self) -> IndexSpec {
-        let kind = if self.ordered { IndexKind::Ordered } else { IndexKind::Hash };
-        IndexSpec::new(self.name.clone(), kind, self.unique, self.columns.clone())
-    }
-}
-
-/// A table as it travels: its name, primary key and secondary indexes
-/// (ids are the receiving engine's to give).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WireTable {
-    pub name: String,
-    pub primary: WireIndex,
-    pub secondary: Vec<WireIndex>,
-}
-
-impl WireTable {
-    pub fn of(spec: &TableSpec) -> WireTable {
-        WireTable {
-            name: spec.name.clone(),
-            primary: WireIndex::of(&spec.primary),
-            secondary: spec.secondary.iter().map(WireIndex::of).collect(),
-        }
-    }
-
-    pub fn spec(&self) -> TableSpec {
-        let mut primary = self.primary.spec();
-        primary.id = tessera_engine::PRIMARY;
-        let secondary: Vec<IndexSpec> = self
-            .secondary
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                let mut s = w.spec();
-                s.id = i as u32 + 1;
-                s
-            })
-            .collect();
-        let next_index_id = secondary.len() as u32 + 1;
-        TableSpec { id: 0, name: self.name.clone(), primary, secondary, next_index_id }
-    }
-}
-
-/// A schema change of one partition's engine, made on its primary.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum SchemaChange {
-    CreateTable(WireTable),
-    DropTable(String),
-    CreateIndex {
-        table: String,
-        index: WireIndex,
-    },
-    DropIndex {
-        table: String,
-        index: String,
-    },
-    TruncateTable(String),
-    /// Make the engine's tables exactly these (`Engine::match_tables`).
-    MatchTables(Vec<WireTable>),
-    /// Make table `to` a copy of table `from` (`Engine::copy_table`).
-    CopyTable {
-        from: String,
-        to: WireTable,
-    },
-}
-
 /// What to do on the partition. Tables are named by their engine name,
 /// indexes by theirs (None: the primary key), since ids are the engine's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -242,13 +96,12 @@ pub enum PartOp {
     Scan {
         table: String,
         index: Option<String>,
-        lower: WireBound,
-        upper: WireBound,
+        range: KeyRange,
         /// The fields the caller reads (None: all); the others travel as NULL.
         fields: Option<Vec<u32>>,
         /// Tests a row must pass to travel at all (its query's filter,
         /// where it can be checked on the stored bytes).
-        tests: Vec<WireTest>,
+        tests: Vec<FieldTest>,
     },
     Insert {
         table: String,
@@ -269,13 +122,13 @@ pub enum PartOp {
         table: String,
         #[serde(with = "serde_bytes")]
         data: Vec<u8>,
-        cond: WireCondition,
+        cond: PutCondition,
     },
     DeleteIf {
         table: String,
         #[serde(with = "serde_bytes")]
         key: Vec<u8>,
-        cond: WireCondition,
+        cond: PutCondition,
     },
     /// The next rows of the last scan.
     ScanMore,
@@ -287,14 +140,6 @@ pub enum PartOp {
     Ready,
     Commit,
     Abort,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub enum WireCondition {
-    Always,
-    Absent,
-    Present,
-    VersionIs(u64),
 }
 
 /// The answer to a [`PartCall`].
@@ -471,74 +316,6 @@ impl WireError {
             WireError::Other(m) => EngineError::Internal(format!("on the partition's primary: {m}")),
             WireError::NullInKey(table) => EngineError::NullInKey { table },
         }
-    }
-}
-
-pub fn isolation_code(i: Isolation) -> u8 {
-    match i {
-        Isolation::ReadCommitted => 0,
-        Isolation::Snapshot => 1,
-        Isolation::RepeatableRead => 2,
-        Isolation::Serializable => 3,
-    }
-}
-
-pub fn isolation_of(code: u8) -> Isolation {
-    match code {
-        0 => Isolation::ReadCommitted,
-        1 => Isolation::Snapshot,
-        2 => Isolation::RepeatableRead,
-        _ => Isolation::Serializable,
-    }
-}
-
-pub fn durability_code(d: Option<Durability>) -> u8 {
-    match d {
-        None => 0,
-        Some(Durability::Synchronous) => 1,
-        Some(Durability::Lazy) => 2,
-    }
-}
-
-pub fn durability_of(code: u8) -> Option<Durability> {
-    match code {
-        1 => Some(Durability::Synchronous),
-        2 => Some(Durability::Lazy),
-        _ => None,
-    }
-}
-
-pub fn bound_to_wire(b: &Bound<Vec<u8>>) -> WireBound {
-    match b {
-        Bound::Unbounded => WireBound::Unbounded,
-        Bound::Included(k) => WireBound::Included(k.clone()),
-        Bound::Excluded(k) => WireBound::Excluded(k.clone()),
-    }
-}
-
-pub fn bound_of_wire(b: WireBound) -> Bound<Vec<u8>> {
-    match b {
-        WireBound::Unbounded => Bound::Unbounded,
-        WireBound::Included(k) => Bound::Included(k),
-        WireBound::Excluded(k) => Bound::Excluded(k),
-    }
-}
-
-pub fn condition_to_wire(c: PutCondition) -> WireCondition {
-    match c {
-        PutCondition::Always => WireCondition::Always,
-        PutCondition::Absent => WireCondition::Absent,
-        PutCondition::Present => WireCondition::Present,
-        PutCondition::VersionIs(v) => WireCondition::VersionIs(v.0),
-    }
-}
-
-pub fn condition_of_wire(c: WireCondition) -> PutCondition {
-    match c {
-        WireCondition::Always => PutCondition::Always,
-        WireCondition::Absent => PutCondition::Absent,
-        WireCondition::Present => PutCondition::Present,
-        WireCondition::VersionIs(v) => PutCondition::VersionIs(RowVersion(v)),
     }
 }
 

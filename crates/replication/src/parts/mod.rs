@@ -5,12 +5,15 @@
 //! A keyed database's partitions are Raft groups of their own, and their
 //! primaries need not be where the database's sessions run (its home's
 //! primary). A session's transaction then works on such a partition
-//! through a [`RemoteTxn`] (`client`): each engine call — a read, a scan, a write, a
-//! savepoint, the commit — travels as one [`PartCall`](messages::PartCall) to the partition's
-//! primary, which keeps the engine transaction open between calls
-//! (`server`) and answers with the engine's result. The versioned
-//! key-value interface is the same as the engine's, so the SQL layer's
-//! transaction treats a local partition and a remote one alike.
+//! through a [`RemoteTxn`], this layer's implementation of the engine's
+//! `tessera_engine::remote::RemotePart`: each engine call — a read, a
+//! scan, a write, a savepoint, the commit — travels as one
+//! [`PartCall`](messages::PartCall) to the partition's primary, which
+//! keeps the engine transaction open between calls (`server`) and answers
+//! with the engine's result. The interface is the engine's, so the SQL
+//! layer's transaction treats a local partition and a remote one alike,
+//! and neither that layer nor the binary adapts one to the other (the
+//! node's `Groups` is the engine's `PartitionRoutes`).
 //!
 //! What can go wrong, and what the caller sees (as engine errors, so the
 //! SQL layer maps them to SQLSTATEs as it maps a local partition's):
@@ -21,9 +24,13 @@
 //!   changed while the commit waited for its quorum): the outcome is
 //!   unknown (40003), as for a local commit in the same situation.
 //!
-//! - `messages`: the calls ([`messages::PartMessage`]), their answers, and
-//!   the engine's values (rows, tables, indexes, errors) as they travel.
-//! - `client`: the caller's side; `server`: the primary's, which checks its
+//! - `messages`: the calls ([`messages::PartMessage`]) and their answers;
+//!   the engine's values travel as they are (its `serde` feature), its
+//!   errors as [`messages::WireError`].
+//! - `client`: the caller's side, [`PartCalls`], asynchronous, one call at
+//!   a time; `remote_txn`: [`RemoteTxn`], those calls made from a
+//!   session's thread and waited for.
+//! - `server`: the primary's side, which checks its
 //!   lease on every call and aborts what it holds once it stops leading,
 //!   or once the caller's node has closed its last connection
 //!   (`wire::Presence`: a node that dies frees the rows its sessions held
@@ -31,7 +38,9 @@
 
 pub mod client;
 pub mod messages;
+pub mod remote_txn;
 pub mod server;
 
-pub use client::{RemoteTxn, RemoteTxnIds, change_schema};
-pub use messages::{Begin, SchemaChange, WireIndex, WireTable, durability_code, isolation_code};
+pub use client::{PartCalls, RemoteTxnIds, change_schema};
+pub use messages::Begin;
+pub use remote_txn::RemoteTxn;

@@ -30,14 +30,12 @@ use tessera_engine::{CommitStart, Engine, EngineError, KeyRange, PRIMARY, PutOut
 
 use futures::future::BoxFuture;
 
-use super::messages::{
-    PartAnswer, PartCall, PartMessage, PartOp, RemoteTxnId, RowPage, SchemaChange, WireError, WireTest, bound_of_wire,
-    condition_of_wire, durability_of, isolation_of,
-};
+use super::messages::{PartAnswer, PartCall, PartMessage, PartOp, RemoteTxnId, RowPage, WireError};
 use crate::raft::commit_log::OpenWork;
 use crate::raft::groups::RaftGroups;
 use crate::types::{GroupId, NodeId};
 use crate::wire::{Answer, Refusal, Service};
+use tessera_engine::remote::PartSchema;
 
 /// How long an open transaction may wait for its caller's next call.
 pub(crate) const IDLE_LIMIT: Duration = Duration::from_secs(60);
@@ -246,11 +244,11 @@ impl PartServer {
                     Ok(e) => e,
                     Err(e) => return failed(&e),
                 };
-                let mut t = match engine.begin(isolation_of(b.isolation)) {
+                let mut t = match engine.begin(b.isolation) {
                     Ok(t) => t,
                     Err(e) => return failed(&e),
                 };
-                if let Some(d) = durability_of(b.durability) {
+                if let Some(d) = b.durability {
                     t.set_durability(d);
                 }
                 t.set_wait(true);
@@ -324,7 +322,7 @@ impl PartServer {
 impl PartServer {
     /// Makes a schema change on partition `stream`, which this node must
     /// lead (the engine replicates it through the partition's group).
-    pub async fn change_schema(self: &Arc<Self>, group: GroupId, stream: u32, change: SchemaChange) -> PartAnswer {
+    pub async fn change_schema(self: &Arc<Self>, group: GroupId, stream: u32, change: PartSchema) -> PartAnswer {
         if !self.groups.holds_lease(group) {
             return not_committed(format!(
                 "node {} is not the primary of this partition (group {group}) now",
@@ -336,20 +334,17 @@ impl PartServer {
             Err(e) => return failed(&e),
         };
         let done = tokio::task::spawn_blocking(move || match change {
-            SchemaChange::CreateTable(table) => engine.create_table(table.spec()).map(|_| ()),
-            SchemaChange::DropTable(name) => engine.drop_table(&name),
-            SchemaChange::CreateIndex { table, index } => engine.create_index(&table, index.spec()),
-            SchemaChange::DropIndex { table, index } => engine.drop_index(&table, &index),
-            SchemaChange::TruncateTable(name) => engine.truncate_table(&name).map(|_| ()),
-            SchemaChange::CopyTable { from, to } => engine.copy_table(&from, to.spec()).map(|_| ()),
-            SchemaChange::MatchTables(tables) => {
-                let specs: Vec<_> = tables.iter().map(|t| t.spec()).collect();
-                engine.match_tables(&specs).map(|changed| {
-                    for change in changed {
-                        tracing::warn!(stream, "a partition behind its database's schema: {change}");
-                    }
-                })
-            }
+            PartSchema::CreateTable(spec) => engine.create_table(spec).map(|_| ()),
+            PartSchema::DropTable(name) => engine.drop_table(&name),
+            PartSchema::CreateIndex { table, index } => engine.create_index(&table, index),
+            PartSchema::DropIndex { table, index } => engine.drop_index(&table, &index),
+            PartSchema::TruncateTable(name) => engine.truncate_table(&name).map(|_| ()),
+            PartSchema::CopyTable { from, to } => engine.copy_table(&from, to).map(|_| ()),
+            PartSchema::MatchTables(specs) => engine.match_tables(&specs).map(|changed| {
+                for change in changed {
+                    tracing::warn!(stream, "a partition behind its database's schema: {change}");
+                }
+            }),
         })
         .await;
         match done {
@@ -400,9 +395,7 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
     }
     // Any other call ends the scan under way.
     o.settle();
-    if let PartOp::Scan { table, index, lower, upper, fields, tests } = op {
-        let range = KeyRange { lower: bound_of_wire(lower), upper: bound_of_wire(upper) };
-        let tests = tests.into_iter().map(WireTest::test).collect();
+    if let PartOp::Scan { table, index, range, fields, tests } = op {
         return scan(o, &table, index, range, fields, tests).unwrap_or_else(|e| failed(&e));
     }
     let Open { txn, engine, savepoints, .. } = o;
@@ -434,12 +427,8 @@ fn run(o: &mut Open, refresh: bool, taken: Vec<u32>, deadline: Option<Instant>, 
         PartOp::Insert { table, data } => t.insert(&table_of(engine, &table)?, data).map(|()| PartAnswer::Done),
         PartOp::Update { table, data } => Ok(PartAnswer::Bool(t.update(&table_of(engine, &table)?, data)?)),
         PartOp::Delete { table, key } => Ok(PartAnswer::Bool(t.delete(&table_of(engine, &table)?, &key)?)),
-        PartOp::Put { table, data, cond } => {
-            put_answer(t.put(&table_of(engine, &table)?, data, condition_of_wire(cond))?)
-        }
-        PartOp::DeleteIf { table, key, cond } => {
-            put_answer(t.delete_if(&table_of(engine, &table)?, &key, condition_of_wire(cond))?)
-        }
+        PartOp::Put { table, data, cond } => put_answer(t.put(&table_of(engine, &table)?, data, cond)?),
+        PartOp::DeleteIf { table, key, cond } => put_answer(t.delete_if(&table_of(engine, &table)?, &key, cond)?),
         PartOp::RollbackTo(n) => {
             let sp = *savepoints
                 .get(&n)

@@ -26,7 +26,7 @@ use crate::error::{ReplicationError, Result};
 /// The version of the messages nodes send each other: the requests and
 /// replies of every subsystem (`wire::service`), the log entries and the
 /// snapshots. Raise it with any change to their encoding.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The shared secret that admits a node to the cluster.
 #[derive(Clone)]

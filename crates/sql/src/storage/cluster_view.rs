@@ -138,7 +138,7 @@ pub trait DatabaseGroups: Send + Sync {
 
     /// Where the primaries of partitions replicated by groups of their
     /// own are (None: every partition is its database's home's group's).
-    fn routes(&self) -> Option<std::sync::Arc<dyn crate::storage::remote::PartitionRoutes>> {
+    fn routes(&self) -> Option<std::sync::Arc<dyn tessera_engine::remote::PartitionRoutes>> {
         None
     }
 }

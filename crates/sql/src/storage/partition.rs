@@ -23,8 +23,8 @@ use tessera_engine::{Engine, IndexId, Table, TableSpec};
 use crate::error::{Result, SqlError, code};
 use crate::storage::catalog::TableDef;
 use crate::storage::keyed::PartitionKey;
-use crate::storage::remote::PartitionRoutes;
 use crate::values::types::SqlType;
+use tessera_engine::remote::PartitionRoutes;
 
 /// The most partitions a database may have.
 pub const MAX_PARTITIONS: usize = 1024;

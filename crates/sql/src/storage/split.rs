@@ -38,7 +38,7 @@ use tessera_engine::{Isolation, KeyRange, PRIMARY};
 
 use crate::error::{Result, SqlError, code};
 use crate::storage::catalog::{Catalog, DatabaseDef};
-use crate::storage::remote::RemoteBegin;
+use tessera_engine::remote::RemoteBegin;
 
 /// How long a split waits for the transactions writing the partition.
 const SPLIT_WAIT: Duration = Duration::from_secs(10);

@@ -38,7 +38,7 @@ use tessera_engine::{
 
 use crate::error::Result as SqlResult;
 use crate::storage::partition::{GateHold, StoredTable};
-use crate::storage::remote::{RemoteBegin, RemotePart};
+use tessera_engine::remote::{PartitionRoutes, RemoteBegin, RemotePart};
 
 /// One partition's part of a transaction: an engine transaction here, or
 /// one on the partition's primary elsewhere.
@@ -98,7 +98,7 @@ pub struct Txn {
     /// their groups' move gates (see `PartitionRoutes::local_work`).
     work: Vec<Box<dyn std::any::Any + Send>>,
     /// Where the partitions' primaries are (a cluster's keyed database).
-    routes: Option<std::sync::Arc<dyn crate::storage::remote::PartitionRoutes>>,
+    routes: Option<std::sync::Arc<dyn PartitionRoutes>>,
     /// The stream of the local part whose write last answered
     /// `WouldBlock`: the holder it names is a transaction of that part's
     /// engine, and is waited for there ([`Txn::row_wait`]).
@@ -792,7 +792,7 @@ impl Txn {
 /// partitions' writes. (A primary lost between this and its commit still
 /// can: atomic commits across partitions are the transactions-across-
 /// partitions work.)
-fn all_ready(routes: &dyn crate::storage::remote::PartitionRoutes, parts: &mut [(u32, PartTxn)]) -> bool {
+fn all_ready(routes: &dyn PartitionRoutes, parts: &mut [(u32, PartTxn)]) -> bool {
     parts.iter_mut().all(|(stream, t)| match t {
         PartTxn::Local(_) => routes.ready_here(*stream),
         PartTxn::Remote(r) => r.ready().is_ok(),

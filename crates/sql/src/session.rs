@@ -61,6 +61,9 @@ pub struct Session {
     pub(crate) notes: ScanNotes,
     pub(crate) ctx: SessionContext,
     pub(crate) scratch: crate::scope::Scratch,
+    /// The catalog snapshot the statement being planned reads (shared
+    /// with the resolver; see `scope::pin_schema`).
+    pub(crate) schema: crate::scope::SchemaPin,
     pub(crate) block: Option<Block>,
     /// Set by SET TRANSACTION before the first statement of a block.
     pub(crate) next_isolation: Option<Isolation>,
@@ -122,8 +125,10 @@ impl Session {
             notes: notes.clone(),
             info: info.clone(),
             scratch: Default::default(),
+            schema: Default::default(),
         };
         let scratch = resolver.scratch.clone();
+        let schema = resolver.schema.clone();
         let ctx = new_context(resolver);
         let partition_key = shared.catalog.database(db).and_then(|d| d.partition_key);
         let home = shared.catalog.database(db).and_then(|d| d.home);
@@ -134,6 +139,7 @@ impl Session {
             notes,
             ctx,
             scratch,
+            schema,
             block: None,
             next_isolation: None,
             templates: Default::default(),
@@ -162,20 +168,28 @@ impl Session {
 
     /// `SELECT *` over USING joins in PostgreSQL's column order (`using_joins`).
     pub(crate) fn expand_using_wildcards(&self, stmt: &mut Statement) -> Result<()> {
+        let schema = self.pin_schema();
         let columns = |table: &str| {
-            self.catalog().table(&self.info.db, table).map(|d| d.columns.iter().map(|c| c.name.clone()).collect())
+            let def = schema.snapshot.table(&self.info.db, table)?;
+            Some(def.columns.iter().map(|c| c.name.clone()).collect())
         };
         crate::rewrite::using_joins::expand(stmt, &columns)
     }
 
     /// Each view a statement reads replaced by its query (`views.rs`).
     pub(crate) fn expand_views(&self, stmt: &mut Statement) -> Result<()> {
-        let catalog = self.catalog();
+        let schema = self.pin_schema();
         let db = &self.info.db;
-        if !crate::plan::views::names_a_view(stmt, &|n| catalog.view(db, n).is_some()) {
+        if !crate::plan::views::names_a_view(stmt, &|n| schema.snapshot.view(db, n).is_some()) {
             return Ok(());
         }
-        crate::plan::views::expand(stmt, &|n| catalog.view(db, n))
+        crate::plan::views::expand(stmt, &|n| schema.snapshot.view(db, n).cloned())
+    }
+
+    /// Pins the catalog snapshot this session's statement plans against
+    /// (`scope::pin_schema`) until the guard drops.
+    pub(crate) fn pin_schema(&self) -> crate::scope::PinnedSchema {
+        crate::scope::pin_schema(&self.schema, self.catalog())
     }
 
     /// The session's `TimeZone`.
@@ -325,10 +339,13 @@ impl Session {
     }
 
     /// Plans a query statement with DataFusion and binds parameters.
+    /// Every name resolves against one catalog snapshot, pinned for the
+    /// planning.
     pub(crate) async fn plan_query(&self, mut stmt: Statement, params: &[ScalarValue]) -> Result<LogicalPlan> {
+        let schema = self.pin_schema();
         self.expand_views(&mut stmt)?;
         self.expand_using_wildcards(&mut stmt)?;
-        crate::values::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
+        crate::values::enums::rewrite_casts(&mut stmt, &|name| schema.snapshot.user_type(self.db(), name).cloned())?;
         crate::rewrite::strict::rewrite_statement(&mut stmt, self.zone())?;
         crate::plan::functions::rewrite_casts(&mut stmt);
         crate::rewrite::naming::name_function_columns(&mut stmt);

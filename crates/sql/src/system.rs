@@ -73,6 +73,7 @@ mod tests {
             notes: s.notes.clone(),
             info: s.info.clone(),
             scratch: Default::default(),
+            schema: Default::default(),
         };
         (s, r)
     }

@@ -272,7 +272,7 @@ pub fn start(
                     .map_err(|e| e.to_string())?;
             sql.catalog.set_cluster(view.clone());
             sql.catalog.set_groups(Arc::new(Homes::new(groups.clone(), crash.clone())));
-            sql.catalog.set_crash_points(crash.for_sql());
+            sql.catalog.set_crash_points(Arc::new(crash.clone()));
             // Its catalog is complete (a primary has applied everything
             // committed): the groups no database owns can go.
             let homes = sql.catalog.databases().into_iter().filter_map(|d| d.home).collect();
@@ -301,7 +301,7 @@ pub fn start(
             sql.catalog.set_cluster(view.clone());
             // (A split on a database's primary adds a partition to its group.)
             sql.catalog.set_groups(Arc::new(Homes::new(groups.clone(), crash.clone())));
-            sql.catalog.set_crash_points(crash.for_sql());
+            sql.catalog.set_crash_points(Arc::new(crash.clone()));
             Ok(sql)
         })
     };

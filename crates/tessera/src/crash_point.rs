@@ -21,12 +21,6 @@ impl CrashPoints {
         CrashPoints { file: enabled.then(|| data_dir.join("crash-point")) }
     }
 
-    /// The same, as the SQL layer calls them.
-    pub fn for_sql(&self) -> tessera_sql::storage::catalog::CrashPoints {
-        let points = self.clone();
-        std::sync::Arc::new(move |point: &str| points.here(point))
-    }
-
     /// Dies here if the data directory's `crash-point` names `point`.
     pub fn here(&self, point: &str) {
         let Some(file) = &self.file else { return };
@@ -36,6 +30,13 @@ impl CrashPoints {
             eprintln!("tessera: crash point {point}: aborting");
             std::process::abort();
         }
+    }
+}
+
+/// The SQL layer's catalog asks them at its steps.
+impl tessera_sql::storage::catalog::FaultHooks for CrashPoints {
+    fn crash_point(&self, point: &str) {
+        self.here(point);
     }
 }
 

@@ -98,7 +98,7 @@ impl SchemaProvider for TesseraSchema {
 
     fn table_exist(&self, name: &str) -> bool {
         match self.kind {
-            SchemaKind::Public | SchemaKind::Dml => self.r.catalog.table(&self.r.db, name).is_some(),
+            SchemaKind::Public | SchemaKind::Dml => self.r.schema().table(&self.r.db, name).is_some(),
             SchemaKind::PgCatalog => PG_CATALOG.contains(name),
             SchemaKind::InformationSchema => INFORMATION_SCHEMA.contains(name),
             SchemaKind::Tessera => TESSERA.contains(name),

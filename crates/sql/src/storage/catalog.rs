@@ -1,5 +1,5 @@
 //! The SQL catalog: databases, tables, columns, constraints, indexes,
-//! sequences and roles.
+//! sequences, types, views and roles.
 //!
 //! Definitions live as JSON documents in the engine table `__catalog`, so
 //! DDL is logged, checkpointed and recovered like any data. The system
@@ -10,8 +10,25 @@
 //! with its rows, so that a database is self-contained. Each SQL table is
 //! one engine table named `t<oid>` (renames touch only the catalog); its
 //! engine primary key is the SQL primary key, or a hidden row id when the
-//! table has none. The in-memory copy answers lookups; every change writes the
-//! engine first, then memory, under one DDL mutex.
+//! table has none.
+//!
+//! The parts, each in a module of its own:
+//! - the definitions' types (here: `TableDef`, `DatabaseDef`, …);
+//! - the stored entries (`entries.rs`): how each definition is written
+//!   durably and read back;
+//! - the schema snapshot (`schema.rs`, [`SchemaSnapshot`]): every lookup
+//!   reads one immutable, versioned snapshot of the definitions; a change
+//!   writes its entries first, then publishes a new snapshot, under one
+//!   DDL mutex, so a reader holding a snapshot (a statement's planning)
+//!   sees one version throughout;
+//! - the counters handing out oids and streams (here), which only move
+//!   forward, apart from the snapshot;
+//! - schema-change jobs on keyed databases (`jobs.rs`), partitions and
+//!   their writer gates (`partitions.rs`), homes (`home.rs`), sequences
+//!   (`sequences.rs`), users' types (`types.rs`) and views (`views.rs`);
+//! - what the node around it hooks in, each once: the cluster it belongs
+//!   to (`ClusterView`), the replication groups that make homes
+//!   (`DatabaseGroups`), and fault tests' crash points ([`FaultHooks`]).
 //!
 //! A crash between creating an engine table and writing its catalog entry
 //! leaves an orphan engine table: `Catalog::open` drops it.
@@ -23,27 +40,31 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
-use tessera_engine::tuple::{Tuple, encode_key, encode_tuple};
-use tessera_engine::{Engine, Isolation, Node};
+use tessera_engine::tuple::{Tuple, encode_key};
+use tessera_engine::{Engine, Node};
 
-use crate::storage::jobs::JobDef;
 use crate::storage::partition::{Part, PartitionDef, PartitionGate, StoredTable};
 
 use crate::error::{Result, SqlError, code};
 use crate::values::types::SqlType;
 
+mod entries;
 mod home;
+mod jobs;
 mod layout;
 mod partitions;
 #[cfg(test)]
 mod replica_tests;
+mod schema;
 mod sequences;
 mod table_specs;
 mod types;
 pub mod views;
 
+use entries::Entry;
 pub use home::Home;
 pub use layout::block_home;
+pub use schema::SchemaSnapshot;
 pub(crate) use table_specs::{engine_spec, fields_of};
 pub use table_specs::{rowid_sequence, sequence_of_default, target_table};
 pub use types::{DomainDef, ResolvedType, TypeDef, TypeKind, type_key};
@@ -229,43 +250,6 @@ pub struct RoleDef {
     pub password: Option<ScramSecret>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind")]
-enum Entry {
-    Database(DatabaseDef),
-    Table(TableDef),
-    Sequence(SequenceDef),
-    Role(RoleDef),
-    /// The next unused log stream (stream ids are never reused).
-    Streams {
-        next: u32,
-    },
-    Job(JobDef),
-    /// A keyed database's partitions and schema version, in its home
-    /// (`catalog/layout.rs`).
-    Layout(layout::Layout),
-    /// An enum type or a domain (`catalog/types.rs`).
-    Type(TypeDef),
-    /// A view (`catalog/views.rs`).
-    View(crate::storage::catalog::views::ViewDef),
-}
-
-impl Entry {
-    fn key(&self) -> String {
-        match self {
-            Entry::Database(d) => format!("database:{}", d.oid),
-            Entry::Table(t) => format!("table:{}", t.oid),
-            Entry::Sequence(s) => format!("sequence:{}", s.oid),
-            Entry::Role(r) => format!("role:{}", r.oid),
-            Entry::Streams { .. } => "streams:0".into(),
-            Entry::Job(j) => format!("job:{}", j.id),
-            Entry::Layout(l) => format!("layout:{}", l.db),
-            Entry::Type(t) => format!("type:{}", t.oid),
-            Entry::View(v) => format!("view:{}", v.oid),
-        }
-    }
-}
-
 /// The live state of one sequence: `next` is handed out, `reserved` is the
 /// last value already made durable.
 #[derive(Debug)]
@@ -276,19 +260,27 @@ struct SequenceState {
     called: std::sync::atomic::AtomicBool,
 }
 
-#[derive(Default)]
-struct State {
-    databases: BTreeMap<String, DatabaseDef>,
-    tables: BTreeMap<(String, String), Arc<TableDef>>,
-    sequences: BTreeMap<(String, String), Arc<SequenceDef>>,
-    roles: BTreeMap<String, RoleDef>,
-    types: BTreeMap<(String, String), Arc<TypeDef>>,
-    views: BTreeMap<(String, String), Arc<crate::storage::catalog::views::ViewDef>>,
-    jobs: BTreeMap<u32, JobDef>,
+/// What hands out oids and streams. They only move forward: a value
+/// handed out and not yet written (a DDL under way) stays taken, even
+/// when the catalog reloads.
+struct Counters {
     next_oid: u32,
     next_stream: u32,
     /// The next oid of each home's block (see `home::oid_block`).
     next_home_oid: std::collections::HashMap<u32, u32>,
+}
+
+impl Counters {
+    /// Moves past the oid `oid` (and the block it is in).
+    fn past_oid(&mut self, oid: u32) {
+        match home::block_of(oid) {
+            None => self.next_oid = self.next_oid.max(oid + 1),
+            Some(stream) => {
+                let next = self.next_home_oid.entry(stream).or_insert(oid + 1);
+                *next = (*next).max(oid + 1);
+            }
+        }
+    }
 }
 
 pub struct Catalog {
@@ -297,11 +289,16 @@ pub struct Catalog {
     /// The system engine as a home: its catalog and sequence tables
     /// (looked up again on a replica when a snapshot replaced them).
     system: RwLock<Home>,
-    state: RwLock<State>,
+    /// The definitions, as the snapshot every lookup reads
+    /// (`catalog/schema.rs`); replaced whole by every change.
+    schema: RwLock<Arc<SchemaSnapshot>>,
+    counters: Mutex<Counters>,
     /// Serializes DDL so catalog entries and engine tables change together.
     ddl: Mutex<()>,
     sequences: RwLock<BTreeMap<u32, Arc<SequenceState>>>,
-    /// Bumped by every change; sessions cache plans against it.
+    /// Bumped by every change (and by what invalidates what sessions keep
+    /// bound to the catalog without changing a definition: `touch`);
+    /// sessions cache plans against it.
     version: AtomicI64,
     /// Writer gates of the partitions (see `PartitionGate`).
     gates: RwLock<std::collections::HashMap<u32, Arc<PartitionGate>>>,
@@ -310,7 +307,7 @@ pub struct Catalog {
     /// On a cluster: makes each new home a replication group of its own.
     groups: std::sync::OnceLock<Arc<dyn crate::storage::cluster_view::DatabaseGroups>>,
     /// Where fault tests make the node die (see `crash_point`).
-    crash_points: std::sync::OnceLock<CrashPoints>,
+    crash_points: std::sync::OnceLock<Arc<dyn FaultHooks>>,
     /// A secondary's catalog: it follows DDL replicated after it was
     /// loaded (`refresh_if_changed`) instead of making any.
     replica: bool,
@@ -342,7 +339,7 @@ impl Catalog {
             .ok_or_else(|| SqlError::internal("the system engine's catalog tables were not created"))?;
         let catalog = Catalog::load_from(node, system, false)?;
         let catalog = Arc::new(catalog);
-        if catalog.state.read().databases.is_empty() {
+        if catalog.schema().databases.is_empty() {
             catalog.bootstrap()?;
         }
         catalog.open_partitions(&*maintains)?;
@@ -369,7 +366,12 @@ impl Catalog {
             node,
             engine,
             system: RwLock::new(system),
-            state: RwLock::new(State { next_oid: FIRST_USER_OID, next_stream: 1, ..Default::default() }),
+            schema: RwLock::default(),
+            counters: Mutex::new(Counters {
+                next_oid: FIRST_USER_OID,
+                next_stream: 1,
+                next_home_oid: Default::default(),
+            }),
             ddl: Mutex::new(()),
             sequences: RwLock::new(BTreeMap::new()),
             version: AtomicI64::new(0),
@@ -397,7 +399,7 @@ impl Catalog {
         };
         let system = Home::in_engine(tessera_engine::SYSTEM_STREAM, engine, false)?.ok_or_else(missing)?;
         let catalog = Catalog::load_from(node, system, true)?;
-        if catalog.state.read().databases.is_empty() {
+        if catalog.schema().databases.is_empty() {
             return Err(missing());
         }
         Ok(Arc::new(catalog))
@@ -432,6 +434,19 @@ impl Catalog {
 
     pub fn node(&self) -> &Arc<Node> {
         &self.node
+    }
+
+    /// Ends the process here if the node's crash points say so (fault
+    /// tests; nothing otherwise).
+    pub(crate) fn crash_point(&self, point: &str) {
+        if let Some(hooks) = self.crash_points.get() {
+            hooks.crash_point(point);
+        }
+    }
+
+    /// Sets the node's crash points (once).
+    pub fn set_crash_points(&self, points: Arc<dyn FaultHooks>) {
+        let _ = self.crash_points.set(points);
     }
 
     /// Tells the catalog which cluster the node belongs to (once).
@@ -469,7 +484,7 @@ impl Catalog {
     /// The next stream the cluster-wide counter hands out: every home
     /// made so far has a lower one.
     pub fn next_stream(&self) -> u32 {
-        self.state.read().next_stream
+        self.counters.lock().next_stream
     }
 
     pub fn version(&self) -> i64 {
@@ -480,157 +495,6 @@ impl Catalog {
     /// sessions keep bound to it (TRUNCATE replaces a table's engine table).
     pub fn touch(&self) {
         self.version.fetch_add(1, Ordering::AcqRel);
-    }
-
-    fn load(&self) -> Result<()> {
-        if self.replica && !self.system_home().is_current(&self.node) {
-            let system =
-                Home::in_engine(tessera_engine::SYSTEM_STREAM, self.engine.clone(), false)?.ok_or_else(|| {
-                    SqlError::new(code::CANNOT_CONNECT_NOW, "this replica is loading the catalog from a snapshot")
-                })?;
-            *self.system.write() = system;
-        }
-        let system = self.system_home();
-        // Counted before the scan: a change during it is seen next time.
-        let mut changes = system.changes();
-        let (rows, mut seq_rows) = system.scan()?;
-        let parse = |rows: Vec<Vec<u8>>| -> Result<Vec<Entry>> {
-            rows.iter()
-                .map(|row| {
-                    let t = Tuple::parse(row).map_err(|e| SqlError::internal(e.to_string()))?;
-                    let doc = t.field(1).ok_or_else(|| SqlError::internal("catalog entry without a document"))?;
-                    serde_json::from_slice(doc)
-                        .map_err(|e| SqlError::new(code::DATA_CORRUPTED, format!("catalog entry is unreadable: {e}")))
-                })
-                .collect()
-        };
-        let mut entries = parse(rows)?;
-        // Then every database's home (a replica's may not be there yet).
-        let homes: Vec<u32> = entries
-            .iter()
-            .filter_map(|e| match e {
-                Entry::Database(d) => d.home,
-                _ => None,
-            })
-            .collect();
-        self.homes.write().retain(|s, h| homes.contains(s) && h.is_current(&self.node));
-        for stream in homes {
-            if let Some(h) = self.attach_home(stream)? {
-                changes += h.changes();
-                let (rows, seqs) = h.scan()?;
-                entries.extend(parse(rows)?);
-                seq_rows.extend(seqs);
-            }
-        }
-        let mut state = self.state.write();
-        // From scratch (a replica reloads into a catalog in use), but for
-        // the counters, which never go back: an oid or stream handed out
-        // here and not yet written (a DDL under way) stays taken.
-        let (next_oid, next_stream) = (state.next_oid, state.next_stream);
-        let next_home_oid = std::mem::take(&mut state.next_home_oid);
-        *state = State {
-            next_oid: next_oid.max(FIRST_USER_OID),
-            next_stream: next_stream.max(1),
-            next_home_oid,
-            ..Default::default()
-        };
-        self.loaded_changes.store(changes, Ordering::Release);
-        let mut layouts = Vec::new();
-        for entry in entries {
-            let oid = match &entry {
-                Entry::Layout(l) => {
-                    layouts.push(l.clone());
-                    continue;
-                }
-                Entry::Database(d) => d.oid,
-                Entry::Table(t) => t.oid,
-                Entry::Sequence(s) => s.oid,
-                Entry::Role(r) => r.oid,
-                Entry::Type(t) => t.oid,
-                Entry::View(v) => v.oid,
-                Entry::Streams { next } => {
-                    state.next_stream = state.next_stream.max(*next);
-                    continue;
-                }
-                Entry::Job(j) => j.id,
-            };
-            let indexes = match &entry {
-                Entry::Table(t) => t.indexes.iter().map(|ix| ix.oid).collect(),
-                _ => vec![],
-            };
-            for oid in std::iter::once(oid).chain(indexes) {
-                match home::block_of(oid) {
-                    None => state.next_oid = state.next_oid.max(oid + 1),
-                    Some(stream) => {
-                        let next = state.next_home_oid.entry(stream).or_insert(oid + 1);
-                        *next = (*next).max(oid + 1);
-                    }
-                }
-            }
-            match entry {
-                Entry::Database(d) => {
-                    state.databases.insert(d.name.clone(), d);
-                }
-                Entry::Table(t) => {
-                    state.tables.insert((t.db.clone(), t.name.clone()), Arc::new(t));
-                }
-                Entry::Sequence(s) => {
-                    state.sequences.insert((s.db.clone(), s.name.clone()), Arc::new(s));
-                }
-                Entry::Role(r) => {
-                    state.roles.insert(r.name.clone(), r);
-                }
-                Entry::Type(t) => {
-                    t.publish();
-                    state.types.insert((t.db.clone(), t.name.clone()), Arc::new(t));
-                }
-                Entry::View(v) => {
-                    state.views.insert((v.db.clone(), v.name.clone()), Arc::new(v));
-                }
-                Entry::Streams { .. } | Entry::Layout(_) => {}
-                Entry::Job(j) => {
-                    state.jobs.insert(j.id, j);
-                }
-            }
-        }
-        state.merge_layouts(layouts);
-        // Never hand out a stream a database still uses (belt and braces;
-        // the streams of homes' blocks are not the counter's).
-        let used = state
-            .databases
-            .values()
-            .flat_map(|d| d.partitions.iter().map(|p| p.stream).chain(d.home))
-            .filter(|s| *s < layout::FIRST_BLOCK_STREAM)
-            .max();
-        if let Some(max) = used {
-            state.next_stream = state.next_stream.max(max + 1);
-        }
-        let mut reserved = BTreeMap::new();
-        for row in seq_rows {
-            let t = Tuple::parse(&row).map_err(|e| SqlError::internal(e.to_string()))?;
-            let oid = t.field(0).and_then(|b| b.try_into().ok()).map(u32::from_be_bytes);
-            let value = t.field(1).and_then(|b| b.try_into().ok()).map(i64::from_be_bytes);
-            if let (Some(oid), Some(value)) = (oid, value) {
-                reserved.insert(oid, value);
-            }
-        }
-        let mut seqs = self.sequences.write();
-        for s in state.sequences.values() {
-            // After a restart continue past everything that may have been handed out.
-            let (next, res, called) = match reserved.get(&s.oid) {
-                Some(r) => (r + s.increment, *r, true),
-                None => (s.start, s.start - s.increment, false),
-            };
-            seqs.insert(
-                s.oid,
-                Arc::new(SequenceState {
-                    next: AtomicI64::new(next),
-                    reserved: Mutex::new(res),
-                    called: std::sync::atomic::AtomicBool::new(called),
-                }),
-            );
-        }
-        Ok(())
     }
 
     fn bootstrap(&self) -> Result<()> {
@@ -670,7 +534,7 @@ impl Catalog {
 
     fn drop_orphans(&self, maintains: &dyn Fn(u32) -> bool) -> Result<()> {
         let owned: std::collections::HashSet<String> =
-            self.state.read().tables.values().map(|t| t.engine_name.clone()).collect();
+            self.schema().tables.values().map(|t| t.engine_name.clone()).collect();
         let mut engines = vec![self.engine.clone()];
         engines.extend(self.node.partitions().into_iter().filter(|(s, _)| maintains(*s)).map(|(_, e)| e));
         for engine in engines {
@@ -688,7 +552,7 @@ impl Catalog {
     /// An oid for a cluster-wide object (a database, a job) or one of a
     /// database without a home of its own.
     pub fn alloc_oid(&self) -> u32 {
-        let mut s = self.state.write();
+        let mut s = self.counters.lock();
         let oid = s.next_oid;
         s.next_oid += 1;
         oid
@@ -698,9 +562,9 @@ impl Catalog {
     /// sequence): from its home's own block when it has a home, so that
     /// the primaries of different databases never hand out the same one.
     pub fn alloc_oid_in(&self, db: &str) -> Result<u32> {
-        let home = self.state.read().databases.get(db).and_then(|d| d.home);
+        let home = self.schema().database(db).and_then(|d| d.home);
         let Some(stream) = home else { return Ok(self.alloc_oid()) };
-        let mut s = self.state.write();
+        let mut s = self.counters.lock();
         let next = s.next_home_oid.entry(stream).or_insert(home::oid_block(stream) + 1);
         if *next >= home::oid_block(stream + 1) - 1 {
             return Err(SqlError::new(
@@ -713,86 +577,10 @@ impl Catalog {
         Ok(oid)
     }
 
-    /// Writes catalog documents durably, then applies them in memory.
-    fn write_entries(&self, entries: &[Entry]) -> Result<()> {
-        // One durable commit per home the entries are kept in.
-        let durable = self.durable(entries);
-        for (home, entries) in self.by_home(&durable, |e| self.entry_home(e))? {
-            self.check_writable(&home)?;
-            let mut txn = home.engine.begin(Isolation::Snapshot)?;
-            for e in entries {
-                let key = e.key();
-                let doc = serde_json::to_vec(e).map_err(|e| SqlError::internal(e.to_string()))?;
-                let row = encode_tuple(&[Some(key.as_bytes()), Some(&doc)]);
-                txn.put(&home.catalog, row, tessera_engine::PutCondition::Always)?;
-            }
-            // A durable commit: wait for the fsync off the runtime's thread.
-            crate::storage::blocking(|| txn.commit())?;
-        }
-        let mut state = self.state.write();
-        for e in entries {
-            match e.clone() {
-                Entry::Database(d) => {
-                    state.databases.retain(|_, x| x.oid != d.oid);
-                    state.databases.insert(d.name.clone(), d);
-                }
-                Entry::Table(t) => {
-                    state.tables.retain(|_, x| x.oid != t.oid);
-                    state.tables.insert((t.db.clone(), t.name.clone()), Arc::new(t));
-                }
-                Entry::Sequence(s) => {
-                    state.sequences.retain(|_, x| x.oid != s.oid);
-                    state.sequences.insert((s.db.clone(), s.name.clone()), Arc::new(s));
-                }
-                Entry::Role(r) => {
-                    state.roles.retain(|_, x| x.oid != r.oid);
-                    state.roles.insert(r.name.clone(), r);
-                }
-                Entry::Type(t) => {
-                    t.publish();
-                    state.types.retain(|_, x| x.oid != t.oid);
-                    state.types.insert((t.db.clone(), t.name.clone()), Arc::new(t));
-                }
-                Entry::View(v) => {
-                    state.views.retain(|_, x| x.oid != v.oid);
-                    state.views.insert((v.db.clone(), v.name.clone()), Arc::new(v));
-                }
-                Entry::Streams { next } => state.next_stream = state.next_stream.max(next),
-                Entry::Job(j) => {
-                    state.jobs.insert(j.id, j);
-                }
-                Entry::Layout(l) => state.merge_layouts(vec![l]),
-            }
-        }
-        self.version.fetch_add(1, Ordering::AcqRel);
-        Ok(())
-    }
-
-    fn delete_entries(&self, keys: &[String]) -> Result<()> {
-        for (home, keys) in self.by_home(keys, |k| self.key_home(k))? {
-            self.check_writable(&home)?;
-            let mut txn = home.engine.begin(Isolation::Snapshot)?;
-            for key in keys {
-                txn.delete(&home.catalog, &encode_key(&[Some(key.as_bytes())]))?;
-            }
-            // A durable commit: wait for the fsync off the runtime's thread.
-            crate::storage::blocking(|| txn.commit())?;
-        }
-        let mut state = self.state.write();
-        for key in keys {
-            let (kind, oid) = key.split_once(':').expect("catalog key");
-            let oid: u32 = oid.parse().expect("catalog oid");
-            match kind {
-                "database" => state.databases.retain(|_, x| x.oid != oid),
-                "table" => state.tables.retain(|_, x| x.oid != oid),
-                "sequence" => state.sequences.retain(|_, x| x.oid != oid),
-                "type" => state.types.retain(|_, x| x.oid != oid),
-                "view" => state.views.retain(|_, x| x.oid != oid),
-                _ => state.roles.retain(|_, x| x.oid != oid),
-            }
-        }
-        self.version.fetch_add(1, Ordering::AcqRel);
-        Ok(())
+    /// The definitions as of now: one consistent version, however much
+    /// DDL runs while the caller holds it.
+    pub fn schema(&self) -> Arc<SchemaSnapshot> {
+        self.schema.read().clone()
     }
 
     pub fn ddl_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
@@ -802,45 +590,40 @@ impl Catalog {
     // ----- lookups -----
 
     pub fn database(&self, name: &str) -> Option<DatabaseDef> {
-        self.state.read().databases.get(name).cloned()
+        self.schema().database(name).cloned()
     }
 
     pub fn databases(&self) -> Vec<DatabaseDef> {
-        self.state.read().databases.values().cloned().collect()
+        self.schema().databases().cloned().collect()
     }
 
     pub fn table(&self, db: &str, name: &str) -> Option<Arc<TableDef>> {
-        self.state.read().tables.get(&(db.to_string(), name.to_string())).cloned()
+        self.schema().table(db, name).cloned()
     }
 
     pub fn tables(&self, db: &str) -> Vec<Arc<TableDef>> {
-        self.state.read().tables.values().filter(|t| t.db == db).cloned().collect()
+        self.schema().tables(db).cloned().collect()
     }
 
     pub fn sequence(&self, db: &str, name: &str) -> Option<Arc<SequenceDef>> {
-        self.state.read().sequences.get(&(db.to_string(), name.to_string())).cloned()
+        self.schema().sequence(db, name).cloned()
     }
 
     pub fn sequences(&self, db: &str) -> Vec<Arc<SequenceDef>> {
-        self.state.read().sequences.values().filter(|s| s.db == db).cloned().collect()
+        self.schema().sequences(db).cloned().collect()
     }
 
     pub fn role(&self, name: &str) -> Option<RoleDef> {
-        self.state.read().roles.get(name).cloned()
+        self.schema().role(name).cloned()
     }
 
     pub fn roles(&self) -> Vec<RoleDef> {
-        self.state.read().roles.values().cloned().collect()
+        self.schema().roles().cloned().collect()
     }
 
     /// Finds the index named `name` in database `db`.
     pub fn index(&self, db: &str, name: &str) -> Option<(Arc<TableDef>, IndexDef)> {
-        let state = self.state.read();
-        state
-            .tables
-            .values()
-            .filter(|t| t.db == db)
-            .find_map(|t| t.indexes.iter().find(|i| i.name == name).map(|i| (t.clone(), i.clone())))
+        self.schema().index(db, name)
     }
 
     /// The engine tables holding `def`'s rows, one per partition.
@@ -893,69 +676,15 @@ impl Catalog {
             db = again;
         }
     }
-
-    // ----- changes (callers hold `ddl_lock`) -----
-
-    pub fn put_database(&self, d: DatabaseDef) -> Result<()> {
-        self.write_entries(&[Entry::Database(d)])
-    }
-
-    pub fn put_table(&self, t: TableDef) -> Result<()> {
-        self.write_entries(&[Entry::Table(t)])
-    }
-
-    pub fn put_role(&self, r: RoleDef) -> Result<()> {
-        self.write_entries(&[Entry::Role(r)])
-    }
-
-    pub fn drop_role(&self, oid: u32) -> Result<()> {
-        self.delete_entries(&[format!("role:{oid}")])
-    }
-
-    pub fn drop_database_entry(&self, oid: u32) -> Result<()> {
-        self.delete_entries(&[format!("database:{oid}")])
-    }
-
-    /// Removes a table's catalog entry and the sequences it owns.
-    pub fn drop_table_entry(&self, t: &TableDef) -> Result<()> {
-        let mut keys = vec![format!("table:{}", t.oid)];
-        for s in self.sequences(&t.db) {
-            if s.owned_by.as_ref().map(|o| o.0) == Some(t.oid) {
-                keys.push(format!("sequence:{}", s.oid));
-            }
-        }
-        self.delete_entries(&keys)
-    }
-
-    pub fn put_sequence(&self, s: SequenceDef) -> Result<()> {
-        let oid = s.oid;
-        let start = s.start;
-        let inc = s.increment;
-        let fresh = !self.sequences.read().contains_key(&oid);
-        self.write_entries(&[Entry::Sequence(s)])?;
-        if fresh {
-            self.sequences.write().insert(
-                oid,
-                Arc::new(SequenceState {
-                    next: AtomicI64::new(start),
-                    reserved: Mutex::new(start - inc),
-                    called: std::sync::atomic::AtomicBool::new(false),
-                }),
-            );
-        }
-        Ok(())
-    }
-
-    pub fn drop_sequence_entry(&self, oid: u32) -> Result<()> {
-        self.delete_entries(&[format!("sequence:{oid}")])?;
-        self.sequences.write().remove(&oid);
-        Ok(())
-    }
 }
 
-/// A node's crash points, as the binary sets them for fault tests: called
-/// with a point's name, it may end the process there.
-pub type CrashPoints = Arc<dyn Fn(&str) + Send + Sync>;
+/// What fault tests hook into the catalog: told each named step of a
+/// change that spans several writes (a schema change's job, a split), the
+/// binary's crash points may end the process there. Nothing is hooked
+/// outside fault tests.
+pub trait FaultHooks: Send + Sync {
+    fn crash_point(&self, point: &str);
+}
 
 /// A 32-bit identifier that PostgreSQL clients display as a table's OID.
 pub fn relkind_table() -> &'static str {

@@ -131,7 +131,7 @@ impl Catalog {
             ));
         }
         let stream = {
-            let mut s = self.state.write();
+            let mut s = self.counters.lock();
             let stream = s.next_stream;
             if stream >= MAX_HOME_STREAM {
                 return Err(SqlError::new(
@@ -256,7 +256,7 @@ impl Catalog {
     /// The home of database `db` (the system engine when it has none of
     /// its own, or does not exist).
     pub(super) fn home_of(&self, db: &str) -> Result<Home> {
-        let stream = self.state.read().databases.get(db).and_then(|d| d.home);
+        let stream = self.schema().database(db).and_then(|d| d.home);
         match stream {
             None => Ok(self.system_home()),
             Some(s) => self.attach_home(s)?.ok_or_else(|| {
@@ -316,16 +316,7 @@ impl Catalog {
     pub(super) fn key_home(&self, key: &str) -> Result<Home> {
         let (kind, oid) = key.split_once(':').unwrap_or((key, ""));
         let oid: u32 = oid.parse().unwrap_or(u32::MAX);
-        let db = {
-            let s = self.state.read();
-            match kind {
-                "table" => s.tables.values().find(|t| t.oid == oid).map(|t| t.db.clone()),
-                "sequence" => s.sequences.values().find(|q| q.oid == oid).map(|q| q.db.clone()),
-                "type" => s.types.values().find(|t| t.oid == oid).map(|t| t.db.clone()),
-                "view" => s.views.values().find(|v| v.oid == oid).map(|v| v.db.clone()),
-                _ => None,
-            }
-        };
+        let db = self.schema().db_of_key(kind, oid).map(str::to_string);
         match db {
             Some(db) => self.home_of(&db),
             None => Ok(self.system_home()),
@@ -340,7 +331,7 @@ impl Catalog {
     /// Whether a database's home that was missing when the catalog was
     /// loaded (a replica's, before replication created it) is there now.
     pub(super) fn home_arrived(&self) -> bool {
-        let wanted: Vec<u32> = self.state.read().databases.values().filter_map(|d| d.home).collect();
+        let wanted: Vec<u32> = self.schema().databases().filter_map(|d| d.home).collect();
         let homes = self.homes.read();
         wanted.iter().any(|s| {
             !homes.contains_key(s) && self.node.partition(*s).is_some_and(|e| e.table(CATALOG_TABLE).is_some())

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use tessera_engine::Engine;
 
-use super::{Catalog, DatabaseDef, Entry, State};
+use super::{Catalog, DatabaseDef, Entry, SchemaSnapshot};
 use crate::error::{Result, SqlError, code};
 use crate::storage::partition::PartitionDef;
 
@@ -94,7 +94,7 @@ impl Catalog {
     /// latter only when it differs from what is stored, so that a split
     /// or a schema change on a database's own primary writes only there.
     pub(super) fn durable(&self, entries: &[Entry]) -> Vec<Entry> {
-        let state = self.state.read();
+        let state = self.schema();
         let mut out = Vec::with_capacity(entries.len() + 1);
         for e in entries {
             match e {
@@ -204,7 +204,7 @@ impl Catalog {
     }
 }
 
-impl State {
+impl SchemaSnapshot {
     /// Puts each layout read from a home into its database's definition.
     pub(super) fn merge_layouts(&mut self, layouts: Vec<Layout>) {
         for l in layouts {

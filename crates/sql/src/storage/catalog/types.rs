@@ -19,11 +19,11 @@ pub struct ResolvedType {
 
 impl Catalog {
     pub fn user_type(&self, db: &str, name: &str) -> Option<Arc<TypeDef>> {
-        self.state.read().types.get(&(db.to_string(), name.to_string())).cloned()
+        self.schema().user_type(db, name).cloned()
     }
 
     pub fn user_type_by_oid(&self, oid: u32) -> Option<Arc<TypeDef>> {
-        self.state.read().types.values().find(|t| t.oid == oid).cloned()
+        self.schema().type_by_oid(oid).cloned()
     }
 
     /// The domain with OID `oid`, if it is one.
@@ -34,7 +34,7 @@ impl Catalog {
     }
 
     pub fn user_types(&self, db: &str) -> Vec<Arc<TypeDef>> {
-        self.state.read().types.values().filter(|t| t.db == db).cloned().collect()
+        self.schema().user_types(db).cloned().collect()
     }
 
     /// Resolves a type name as written in DDL or a cast: PostgreSQL's

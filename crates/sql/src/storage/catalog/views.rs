@@ -30,11 +30,11 @@ pub struct ViewColumn {
 
 impl Catalog {
     pub fn view(&self, db: &str, name: &str) -> Option<Arc<ViewDef>> {
-        self.state.read().views.get(&(db.to_string(), name.to_string())).cloned()
+        self.schema().view(db, name).cloned()
     }
 
     pub fn views(&self, db: &str) -> Vec<Arc<ViewDef>> {
-        self.state.read().views.values().filter(|v| v.db == db).cloned().collect()
+        self.schema().views(db).cloned().collect()
     }
 
     /// The OID of the table or view `name` of database `db`.

@@ -80,6 +80,8 @@ pub(crate) struct RelationColumns {
     pub oid: u32,
     pub name: String,
     pub columns: Vec<ColumnDef>,
+    /// A view's (its columns come from its query, not declarations).
+    pub is_view: bool,
 }
 
 /// Each of `tables` and each view the session sees, with its columns (a
@@ -87,7 +89,7 @@ pub(crate) struct RelationColumns {
 pub(crate) fn relation_columns(r: &Resolver, tables: &[Arc<TableDef>]) -> Vec<RelationColumns> {
     let mut out: Vec<RelationColumns> = tables
         .iter()
-        .map(|t| RelationColumns { oid: t.oid, name: t.name.clone(), columns: t.columns.clone() })
+        .map(|t| RelationColumns { oid: t.oid, name: t.name.clone(), columns: t.columns.clone(), is_view: false })
         .collect();
     for v in views(r) {
         let columns = v
@@ -103,7 +105,7 @@ pub(crate) fn relation_columns(r: &Resolver, tables: &[Arc<TableDef>]) -> Vec<Re
                 domain: None,
             })
             .collect();
-        out.push(RelationColumns { oid: v.oid, name: v.name.clone(), columns });
+        out.push(RelationColumns { oid: v.oid, name: v.name.clone(), columns, is_view: true });
     }
     out
 }

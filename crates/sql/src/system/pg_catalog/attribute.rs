@@ -6,6 +6,8 @@ use crate::storage::catalog::Identity;
 use crate::system::view::{View, view_row};
 use crate::system::visible;
 
+use super::types::is_text;
+
 view_row! {
     /// A row of `pg_attribute`: a column of a table or view.
     pub struct PgAttribute {
@@ -30,7 +32,10 @@ view_row! {
 pub static PG_ATTRIBUTE: View<PgAttribute> = View { name: "pg_attribute", rows: pg_attribute };
 
 /// The tables' columns, then the views'. A column of a domain type shows
-/// the domain's OID.
+/// the domain's OID. Every column is the relation's own (`attislocal`:
+/// Tessera has no inheritance); text columns (and arrays of text) have
+/// the default collation (100), as PostgreSQL's do; a table's array column
+/// declares one dimension, a view's none (PostgreSQL's `attndims`).
 fn pg_attribute(r: &Resolver) -> Vec<PgAttribute> {
     let mut rows = Vec::new();
     for relation in visible::relation_columns(r, &visible::tables(r)) {
@@ -44,7 +49,7 @@ fn pg_attribute(r: &Resolver) -> Vec<PgAttribute> {
                 attnotnull: c.not_null,
                 atthasdef: c.default.is_some(),
                 attisdropped: false,
-                attislocal: false,
+                attislocal: true,
                 attgenerated: "",
                 attidentity: match c.identity {
                     Some(Identity::Always) => "a",
@@ -53,8 +58,8 @@ fn pg_attribute(r: &Resolver) -> Vec<PgAttribute> {
                 },
                 attcompression: "",
                 attlen: c.ty.typlen(),
-                attcollation: 0,
-                attndims: 0,
+                attcollation: if is_text(c.ty.element().unwrap_or(c.ty)) { 100 } else { 0 },
+                attndims: i32::from(c.ty.element().is_some() && !relation.is_view),
             });
         }
     }

@@ -65,7 +65,8 @@ pub fn typname(t: SqlType) -> String {
     .to_string()
 }
 
-fn is_text(t: SqlType) -> bool {
+/// Whether values of `t` are text, and so collatable.
+pub(super) fn is_text(t: SqlType) -> bool {
     matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_))
 }
 

@@ -114,7 +114,8 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
     let (source, defaults_mask) = match &ins.source {
         None => (None, None),
         Some(q) => {
-            let (batches, mask) = source_rows(session, &def, &targets, q, params).await?;
+            let explicit = !ins.columns.is_empty();
+            let (batches, mask) = source_rows(session, &def, (&targets, explicit), q, params).await?;
             (Some(batches), mask)
         }
     };
@@ -197,36 +198,49 @@ fn insert_targets(def: &TableDef, columns: &[ObjectName]) -> Result<Vec<usize>> 
 }
 
 /// Runs an INSERT's source query. Returns its rows, and for VALUES which
-/// cells are DEFAULT (by row, then target).
+/// cells are DEFAULT (by row, then target). `explicit`: the statement
+/// named its target columns, so the source must give each one a value
+/// (without a list, the trailing columns take their defaults).
 async fn source_rows(
     session: &mut Session,
     def: &TableDef,
-    targets: &[usize],
+    (targets, explicit): (&[usize], bool),
     q: &Query,
     params: &[ScalarValue],
 ) -> Result<(Vec<RecordBatch>, Option<Vec<Vec<bool>>>)> {
     let mut q = Box::new(q.clone());
     let mut mask: Option<Vec<Vec<bool>>> = None;
     if let SetExpr::Values(values) = q.body.as_mut() {
-        mask = Some(cast_values(def, targets, values)?);
+        mask = Some(cast_values(def, (targets, explicit), values)?);
     } else {
         // Result names do not matter here, but DataFusion wants them
         // unique (`INSERT … SELECT g, g`).
         crate::rewrite::naming::alias_projection(&mut q);
     }
     let plan = session.plan_query(Statement::Query(q), params).await?;
+    check_arity(plan.schema().fields().len(), targets.len(), explicit)?;
     let (_, batches) = session.run_plan(plan).await?;
     Ok((batches, mask))
 }
 
+/// PostgreSQL's check of an INSERT's source against its target columns,
+/// made before anything runs.
+fn check_arity(expressions: usize, targets: usize, explicit: bool) -> Result<()> {
+    if expressions > targets {
+        return Err(SqlError::syntax("INSERT has more expressions than target columns"));
+    }
+    if explicit && expressions < targets {
+        return Err(SqlError::syntax("INSERT has more target columns than expressions"));
+    }
+    Ok(())
+}
+
 /// Casts each cell of a VALUES list to its target column's type, a DEFAULT
 /// cell becoming NULL. Returns which cells were DEFAULT.
-fn cast_values(def: &TableDef, targets: &[usize], values: &mut Values) -> Result<Vec<Vec<bool>>> {
+fn cast_values(def: &TableDef, (targets, explicit): (&[usize], bool), values: &mut Values) -> Result<Vec<Vec<bool>>> {
     let mut m = Vec::new();
     for row in values.rows.iter_mut() {
-        if row.content.len() > targets.len() {
-            return Err(SqlError::syntax("INSERT has more expressions than target columns"));
-        }
+        check_arity(row.content.len(), targets.len(), explicit)?;
         let mut rm = Vec::new();
         for (i, cell) in row.content.iter_mut().enumerate() {
             let ty = def.columns[targets[i]].ty;

@@ -4,7 +4,10 @@
 //! bytes with the high bit set as `\nnn`, backslashes doubled), with
 //! PostgreSQL's errors; and `text::bytea` as PostgreSQL reads bytea input
 //! (`\x` hex or the escape format), where DataFusion's cast would take the
-//! text's own bytes (`tessera_text_to_bytea`).
+//! text's own bytes (`tessera_text_to_bytea`); and `chr(int)` as
+//! PostgreSQL's in a UTF8 database, which refuses negative codes (22023),
+//! the NUL character, surrogates and code points past U+10FFFF (54000)
+//! where DataFusion's returns a NUL character in the text.
 
 use std::sync::Arc;
 
@@ -16,7 +19,7 @@ use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, Sca
 
 use crate::error::{SqlError, code};
 
-/// Registers `encode`, `decode` and `tessera_text_to_bytea`.
+/// Registers `encode`, `decode`, `chr` and `tessera_text_to_bytea`.
 pub fn register(ctx: &SessionContext) {
     for decode in [false, true] {
         ctx.register_udf(ScalarUDF::new_from_impl(Codec {
@@ -25,6 +28,63 @@ pub fn register(ctx: &SessionContext) {
         }));
     }
     ctx.register_udf(ScalarUDF::new_from_impl(TextToBytea { signature: Signature::any(1, Volatility::Immutable) }));
+    ctx.register_udf(ScalarUDF::new_from_impl(Chr {
+        signature: Signature::uniform(1, vec![DataType::Int64], Volatility::Immutable),
+    }));
+}
+
+/// `chr(code)`: the character with that code point.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Chr {
+    signature: Signature,
+}
+
+/// PostgreSQL's `chr` of one code point, with its errors in their order.
+fn chr(code: i64) -> std::result::Result<char, SqlError> {
+    let refused = |message: String| SqlError::new(code::PROGRAM_LIMIT, message);
+    if code < 0 {
+        return Err(SqlError::new(code::INVALID_PARAMETER, "character number must be positive"));
+    }
+    if code == 0 {
+        return Err(refused("null character not permitted".into()));
+    }
+    if code > 0x10ffff {
+        return Err(refused(format!("requested character too large for encoding: {code}")));
+    }
+    char::from_u32(code as u32).ok_or_else(|| refused(format!("requested character not valid for encoding: {code}")))
+}
+
+impl ScalarUDFImpl for Chr {
+    fn name(&self) -> &str {
+        "chr"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let codes = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
+        let codes = datafusion::arrow::compute::cast(&codes, &DataType::Int64)?;
+        let mut out = Vec::with_capacity(codes.len());
+        for code in codes.as_primitive::<datafusion::arrow::datatypes::Int64Type>().iter() {
+            out.push(match code {
+                Some(code) => Some(chr(code).map_err(|e| DataFusionError::External(Box::new(e)))?.to_string()),
+                None => None,
+            });
+        }
+        let out: ArrayRef = Arc::new(StringArray::from(out));
+        Ok(if scalar {
+            ColumnarValue::Scalar(datafusion::common::ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
+    }
 }
 
 /// `tessera_text_to_bytea(x)`: text read as bytea input (binary passes).

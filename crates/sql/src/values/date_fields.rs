@@ -13,6 +13,13 @@
 //!   astronomical year (`date_part('years', x)`, which the session's time
 //!   zone still applies to), keeping its type.
 //!
+//! - a time-of-day field (`hour`, `minute`, `second`, `milliseconds`,
+//!   `microseconds`) of a `date`: `EXTRACT` refuses it (0A000), as
+//!   PostgreSQL 15's does, where DataFusion answers 0 (`date_part`, which
+//!   reads the date as a timestamp, still answers 0, as PostgreSQL's
+//!   does). `tessera_not_date(field, x)` is `x`, refused at planning when
+//!   it is a date.
+//!
 //! Before planning, both spellings become this module's functions.
 
 use std::sync::Arc;
@@ -42,6 +49,63 @@ pub fn register(ctx: &SessionContext) {
         }));
     }
     ctx.register_udf(ScalarUDF::new_from_impl(YearField { signature: Signature::any(2, Volatility::Immutable) }));
+    ctx.register_udf(ScalarUDF::new_from_impl(NotDate { signature: Signature::any(2, Volatility::Immutable) }));
+}
+
+/// `tessera_not_date('field', x)`: `x`, unless it is a date, whose
+/// time-of-day fields `EXTRACT` refuses.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct NotDate {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for NotDate {
+    fn name(&self) -> &str {
+        "tessera_not_date"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        Ok(args[1].clone())
+    }
+
+    fn return_field_from_args(
+        &self,
+        args: datafusion::logical_expr::ReturnFieldArgs,
+    ) -> Result<datafusion::arrow::datatypes::FieldRef> {
+        let ty = args.arg_fields[1].data_type();
+        if matches!(ty, DataType::Date32 | DataType::Date64) {
+            let field = match args.scalar_arguments[0] {
+                Some(datafusion::common::ScalarValue::Utf8(Some(f))) => f.clone(),
+                _ => "this".to_string(),
+            };
+            return Err(DataFusionError::External(Box::new(crate::error::SqlError::new(
+                crate::error::code::FEATURE_NOT_SUPPORTED,
+                format!("unit \"{field}\" not supported for type date"),
+            ))));
+        }
+        Ok(Arc::new(datafusion::arrow::datatypes::Field::new(self.name(), ty.clone(), true)))
+    }
+
+    fn invoke_with_args(&self, mut args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        Ok(args.args.swap_remove(1))
+    }
+}
+
+/// The name PostgreSQL gives a time-of-day field of `EXTRACT` in its
+/// error for a date (None: a field a date has).
+fn time_of_day_field(field: &DateTimeField) -> Option<&'static str> {
+    Some(match field {
+        DateTimeField::Hour | DateTimeField::Hours => "hour",
+        DateTimeField::Minute | DateTimeField::Minutes => "minute",
+        DateTimeField::Second | DateTimeField::Seconds => "second",
+        DateTimeField::Millisecond | DateTimeField::Milliseconds => "milliseconds",
+        DateTimeField::Microsecond | DateTimeField::Microseconds => "microseconds",
+        _ => return None,
+    })
 }
 
 /// The year-derived fields `date_part` may name (see the module's text).
@@ -50,6 +114,12 @@ const YEAR_FIELDS: &[&str] = &["year", "years", "decade", "decades", "century", 
 /// Rewrites `EXTRACT(field FROM x)` and `date_part('field', x)` of the
 /// fields this module computes (see the module's text).
 pub fn rewrite(e: &mut Ast) {
+    if let Ast::Extract { field, expr, .. } = e
+        && let Some(unit) = time_of_day_field(field)
+        && let Ok(guarded) = crate::parser::parse_expr(&format!("tessera_not_date('{unit}', {expr})"))
+    {
+        **expr = guarded;
+    }
     let (field, arg, extract) = match e {
         Ast::Extract { field, expr, .. } => {
             let field = match field {

@@ -16,7 +16,9 @@
 //!   constraints where values are written or cast.
 //! - Numbers: `exact_casts` keeps casts that merge values in comparisons;
 //!   `overflow` raises integer overflow (constants included);
-//!   `int_literals` types integer constants as PostgreSQL does; `int_casts`
+//!   `int_literals` types integer constants as PostgreSQL does;
+//!   `union_literals` reads a set operation's string constants as its
+//!   other branches' type; `int_casts`
 //!   rounds casts to integers; `float_arith` raises float overflow and
 //!   division by zero and casts floats to numeric through their significant
 //!   digits; `float_compare` compares numerics with floats in float8;
@@ -91,5 +93,6 @@ pub(crate) mod to_number;
 pub(crate) mod types;
 pub mod tz;
 pub(crate) mod udf_values;
+pub(crate) mod union_literals;
 pub mod user_types;
 pub(crate) mod zones;

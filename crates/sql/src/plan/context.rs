@@ -127,6 +127,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     // before DataFusion's type coercion reads them its own way.
     let mut analyzer: Vec<Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> = vec![
         Arc::new(crate::values::int_literals::IntegerLiterals),
+        Arc::new(crate::values::union_literals::UnionLiterals),
         Arc::new(crate::values::intervals::IntervalRules),
         Arc::new(crate::rewrite::strict::ComparedConstants { zone: zone.clone() }),
         Arc::new(crate::rewrite::window_defaults::ShiftDefaults),

@@ -2,6 +2,9 @@
 """Cluster benchmarks: replication cost and failover time.
 
     cluster_bench.py replication   # BENCH replication_keep <ratio> ratio target=0.85
+                                   # and replication_cpu_us_per_txn_{1,3}: the CPU time of
+                                   # all the cluster's nodes per committed transaction
+                                   # (steadier than throughput on a shared machine)
     cluster_bench.py failover      # BENCH failover_p95_seconds <s> s target=2 (and p50, max)
     DATABASE=orders cluster_bench.py failover
                                    # the same for a database with a group of its own:
@@ -206,19 +209,27 @@ def replication():
             note(f"{n}-node cluster: pgbench -i -s {scale}")
             pgbench(["-i", "-q", "-s", scale], port)
         results = {1: [], 3: []}
+        cpu = {1: [], 3: []}
         for r in range(rounds):
             for n in (1, 3) if r % 2 == 0 else (3, 1):
                 port = clusters[n].primary().port
+                used = cluster_cpu_seconds(clusters[n])
                 # -N: the TPC-B-like script without the updates of the ten
                 # tellers and one branch, which at this scale would
                 # serialize every transaction on one row and measure
                 # commit latency rather than throughput.
-                t = tps(pgbench(["-N", "-c", clients, "-j", "2", "-T", duration, "-M", "prepared"], port))
+                out = pgbench(["-N", "-c", clients, "-j", "2", "-T", duration, "-M", "prepared"], port)
+                per_txn = (cluster_cpu_seconds(clusters[n]) - used) / max(transactions(out), 1) * 1e6
+                t = tps(out)
                 results[n].append(t)
-                note(f"round {r + 1}: {n} replica(s): {t:.0f} tps")
+                cpu[n].append(per_txn)
+                note(f"round {r + 1}: {n} replica(s): {t:.0f} tps, {per_txn:.0f} µs of CPU per transaction")
         one, three = statistics.median(results[1]), statistics.median(results[3])
         note(f"median tps: 1 replica {one:.0f}, 3 replicas {three:.0f}")
         print(f"BENCH replication_keep {three / one:.3f} ratio target=0.85", flush=True)
+        for n in (1, 3):
+            print(f"BENCH replication_cpu_us_per_txn_{n} {statistics.median(cpu[n]):.0f} us target=report",
+                  flush=True)
     finally:
         for cluster in clusters.values():
             cluster.close()
@@ -315,11 +326,28 @@ def failover():
         cluster.close()
 
 
+def cpu_seconds(pid):
+    """The CPU time (user and system) process `pid` has used so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cluster_cpu_seconds(cluster):
+    """The CPU time all of the cluster's live nodes have used so far."""
+    return sum(cpu_seconds(n.proc.pid) for n in cluster.alive())
+
+
+def transactions(output):
+    """The transactions a pgbench run committed."""
+    for line in output.splitlines():
+        if line.startswith("number of transactions actually processed:"):
+            return int(line.split(":")[1].split("/")[0])
+    raise SystemExit(f"pgbench printed no transaction count:\n{output}")
+
+
 def cpu_percent(cluster, seconds):
     """Each node's CPU over `seconds`, in percent of one core; their mean."""
-    def used(pid):
-        fields = open(f"/proc/{pid}/stat").read().split(")")[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    used = cpu_seconds
     pids = [n.proc.pid for n in cluster.alive()]
     before = [used(p) for p in pids]
     time.sleep(seconds)

@@ -64,6 +64,7 @@ pub mod code {
     pub const UNDEFINED_PARAMETER: &str = "42704";
     pub const CANT_CHANGE_RUNTIME_PARAM: &str = "55P02";
     pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    pub const INVALID_NTH_VALUE_ARGUMENT: &str = "22016";
     pub const SAVEPOINT_EXCEPTION: &str = "3B001";
     pub const QUERY_CANCELED: &str = "57014";
     pub const IDLE_IN_TXN_TIMEOUT: &str = "25P03";

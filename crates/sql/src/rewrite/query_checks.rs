@@ -18,6 +18,7 @@ pub fn check(stmt: &Statement) -> Result<(), SqlError> {
     refuse_misread_joins(stmt)?;
     refuse_misread_ctes(stmt)?;
     refuse_unordered_arrays(stmt)?;
+    refuse_nonpositive_nth_value(stmt)?;
     Ok(())
 }
 
@@ -177,6 +178,46 @@ fn refuse_unordered_arrays(stmt: &Statement) -> Result<(), SqlError> {
             "ARRAY(SELECT … ORDER BY …) is not supported yet: the order would be lost",
         )
         .with_hint("Write (SELECT array_agg(x ORDER BY …) FROM …)."));
+    }
+    Ok(())
+}
+
+/// `nth_value(x, n)` with a constant `n` below 1: PostgreSQL refuses it
+/// (22016), where DataFusion answers NULL for 0 and counts a negative `n`
+/// from the frame's end.
+fn refuse_nonpositive_nth_value(stmt: &Statement) -> Result<(), SqlError> {
+    use datafusion::sql::sqlparser::ast::{FunctionArg, FunctionArgExpr, UnaryOperator, Value};
+    fn constant(e: &Ast) -> Option<f64> {
+        match e {
+            Ast::Value(v) => match &v.value {
+                Value::Number(n, _) => n.parse().ok(),
+                _ => None,
+            },
+            Ast::UnaryOp { op: UnaryOperator::Minus, expr } => constant(expr).map(|n| -n),
+            Ast::UnaryOp { op: UnaryOperator::Plus, expr } | Ast::Nested(expr) => constant(expr),
+            _ => None,
+        }
+    }
+    struct NthValue(bool);
+    impl Visitor for NthValue {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Ast) -> std::ops::ControlFlow<()> {
+            if let Ast::Function(f) = e
+                && last_name(&f.name) == "nth_value"
+                && let FunctionArguments::List(list) = &f.args
+                && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(n))) = list.args.get(1)
+                && constant(n).is_some_and(|n| n < 1.0)
+            {
+                self.0 = true;
+                return std::ops::ControlFlow::Break(());
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let mut found = NthValue(false);
+    let _ = stmt.visit(&mut found);
+    if found.0 {
+        return Err(SqlError::new(code::INVALID_NTH_VALUE_ARGUMENT, "argument of nth_value must be greater than zero"));
     }
     Ok(())
 }

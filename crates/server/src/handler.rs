@@ -4,6 +4,7 @@
 
 use std::fmt::Debug;
 use std::sync::Arc;
+use tessera_sql::values::text::TextStyle;
 use tessera_sql::values::tz::Zone;
 
 use async_trait::async_trait;
@@ -216,12 +217,12 @@ fn rows_response(
     schema: &SchemaRef,
     batches: &[datafusion::arrow::array::RecordBatch],
     format: &Format,
-    zone: Zone,
+    style: TextStyle,
 ) -> PgWireResult<QueryResponse> {
     let d = conn.descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(schema, format);
     let mut rows = Vec::with_capacity(batches.iter().map(|b| b.num_rows()).sum());
     for b in batches {
-        encode_batch(b, &d.binary, &d.types, zone, &mut rows).map_err(to_pg_error)?;
+        encode_batch(b, &d.binary, &d.types, style, &mut rows).map_err(to_pg_error)?;
     }
     Ok(QueryResponse::new(d.fields.clone(), stream::iter(rows.into_iter().map(Ok))))
 }
@@ -232,11 +233,11 @@ fn output_response(
     before: TxnStatus,
     after: TxnStatus,
     format: &Format,
-    zone: Zone,
+    style: TextStyle,
 ) -> PgWireResult<Response> {
     Ok(match out {
         Output::Rows { schema, batches, tag } => {
-            let mut q = rows_response(conn, &schema, &batches, format, zone)?;
+            let mut q = rows_response(conn, &schema, &batches, format, style)?;
             // "INSERT 0 2" -> command "INSERT 0"; pgwire appends the row count.
             let cmd = match tag.rsplit_once(' ') {
                 Some((head, n)) if n.parse::<usize>().is_ok() => head.to_string(),
@@ -272,7 +273,7 @@ impl SimpleQueryHandler for Conn {
         if let Some(result) = session.execute_simple_fast(query).await {
             let after = session.status();
             return match result {
-                Ok(o) => Ok(vec![output_response(self, o, before, after, &Format::UnifiedText, session.zone())?]),
+                Ok(o) => Ok(vec![output_response(self, o, before, after, &Format::UnifiedText, session.text_style())?]),
                 Err(e) => error_response(client, session, Vec::new(), e),
             };
         }
@@ -296,6 +297,7 @@ impl SimpleQueryHandler for Conn {
         let mut out = Vec::new();
         let mut failed = false;
         let zone_before = session.zone();
+        let interval_before = session.text_style().interval;
         for stmt in stmts {
             // DEALLOCATE drops a protocol-level prepared statement (psycopg sends it).
             if let Statement::Deallocate { name, .. } = &stmt {
@@ -323,7 +325,7 @@ impl SimpleQueryHandler for Conn {
                     out.push(Response::CopyIn(CopyResponse::new(format, columns, stream::empty())));
                     break;
                 }
-                Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText, session.zone())?),
+                Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText, session.text_style())?),
                 Err(e) if !implicit => return error_response(client, session, out, e),
                 Err(e) => {
                     out.push(Response::Error(Box::new(error_info(e))));
@@ -344,6 +346,12 @@ impl SimpleQueryHandler for Conn {
         if session.zone() != zone_before {
             let name = session.info.settings.lock().get("TimeZone");
             let status = pgwire::messages::startup::ParameterStatus::new("TimeZone".into(), name);
+            futures::SinkExt::feed(client, PgWireBackendMessage::ParameterStatus(status)).await?;
+        }
+        // So is IntervalStyle, by which drivers read interval text.
+        if session.text_style().interval != interval_before {
+            let name = session.info.settings.lock().get("IntervalStyle");
+            let status = pgwire::messages::startup::ParameterStatus::new("IntervalStyle".into(), name);
             futures::SinkExt::feed(client, PgWireBackendMessage::ParameterStatus(status)).await?;
         }
         Ok(out)
@@ -623,7 +631,7 @@ impl ExtendedQueryHandler for Extended {
                 *self.conn.copy.lock().await = Some(copy);
                 Ok(Response::CopyIn(CopyResponse::new(format, columns, stream::empty())))
             }
-            Ok(o) => output_response(&self.conn, o, before, after, &portal.result_column_format, session.zone()),
+            Ok(o) => output_response(&self.conn, o, before, after, &portal.result_column_format, session.text_style()),
             Err(e) => Err(to_pg_error(e)),
         }
     }

@@ -199,6 +199,7 @@ impl Lane {
             return Err(to_pg_error(e));
         }
         let zone = session.zone();
+        let session_style = session.text_style();
         let params = match decode_params(prepared, &p.bind.parameters, &p.parameter_format, zone) {
             Ok(params) => params,
             Err(e) => {
@@ -215,7 +216,7 @@ impl Lane {
                 let d = self.conn.description(&schema, &p.result_format);
                 let out = socket.write_buffer_mut();
                 for b in &batches {
-                    write_data_rows(b, &d.binary, &d.types, zone, out).map_err(to_pg_error)?;
+                    write_data_rows(b, &d.binary, &d.types, session_style, out).map_err(to_pg_error)?;
                 }
                 put(socket, PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)));
             }

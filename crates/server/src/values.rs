@@ -10,7 +10,7 @@ use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::messages::data::DataRow;
 use tessera_sql::SqlType;
 use tessera_sql::error::{SqlError, code};
-use tessera_sql::values::text::write_cell_in;
+use tessera_sql::values::text::{TextStyle, write_cell_in};
 use tessera_sql::values::tz::Zone;
 
 pub fn pg_type(ty: SqlType) -> Type {
@@ -39,13 +39,13 @@ pub fn encode_batch(
     batch: &RecordBatch,
     binary: &[bool],
     types: &[SqlType],
-    zone: Zone,
+    style: TextStyle,
     out: &mut Vec<DataRow>,
 ) -> Result<(), SqlError> {
     let mut text = String::new();
     for r in 0..batch.num_rows() {
         let mut buf = BytesMut::with_capacity(64);
-        write_cells(batch, r, binary, types, zone, &mut text, &mut buf)?;
+        write_cells(batch, r, binary, types, style, &mut text, &mut buf)?;
         out.push(DataRow::new(buf, batch.num_columns() as i16));
     }
     Ok(())
@@ -58,7 +58,7 @@ pub fn write_data_rows(
     batch: &RecordBatch,
     binary: &[bool],
     types: &[SqlType],
-    zone: Zone,
+    style: TextStyle,
     out: &mut BytesMut,
 ) -> Result<(), SqlError> {
     let mut text = String::new();
@@ -67,7 +67,7 @@ pub fn write_data_rows(
         let start = out.len();
         out.put_i32(0);
         out.put_i16(batch.num_columns() as i16);
-        write_cells(batch, r, binary, types, zone, &mut text, out)?;
+        write_cells(batch, r, binary, types, style, &mut text, out)?;
         let len = (out.len() - start) as i32;
         out[start..start + 4].copy_from_slice(&len.to_be_bytes());
     }
@@ -80,7 +80,7 @@ fn write_cells(
     r: usize,
     binary: &[bool],
     types: &[SqlType],
-    zone: Zone,
+    style: TextStyle,
     text: &mut String,
     buf: &mut BytesMut,
 ) -> Result<(), SqlError> {
@@ -95,7 +95,7 @@ fn write_cells(
             tessera_sql::values::pg_binary::write_value(buf, col, r, types.get(ci).copied())?;
         } else {
             text.clear();
-            write_cell_in(text, col, r, zone);
+            write_cell_in(text, col, r, style);
             match types.get(ci) {
                 Some(ty @ SqlType::Char(_)) => buf.put_slice(tessera_sql::values::text::pad_char(text, *ty).as_bytes()),
                 _ => buf.put_slice(text.as_bytes()),

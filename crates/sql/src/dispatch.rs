@@ -167,6 +167,12 @@ impl Session {
         }
     }
     pub(crate) async fn execute_in_txn(&mut self, mut stmt: Statement, params: &[ScalarValue]) -> Result<Output> {
+        if !matches!(
+            stmt,
+            Statement::Set(_) | Statement::ShowVariable { .. } | Statement::Reset(_) | Statement::Discard { .. }
+        ) {
+            self.note_query();
+        }
         let creating = self.temp.resolve(&mut stmt)?;
         let ddl = matches!(
             stmt,

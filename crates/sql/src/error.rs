@@ -49,6 +49,7 @@ pub mod code {
     pub const STRING_TOO_LONG: &str = "22001";
     pub const DATETIME_FORMAT: &str = "22007";
     pub const DATETIME_OVERFLOW: &str = "22008";
+    pub const INTERVAL_FIELD_OVERFLOW: &str = "22015";
     pub const BAD_COPY_FORMAT: &str = "22P04";
     pub const INVALID_PARAMETER: &str = "22023";
     pub const SERIALIZATION: &str = "40001";

@@ -73,6 +73,8 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     let sql = domain.as_deref().unwrap_or(sql);
     let view = normalize::alter_view(sql);
     let sql = view.as_deref().unwrap_or(sql);
+    let abort = normalize::abort(sql);
+    let sql = abort.as_deref().unwrap_or(sql);
     // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
     // GC pass it triggers covers every table anyway.
     let head = sql.trim_start();

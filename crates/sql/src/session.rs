@@ -87,6 +87,9 @@ pub(crate) struct Block {
     pub(crate) isolation: Isolation,
     pub(crate) read_only: bool,
     pub(crate) failed: bool,
+    /// A query (not SET, SHOW or transaction control) has run in it: its
+    /// isolation level and read-write mode are fixed from then on.
+    pub(crate) queried: bool,
     pub(crate) savepoints: Vec<(String, Savepoint)>,
     /// Why the block was given up from outside (its primary moved): the
     /// error its next statement reports, once (taken then; 25P02 after).
@@ -195,6 +198,12 @@ impl Session {
     /// The session's `TimeZone`.
     pub fn zone(&self) -> crate::values::tz::Zone {
         self.info.settings.lock().hot().zone
+    }
+
+    /// The settings that shape text output (`TimeZone`, `IntervalStyle`).
+    pub fn text_style(&self) -> crate::values::text::TextStyle {
+        let hot = self.info.settings.lock().hot();
+        crate::values::text::TextStyle { zone: hot.zone, interval: hot.interval_style }
     }
 
     pub fn status(&self) -> TxnStatus {
@@ -346,7 +355,7 @@ impl Session {
         self.expand_views(&mut stmt)?;
         self.expand_using_wildcards(&mut stmt)?;
         crate::values::enums::rewrite_casts(&mut stmt, &|name| schema.snapshot.user_type(self.db(), name).cloned())?;
-        crate::rewrite::strict::rewrite_statement(&mut stmt, self.zone())?;
+        crate::rewrite::strict::rewrite_statement(&mut stmt, self.text_style())?;
         crate::plan::functions::rewrite_casts(&mut stmt);
         crate::rewrite::naming::name_function_columns(&mut stmt);
         let state = self.ctx.state();

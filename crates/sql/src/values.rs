@@ -68,6 +68,8 @@ pub(crate) mod formatting;
 pub(crate) mod int_casts;
 pub(crate) mod int_literals;
 pub(crate) mod interval_groups;
+pub(crate) mod interval_in;
+pub mod interval_out;
 pub(crate) mod intervals;
 pub(crate) mod json;
 pub(crate) mod json_more;

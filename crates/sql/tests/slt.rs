@@ -67,7 +67,7 @@ impl InProcess {
         if let Some(e) = error {
             return Err(e.into());
         }
-        let zone = self.session.zone();
+        let style = self.session.text_style();
         Ok(match outputs.into_iter().last() {
             Some(Output::Rows { schema, batches, .. }) => {
                 let mut rows = Vec::new();
@@ -77,7 +77,7 @@ impl InProcess {
                             batch
                                 .columns()
                                 .iter()
-                                .map(|col| match format_cell_in(col, r, zone) {
+                                .map(|col| match format_cell_in(col, r, style) {
                                     None => "NULL".to_string(),
                                     Some(v) if v.is_empty() => "(empty)".to_string(),
                                     Some(v) => v,

@@ -91,6 +91,7 @@ impl Session {
             isolation,
             read_only,
             failed: false,
+            queried: false,
             savepoints: Vec::new(),
             abandoned: None,
         });
@@ -241,11 +242,45 @@ impl Session {
     }
 
     /// SET TRANSACTION: applies to the current block, or the next one.
+    /// Notes that a query runs in the open block (see [`Block::queried`]).
+    pub(crate) fn note_query(&mut self) {
+        if let Some(b) = &mut self.block {
+            b.queried = true;
+        }
+    }
+
     pub(crate) fn set_transaction(&mut self, modes: &[TransactionMode], session: bool) -> Result<()> {
+        let active = |msg: &str| Err(SqlError::new(code::ACTIVE_TXN, msg.to_string()));
+        if !session && let Some(b) = &self.block {
+            for m in modes {
+                match m {
+                    TransactionMode::IsolationLevel(l) if level(l) != b.isolation => {
+                        if !b.savepoints.is_empty() {
+                            return active("SET TRANSACTION ISOLATION LEVEL must not be called in a subtransaction");
+                        }
+                        if b.queried {
+                            return active("SET TRANSACTION ISOLATION LEVEL must be called before any query");
+                        }
+                    }
+                    TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) if b.read_only => {
+                        if !b.savepoints.is_empty() {
+                            return active("cannot set transaction read-write mode inside a read-only transaction");
+                        }
+                        if b.queried {
+                            return active("transaction read-write mode must be set before any query");
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
         for m in modes {
             match m {
                 TransactionMode::IsolationLevel(l) => {
                     let iso = level(l);
+                    if self.block.as_ref().is_some_and(|b| b.isolation == iso) && !session {
+                        continue;
+                    }
                     if session {
                         self.info.settings.lock().set("default_transaction_isolation", isolation_name(iso))?;
                     } else if let Some(b) = &mut self.block {

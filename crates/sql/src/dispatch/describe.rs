@@ -120,7 +120,7 @@ impl Session {
                 self.expand_views(&mut stmt)?;
                 self.expand_using_wildcards(&mut stmt)?;
                 crate::values::enums::rewrite_casts(&mut stmt, &|name| self.catalog().user_type(self.db(), name))?;
-                crate::rewrite::strict::rewrite_statement(&mut stmt, self.zone())?;
+                crate::rewrite::strict::rewrite_statement(&mut stmt, self.text_style())?;
                 crate::plan::functions::rewrite_casts(&mut stmt);
                 crate::rewrite::naming::name_function_columns(&mut stmt);
                 let plan = state.statement_to_plan(DFStatement::Statement(Box::new(stmt))).await?;

@@ -130,7 +130,7 @@ pub async fn start(
             data.push(b'\n');
         }
         let mut cell = String::new();
-        let zone = session.zone();
+        let style = session.text_style();
         let types: Vec<crate::values::types::SqlType> =
             schema.fields().iter().map(|f| crate::values::types::SqlType::of_field(f)).collect();
         for b in &batches {
@@ -139,7 +139,7 @@ pub async fn start(
                     if ci > 0 {
                         data.extend_from_slice(format.delimiter.to_string().as_bytes());
                     }
-                    match crate::values::text::format_cell_in(col, r, zone) {
+                    match crate::values::text::format_cell_in(col, r, style) {
                         None => data.extend_from_slice(format.null.as_bytes()),
                         Some(v) => {
                             cell.clear();
@@ -528,7 +528,7 @@ impl Load<'_> {
                 continue;
             };
             let values: Vec<Option<&str>> = chunk.iter().map(|(_, fs)| fs[pos].as_deref()).collect();
-            arrays.push(convert(col.ty, &col.name, &values, session.zone()).map_err(|(row, e)| {
+            arrays.push(convert(col.ty, &col.name, &values, session.text_style()).map_err(|(row, e)| {
                 let (line, _) = &chunk[row];
                 let v = values[row].unwrap_or("");
                 SqlError::new(
@@ -618,7 +618,7 @@ fn convert(
     ty: SqlType,
     column: &str,
     values: &[Option<&str>],
-    zone: crate::values::tz::Zone,
+    style: crate::values::text::TextStyle,
 ) -> std::result::Result<ArrayRef, (usize, SqlError)> {
     match ty {
         SqlType::Bool => {
@@ -651,13 +651,13 @@ fn convert(
         }
         _ => {
             let strings: ArrayRef = std::sync::Arc::new(StringArray::from(values.to_vec()));
-            match crate::values::assign::cast_to(&strings, ty, column, zone) {
+            match crate::values::assign::cast_to_styled(&strings, ty, column, style) {
                 Ok(a) => Ok(a),
                 Err(_) => {
                     // Find the offending value to name its line.
                     for (i, v) in values.iter().enumerate() {
                         let one: ArrayRef = std::sync::Arc::new(StringArray::from(vec![*v]));
-                        if crate::values::assign::cast_to(&one, ty, column, zone).is_err() {
+                        if crate::values::assign::cast_to_styled(&one, ty, column, style).is_err() {
                             let s = v.unwrap_or("");
                             return Err((
                                 i,

@@ -33,7 +33,7 @@ use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{EngineError, Isolation};
 
 use crate::storage::partition::StoredTable;
-use crate::values::assign::cast_to;
+use crate::values::assign::{cast_to, cast_to_styled};
 
 use crate::error::{Result, SqlError, code};
 use crate::parser::normalize;
@@ -276,7 +276,9 @@ async fn new_row_columns(
     for (ci, col) in def.columns.iter().enumerate() {
         let pos = targets.iter().position(|t| *t == ci);
         let given = match (batch, pos) {
-            (Some(b), Some(p)) if p < b.num_columns() => Some(cast_to(b.column(p), col.ty, &col.name, session.zone())?),
+            (Some(b), Some(p)) if p < b.num_columns() => {
+                Some(cast_to_styled(b.column(p), col.ty, &col.name, session.text_style())?)
+            }
             _ => None,
         };
         if col.identity == Some(Identity::Always) && given.is_some() {
@@ -525,7 +527,7 @@ async fn default_values(session: &Session, def: &TableDef, ci: usize, n: usize, 
         let values: Vec<Option<i64>> =
             needed.iter().take(n).map(|need| if *need { drawn.next() } else { None }).collect();
         let array: ArrayRef = Arc::new(datafusion::arrow::array::Int64Array::from(values));
-        return cast_to(&array, col.ty, &col.name, session.zone());
+        return cast_to_styled(&array, col.ty, &col.name, session.text_style());
     }
     // Other defaults are evaluated for every row, as PostgreSQL does: a
     // volatile one (gen_random_uuid(), random(), clock_timestamp()) gives
@@ -550,7 +552,7 @@ async fn default_values(session: &Session, def: &TableDef, ci: usize, n: usize, 
     if array.len() != n {
         return Err(SqlError::internal(format!("a default gave {} values for {n} rows", array.len())));
     }
-    cast_to(&array, col.ty, &col.name, session.zone())
+    cast_to_styled(&array, col.ty, &col.name, session.text_style())
 }
 
 pub(crate) async fn default_values_pub(

@@ -97,6 +97,18 @@ pub fn alter_view(sql: &str) -> Option<String> {
     }
 }
 
+/// `ABORT [WORK | TRANSACTION] [AND [NO] CHAIN]`, PostgreSQL's other name
+/// for ROLLBACK, which sqlparser does not read (only in a statement that is
+/// one ABORT).
+pub fn abort(sql: &str) -> Option<String> {
+    let head = sql.trim_start();
+    let word = head.get(..5)?;
+    let rest = &head[5..];
+    let single = !rest.trim_end().trim_end_matches(';').contains(';');
+    let ends_word = rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace() || c == ';');
+    (word.eq_ignore_ascii_case("abort") && ends_word && single).then(|| format!("ROLLBACK{rest}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +138,14 @@ mod tests {
         );
         assert_eq!(alter_view("ALTER VIEW v AS SELECT 1"), None);
         assert_eq!(alter_view("ALTER TABLE v RENAME TO w"), None);
+    }
+
+    #[test]
+    fn abort_is_rollback() {
+        assert_eq!(abort("ABORT").as_deref(), Some("ROLLBACK"));
+        assert_eq!(abort("  abort work and chain;").as_deref(), Some("ROLLBACK work and chain;"));
+        assert_eq!(abort("aborted"), None);
+        assert_eq!(abort("abort; select 1"), None);
+        assert_eq!(abort("select 1"), None);
     }
 }

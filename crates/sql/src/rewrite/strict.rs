@@ -569,8 +569,10 @@ fn unpad(e: Expr, k: &Compared, zone: crate::values::tz::Zone) -> Transformed<Ex
 /// PostgreSQL's float input.
 pub fn rewrite_statement(
     stmt: &mut datafusion::sql::sqlparser::ast::Statement,
-    zone: crate::values::tz::Zone,
+    style: crate::values::text::TextStyle,
 ) -> std::result::Result<(), SqlError> {
+    let zone = style.zone;
+    let sql_standard_intervals = style.interval == crate::values::interval_out::IntervalStyle::SqlStandard;
     use datafusion::sql::sqlparser::ast::{Expr as Ast, Value, visit_expressions_mut};
     crate::rewrite::query_checks::check(stmt)?;
     crate::values::regexps::rewrite_from(stmt);
@@ -583,7 +585,9 @@ pub fn rewrite_statement(
             return std::ops::ControlFlow::Break(err);
         }
         crate::values::zones::rewrite(e);
-        crate::values::intervals::rewrite(e);
+        if let Err(err) = crate::values::intervals::rewrite(e, sql_standard_intervals) {
+            return std::ops::ControlFlow::Break(err);
+        }
         crate::values::array_fns::rewrite_any(e);
         crate::values::json::rewrite(e);
         crate::values::json_sets::rewrite(e);

@@ -155,6 +155,8 @@ pub struct Hot {
     pub copy_commit_rows: u64,
     /// `TimeZone`.
     pub zone: crate::values::tz::Zone,
+    /// `IntervalStyle`.
+    pub interval_style: crate::values::interval_out::IntervalStyle,
 }
 
 impl Default for Settings {
@@ -213,6 +215,8 @@ impl Settings {
             default_read_only: value("default_transaction_read_only") == "on",
             copy_commit_rows: value("tessera.copy_commit_rows").parse().unwrap_or(0),
             zone: crate::values::tz::Zone::of_setting(value("TimeZone")),
+            interval_style: crate::values::interval_out::IntervalStyle::of_setting(value("IntervalStyle"))
+                .unwrap_or_default(),
         };
     }
 
@@ -344,6 +348,10 @@ pub(crate) fn validate(key: &str, value: &str) -> Result<String> {
             }
             Ok("ISO, MDY".into())
         }
+        "IntervalStyle" => match crate::values::interval_out::IntervalStyle::of_setting(value) {
+            Some(_) => Ok(value.trim().to_ascii_lowercase()),
+            None => Err(bad("Available values: postgres, postgres_verbose, sql_standard, iso_8601.")),
+        },
         "TimeZone" => match value.trim().to_uppercase().as_str() {
             // The server's own zone.
             "LOCAL" | "DEFAULT" => Ok("UTC".into()),

@@ -106,6 +106,7 @@ impl Session {
             return Some(Err(e));
         }
         let params = args.bind(&plan.params).ok()?;
+        self.note_query();
         let autocommit = self.autocommit();
         let created = self.txn.lock().is_none();
         if let Err(e) = self.ensure_txn() {

@@ -18,8 +18,22 @@ use crate::error::{Result, SqlError, code};
 use crate::values::types::SqlType;
 
 /// Casts a source column to the column's type, failing (not nulling) on
-/// values that do not convert.
+/// values that do not convert (interval text read in IntervalStyle
+/// `postgres`; see [`cast_to_styled`]).
 pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::values::tz::Zone) -> Result<ArrayRef> {
+    cast_to_styled(array, ty, column, zone.into())
+}
+
+/// [`cast_to`] in a session's settings: its time zone, and its
+/// IntervalStyle, which decides how `-1 2:03:04` reads (`sql_standard`
+/// applies the leading minus to every field).
+pub(crate) fn cast_to_styled(
+    array: &ArrayRef,
+    ty: SqlType,
+    column: &str,
+    style: crate::values::text::TextStyle,
+) -> Result<ArrayRef> {
+    let zone = style.zone;
     let target = ty.arrow_type();
     if array.data_type() == &target {
         return Ok(array.clone());
@@ -106,16 +120,17 @@ pub(crate) fn cast_to(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::
             return cast_to(&(Arc::new(read) as ArrayRef), ty, column, zone);
         }
     }
-    // Interval text as PostgreSQL prints and dumps it (`01:00:00`).
+    // Interval text read as PostgreSQL reads it, then handed to Arrow in
+    // units it reads exactly.
     if matches!(target, DataType::Interval(_)) && array.data_type() == &DataType::Utf8 {
+        use crate::values::interval_in::{Restriction, parse, to_arrow_text};
         let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
-        if texts.iter().flatten().any(|t| crate::values::intervals::normalize_text(t).is_some()) {
-            let read: datafusion::arrow::array::StringArray = texts
-                .iter()
-                .map(|t| t.map(|t| crate::values::intervals::normalize_text(t).unwrap_or_else(|| t.to_string())))
-                .collect();
-            return cast_to(&(Arc::new(read) as ArrayRef), ty, column, zone);
-        }
+        let sql_standard = style.interval == crate::values::interval_out::IntervalStyle::SqlStandard;
+        let read = texts
+            .iter()
+            .map(|t| t.map(|t| parse(t, Restriction::default(), sql_standard).and_then(to_arrow_text)).transpose())
+            .collect::<Result<datafusion::arrow::array::StringArray>>()?;
+        return datafusion::arrow::compute::cast(&read, &target).map_err(|e| SqlError::internal(e.to_string()));
     }
     let float = matches!(array.data_type(), DataType::Float32 | DataType::Float64);
     if float && matches!(target, DataType::Decimal128(..) | DataType::Float32) {

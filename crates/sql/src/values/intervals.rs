@@ -1,15 +1,14 @@
 //! `interval` as PostgreSQL reads, compares and multiplies it.
 //!
-//! - **Input:** Arrow's interval parser takes `1 day 2 hours` but not the
-//!   forms PostgreSQL prints and dumps (`01:00:00`, `1 day 02:30:00`,
-//!   `-01:30`), nor `ago`, and spreads a fractional week over hours (`1.5
-//!   weeks` is `7 days 84:00:00`, where PostgreSQL has `10 days
-//!   12:00:00`), nor ISO 8601 (`P1Y2M3DT4H`, `P0002-10-15T10:30:20`) or
-//!   SQL's year-month and day-time forms (`1-2`, `1 2:03:04`).
-//!   [`normalize_text`] rewrites such text into units Arrow
-//!   reads the same way PostgreSQL does: for literals (`INTERVAL '…'`,
-//!   `'…'::interval`) before planning, and for values stored into an
-//!   interval column (`dml::cast_to`: INSERT, UPDATE, COPY).
+//! - **Input:** interval text is read by `interval_in` exactly as
+//!   PostgreSQL reads it (its units, `1 2:03:04`, `1-2`, ISO 8601, `ago`,
+//!   field restrictions such as `INTERVAL '1 2' DAY TO HOUR`, and its
+//!   errors), for literals (`INTERVAL '…'`, `'…'::interval`, before
+//!   planning, in [`rewrite`]) and for values stored into an interval
+//!   column (`assign::cast_to_styled`: INSERT, UPDATE, COPY); Arrow then
+//!   receives months, days and microseconds it reads without rounding. A
+//!   cast of a value to a restricted interval type becomes
+//!   `tessera_interval_restrict`. Output is `interval_out`'s.
 //! - **Comparison and order:** PostgreSQL compares intervals by their
 //!   length, a month counted as 30 days and a day as 24 hours (`'1
 //!   month' = '30 days'` is true); DataFusion compares months, then days,
@@ -44,6 +43,7 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::error::{SqlError, code};
+use crate::values::interval_in::{self, Restriction};
 
 const INTERVAL: DataType = DataType::Interval(IntervalUnit::MonthDayNano);
 const DAY_NANOS: i128 = 86_400_000_000_000;
@@ -52,180 +52,18 @@ const DAY_NANOS: i128 = 86_400_000_000_000;
 pub fn register(ctx: &SessionContext) {
     ctx.register_udf(udf(Kind::Span));
     ctx.register_udf(udf(Kind::Mul));
+    ctx.register_udf(udf(Kind::Restrict));
 }
 
-/// Interval text in the units Arrow reads as PostgreSQL does; None when it
-/// needs no change.
-pub fn normalize_text(text: &str) -> Option<String> {
-    if let Some(iso) = iso8601(text) {
-        return Some(iso);
-    }
-    let mut tokens: Vec<String> = Vec::new();
-    let words: Vec<&str> = text.trim().trim_start_matches('@').split_whitespace().collect();
-    let mut changed = text.trim_start().starts_with('@');
-    let mut ago = false;
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i];
-        let unit = words.get(i + 1).map(|u| u.to_ascii_lowercase());
-        if w.eq_ignore_ascii_case("ago") {
-            ago = true;
-            changed = true;
-        } else if let Some(parts) = clock(w) {
-            tokens.extend(parts);
-            changed = true;
-        } else if let Some((sign, y, m)) = year_month(w) {
-            // SQL's year-month form: `1-2` is 1 year 2 months.
-            tokens.extend([format!("{sign}{y}"), "years".into(), format!("{sign}{m}"), "months".into()]);
-            changed = true;
-        } else if w.parse::<i64>().is_ok() && words.get(i + 1).is_some_and(|next| clock(next).is_some()) {
-            // A number before a time of day counts days (`1 2:03:04`).
-            tokens.extend([w.trim_start_matches('+').to_string(), "days".into()]);
-            changed = true;
-        } else if let (Ok(n), Some(u)) = (w.parse::<f64>(), &unit)
-            && (u.starts_with("week") || u == "w")
-        {
-            tokens.push(format!("{}", n * 7.0));
-            tokens.push("days".into());
-            i += 1;
-            changed = true;
-        } else {
-            tokens.push(w.to_string());
-        }
-        i += 1;
-    }
-    if !changed {
-        return None;
-    }
-    if ago {
-        for t in &mut tokens {
-            if t.parse::<f64>().is_ok() {
-                *t = match t.strip_prefix('-') {
-                    Some(positive) => positive.to_string(),
-                    None => format!("-{}", t.trim_start_matches('+')),
-                };
-            }
-        }
-    }
-    Some(tokens.join(" "))
-}
-
-/// `[±]Y-M`: the sign and the two numbers.
-fn year_month(w: &str) -> Option<(&'static str, u32, u32)> {
-    let (sign, rest) = match w.as_bytes().first()? {
-        b'-' => ("-", &w[1..]),
-        b'+' => ("", &w[1..]),
-        _ => ("", w),
-    };
-    let (y, m) = rest.split_once('-')?;
-    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-    if !digits(y) || !digits(m) {
-        return None;
-    }
-    Some((sign, y.parse().ok()?, m.parse().ok()?))
-}
-
-/// An ISO 8601 duration (`P1Y2M3DT4H5M6S`, `P1W`, `P0002-10-15T10:30:20`,
-/// `P00021015T103020`) in units Arrow reads as PostgreSQL does.
-fn iso8601(text: &str) -> Option<String> {
-    let t = text.trim();
-    let rest = t.strip_prefix(['P', 'p'])?;
-    if rest.is_empty() {
-        return None;
-    }
-    let (date, time) = match rest.find(['T', 't']) {
-        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-        None => (rest, None),
-    };
-    let designated = |part: &str, units: &[(char, &str)]| -> Option<Vec<String>> {
-        let mut out = Vec::new();
-        let mut number = String::new();
-        for c in part.chars() {
-            if c.is_ascii_digit() || c == '.' || c == '-' || c == '+' {
-                number.push(c);
-                continue;
-            }
-            let (_, unit) = units.iter().find(|(u, _)| c.eq_ignore_ascii_case(u))?;
-            let n: f64 = number.parse().ok()?;
-            number.clear();
-            if *unit == "weeks" {
-                out.extend([format!("{}", n * 7.0), "days".to_string()]);
-            } else {
-                out.extend([format!("{n}"), unit.to_string()]);
-            }
-        }
-        number.is_empty().then_some(out)
-    };
-    let alternative = date.bytes().all(|b| b.is_ascii_digit() || b == b'-')
-        && time.is_none_or(|t| t.bytes().all(|b| b.is_ascii_digit() || b == b':' || b == b'.'));
-    let mut tokens = Vec::new();
-    if alternative {
-        // `YYYY-MM-DD` or `YYYYMMDD`, then `hh:mm:ss` or `hhmmss`.
-        let fields: Vec<&str> = if date.contains('-') {
-            date.split('-').collect()
-        } else {
-            [0..4, 4..6, 6..8].iter().filter_map(|r| date.get(r.clone())).collect()
-        };
-        for (f, unit) in fields.iter().zip(["years", "months", "days"]) {
-            tokens.extend([f.parse::<i64>().ok()?.to_string(), unit.to_string()]);
-        }
-        if let Some(time) = time {
-            let fields: Vec<&str> = if time.contains(':') {
-                time.split(':').collect()
-            } else {
-                [0..2, 2..4, 4..time.len()]
-                    .iter()
-                    .filter_map(|r| time.get(r.clone()))
-                    .filter(|f| !f.is_empty())
-                    .collect()
-            };
-            for (f, unit) in fields.iter().zip(["hours", "minutes", "seconds"]) {
-                tokens.extend([format!("{}", f.parse::<f64>().ok()?), unit.to_string()]);
-            }
-        }
-    } else {
-        tokens.extend(designated(date, &[('Y', "years"), ('M', "months"), ('W', "weeks"), ('D', "days")])?);
-        if let Some(time) = time {
-            tokens.extend(designated(time, &[('H', "hours"), ('M', "minutes"), ('S', "seconds")])?);
-        }
-    }
-    if tokens.is_empty() {
-        return Some("0 seconds".into());
-    }
-    Some(tokens.join(" "))
-}
-
-/// `[-]H:MM[:SS[.f]]` as hours, minutes and seconds, each with the sign.
-fn clock(w: &str) -> Option<Vec<String>> {
-    let (sign, rest) = match w.as_bytes().first()? {
-        b'-' => ("-", &w[1..]),
-        b'+' => ("", &w[1..]),
-        _ => ("", w),
-    };
-    let mut parts = rest.split(':');
-    let h = parts.next()?;
-    let m = parts.next()?;
-    let s = parts.next().unwrap_or("0");
-    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-    let seconds = s.split_once('.').map_or(digits(s), |(a, b)| digits(a) && digits(b));
-    if parts.next().is_some() || !digits(h) || !digits(m) || !seconds {
-        return None;
-    }
-    Some(vec![
-        format!("{sign}{h}"),
-        "hours".into(),
-        format!("{sign}{m}"),
-        "minutes".into(),
-        format!("{sign}{s}"),
-        "seconds".into(),
-    ])
-}
-
-/// Rewrites, before planning, an interval literal's text (see
-/// [`normalize_text`]) and the product or quotient of a written interval
-/// (`INTERVAL '…'`, `x::interval`) and a number, which DataFusion's
-/// planner refuses, into `tessera_interval_mul`.
-pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
+/// Rewrites, before planning, a written interval: its text read as
+/// PostgreSQL reads it (`interval_in::parse`, with the literal's field
+/// restriction: `INTERVAL '1 2' DAY TO HOUR`) into units Arrow reads
+/// exactly; a cast of another value to a restricted interval
+/// (`x::interval day to minute`) into `tessera_interval_restrict`; and the
+/// product or quotient of a written interval (`INTERVAL '…'`,
+/// `x::interval`) and a number, which DataFusion's planner refuses, into
+/// `tessera_interval_mul`.
+pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr, sql_standard: bool) -> std::result::Result<(), SqlError> {
     use datafusion::sql::sqlparser::ast::{BinaryOperator, DataType as AstType, Expr as Ast, Value};
     let written = |x: &Ast| matches!(x, Ast::Interval(_) | Ast::Cast { data_type: AstType::Interval { .. }, .. });
     if let Ast::BinaryOp { left, op: op @ (BinaryOperator::Multiply | BinaryOperator::Divide), right } = e {
@@ -235,33 +73,71 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
             (true, false, BinaryOperator::Divide) => {
                 (left.to_string(), format!("1.0::double precision / CAST({right} AS double precision)"))
             }
-            _ => return,
+            _ => return Ok(()),
         };
         if let Ok(call) = crate::parser::parse_expr(&format!("tessera_interval_mul({interval}, {factor})")) {
             *e = call;
         }
-        return;
+        return Ok(());
     }
-    let text = match e {
-        Ast::Interval(iv) if iv.leading_field.is_none() && iv.last_field.is_none() => match iv.value.as_mut() {
-            Ast::Value(v) => match &mut v.value {
-                Value::SingleQuotedString(t) => t,
-                _ => return,
-            },
-            _ => return,
+    let text_of = |x: &Ast| match x {
+        Ast::Value(v) => match &v.value {
+            Value::SingleQuotedString(t) => Some(t.clone()),
+            _ => None,
         },
-        Ast::Cast { expr, data_type: AstType::Interval { .. }, .. } => match expr.as_mut() {
-            Ast::Value(v) => match &mut v.value {
-                Value::SingleQuotedString(t) => t,
-                _ => return,
-            },
-            _ => return,
-        },
-        _ => return,
+        _ => None,
     };
-    if let Some(normal) = normalize_text(text) {
-        *text = normal;
-    }
+    let bad_fields =
+        |what: &dyn std::fmt::Display| SqlError::syntax(format!("syntax error: invalid interval fields {what}"));
+    let (text, restriction) = match e {
+        Ast::Interval(iv) => {
+            let Some(text) = text_of(&iv.value) else { return Ok(()) };
+            let leading = iv.leading_field.as_ref().map(|f| f.to_string());
+            let last = iv.last_field.as_ref().map(|f| f.to_string());
+            // `SECOND(p)` alone: p is the fractional precision.
+            let precision = match (&leading, &last) {
+                (Some(l), None) if l.eq_ignore_ascii_case("second") => iv.leading_precision,
+                _ => iv.fractional_seconds_precision,
+            };
+            let r = Restriction::new(leading.as_deref(), last.as_deref(), precision).ok_or_else(|| bad_fields(&iv))?;
+            (text, r)
+        }
+        Ast::Cast { expr: _, data_type: AstType::Interval { fields, precision }, .. } => {
+            let restriction = restriction_of(fields.as_ref(), *precision).ok_or_else(|| bad_fields(&e.to_string()))?;
+            let Ast::Cast { expr, data_type, .. } = e else { unreachable!("matched above") };
+            match text_of(expr) {
+                Some(text) => (text, restriction),
+                None if restriction.is_full() => return Ok(()),
+                None => {
+                    // A value cast to a restricted interval: its fields
+                    // dropped and its seconds rounded at run time.
+                    *data_type = AstType::Interval { fields: None, precision: None };
+                    let (range, precision) = restriction.parts();
+                    let call = format!("tessera_interval_restrict({e}, {range}, {precision})");
+                    *e = crate::parser::parse_expr(&call)?;
+                    return Ok(());
+                }
+            }
+        }
+        _ => return Ok(()),
+    };
+    let value = interval_in::parse(&text, restriction, sql_standard)?;
+    *e = crate::parser::parse_expr(&format!("INTERVAL '{}'", interval_in::to_arrow_text(value)?))?;
+    Ok(())
+}
+
+/// The restriction a type's fields name (`DAY TO MINUTE`).
+fn restriction_of(
+    fields: Option<&datafusion::sql::sqlparser::ast::IntervalFields>,
+    precision: Option<u64>,
+) -> Option<Restriction> {
+    let text = fields.map(|f| f.to_string());
+    let (leading, last) = match text.as_deref().map(|t| t.split_once(" TO ")) {
+        None => (None, None),
+        Some(None) => (text.as_deref(), None),
+        Some(Some((a, b))) => (Some(a), Some(b)),
+    };
+    Restriction::new(leading, last, precision)
 }
 
 /// PostgreSQL's length of an interval, in nanoseconds.
@@ -298,6 +174,9 @@ enum Kind {
     Span,
     /// `tessera_interval_mul(iv, factor)`.
     Mul,
+    /// `tessera_interval_restrict(iv, range, precision)`: a cast to a
+    /// restricted interval type (`Restriction::parts`).
+    Restrict,
 }
 
 /// `tessera_interval_span(iv)`: an interval's length as PostgreSQL
@@ -307,7 +186,11 @@ pub fn span_udf() -> ScalarUDF {
 }
 
 fn udf(kind: Kind) -> ScalarUDF {
-    let arity = if kind == Kind::Span { 1 } else { 2 };
+    let arity = match kind {
+        Kind::Span => 1,
+        Kind::Mul => 2,
+        Kind::Restrict => 3,
+    };
     ScalarUDF::new_from_impl(IntervalFn { kind, signature: Signature::any(arity, Volatility::Immutable) })
 }
 
@@ -322,6 +205,7 @@ impl ScalarUDFImpl for IntervalFn {
         match self.kind {
             Kind::Span => "tessera_interval_span",
             Kind::Mul => "tessera_interval_mul",
+            Kind::Restrict => "tessera_interval_restrict",
         }
     }
 
@@ -332,7 +216,7 @@ impl ScalarUDFImpl for IntervalFn {
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(match self.kind {
             Kind::Span => DataType::Decimal128(38, 0),
-            Kind::Mul => INTERVAL,
+            Kind::Mul | Kind::Restrict => INTERVAL,
         })
     }
 
@@ -363,6 +247,36 @@ impl ScalarUDFImpl for IntervalFn {
                     out.push(Some(v));
                 }
                 Arc::new(IntervalMonthDayNanoArray::from(out))
+            }
+            Kind::Restrict => {
+                let int = |i: usize| match &args.args[i] {
+                    ColumnarValue::Scalar(v) => v.cast_to(&DataType::Int64).ok().and_then(|v| match v {
+                        ScalarValue::Int64(Some(n)) => Some(n),
+                        _ => None,
+                    }),
+                    ColumnarValue::Array(_) => None,
+                };
+                let (Some(range), Some(precision)) = (int(1), int(2)) else {
+                    return Err(DataFusionError::Internal(
+                        "tessera_interval_restrict: constant fields expected".into(),
+                    ));
+                };
+                let r = Restriction::from_parts(range, precision);
+                let out: IntervalMonthDayNanoArray = intervals
+                    .iter()
+                    .map(|v| {
+                        v.map(|v| {
+                            let pg = interval_in::PgInterval {
+                                months: v.months,
+                                days: v.days,
+                                micros: v.nanoseconds.div_euclid(1000),
+                            };
+                            let pg = interval_in::restrict(pg, r);
+                            IntervalMonthDayNano::new(pg.months, pg.days, pg.micros * 1000)
+                        })
+                    })
+                    .collect();
+                Arc::new(out)
             }
         };
         crate::values::udf_values::columnar(out, scalar)
@@ -445,16 +359,6 @@ fn sort_by_length(plan: LogicalPlan) -> Result<LogicalPlan> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn interval_text_in_arrows_units() {
-        assert_eq!(normalize_text("01:00").as_deref(), Some("01 hours 00 minutes 0 seconds"));
-        assert_eq!(normalize_text("1 day 02:30:15.5").as_deref(), Some("1 day 02 hours 30 minutes 15.5 seconds"));
-        assert_eq!(normalize_text("-01:30").as_deref(), Some("-01 hours -30 minutes -0 seconds"));
-        assert_eq!(normalize_text("1.5 weeks").as_deref(), Some("10.5 days"));
-        assert_eq!(normalize_text("2 hours 30 minutes ago").as_deref(), Some("-2 hours -30 minutes"));
-        assert_eq!(normalize_text("1 day 2 hours"), None);
-    }
 
     #[test]
     fn lengths_and_products_as_postgres_computes_them() {

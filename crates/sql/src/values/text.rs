@@ -2,6 +2,7 @@
 //! wire's text format and COPY TO) and the checks text-like types need on
 //! input (varchar length, char padding, uuid and json syntax).
 
+use crate::values::interval_out::{IntervalStyle, write_interval_styled};
 use crate::values::tz::Zone;
 use std::fmt::Write;
 use std::sync::Arc;
@@ -19,30 +20,45 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use crate::error::{Result, SqlError, code};
 use crate::values::types::SqlType;
 
-/// Formats one value as PostgreSQL's text output would; None for NULL.
-pub fn format_cell(array: &ArrayRef, row: usize) -> Option<String> {
-    format_cell_in(array, row, Zone::Utc)
+/// The session settings that shape text output: the `TimeZone` a
+/// timestamptz is shown in and the `IntervalStyle`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextStyle {
+    pub zone: Zone,
+    pub interval: IntervalStyle,
 }
 
-/// [`format_cell`] for a session in time zone `zone`.
-pub fn format_cell_in(array: &ArrayRef, row: usize, zone: Zone) -> Option<String> {
+impl From<Zone> for TextStyle {
+    fn from(zone: Zone) -> Self {
+        TextStyle { zone, interval: IntervalStyle::default() }
+    }
+}
+
+/// Formats one value as PostgreSQL's text output would; None for NULL.
+pub fn format_cell(array: &ArrayRef, row: usize) -> Option<String> {
+    format_cell_in(array, row, TextStyle::default())
+}
+
+/// [`format_cell`] for a session's output settings.
+pub fn format_cell_in(array: &ArrayRef, row: usize, style: TextStyle) -> Option<String> {
     // A NullArray reports no nulls through `is_null`.
     if array.is_null(row) || array.data_type() == &DataType::Null {
         return None;
     }
     let mut s = String::new();
-    write_cell_in(&mut s, array, row, zone);
+    write_cell_in(&mut s, array, row, style);
     Some(s)
 }
 
 /// Appends the text form of a non-null value (a timestamptz in UTC).
 pub fn write_cell(out: &mut String, array: &ArrayRef, row: usize) {
-    write_cell_in(out, array, row, Zone::Utc)
+    write_cell_in(out, array, row, TextStyle::default())
 }
 
 /// Appends the text form of a non-null value, a timestamptz shown in
-/// `zone` (the session's `TimeZone`).
-pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, zone: Zone) {
+/// the session's `TimeZone`, an interval in its `IntervalStyle`.
+pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, style: TextStyle) {
+    let zone = style.zone;
     match array.data_type() {
         DataType::Boolean => out.push(if array.as_boolean().value(row) { 't' } else { 'f' }),
         DataType::Int8 => write!(out, "{}", array.as_primitive::<Int8Type>().value(row)).unwrap(),
@@ -91,16 +107,16 @@ pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, zone: Zone)
         }
         DataType::Interval(IntervalUnit::MonthDayNano) => {
             let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
-            write_interval(out, v.months, v.days, v.nanoseconds / 1000)
+            write_interval_styled(out, v.months, v.days, v.nanoseconds / 1000, style.interval)
         }
         // A difference of timestamps: an interval of days and time, as
         // PostgreSQL makes it (`59 days 14:00:00`, not `PT5148000S`).
         DataType::Duration(_) => {
             let (days, micros) = duration_parts(array, row);
-            write_interval(out, 0, days, micros)
+            write_interval_styled(out, 0, days, micros, style.interval)
         }
-        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => write_array(out, array, row, zone),
-        DataType::Struct(_) => write_record(out, array.as_struct(), row, zone),
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => write_array(out, array, row, style),
+        DataType::Struct(_) => write_record(out, array.as_struct(), row, style),
         _ => {
             let opts = FormatOptions::default().with_null("NULL");
             match ArrayFormatter::try_new(array.as_ref(), &opts) {
@@ -226,7 +242,7 @@ fn write_wall_time(out: &mut String, micros: i64) -> bool {
 
 /// An array as PostgreSQL prints it: `{1,2,3}`, `{a,"b c",NULL}`,
 /// `{{1,2},{3,4}}`.
-fn write_array(out: &mut String, array: &ArrayRef, row: usize, zone: Zone) {
+fn write_array(out: &mut String, array: &ArrayRef, row: usize, style: TextStyle) {
     let items = match array.data_type() {
         DataType::List(_) => array.as_list::<i32>().value(row),
         DataType::LargeList(_) => array.as_list::<i64>().value(row),
@@ -243,7 +259,7 @@ fn write_array(out: &mut String, array: &ArrayRef, row: usize, zone: Zone) {
             continue;
         }
         cell.clear();
-        write_cell_in(&mut cell, &items, i, zone);
+        write_cell_in(&mut cell, &items, i, style);
         let nested =
             matches!(items.data_type(), DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..));
         let quote = !nested
@@ -256,7 +272,7 @@ fn write_array(out: &mut String, array: &ArrayRef, row: usize, zone: Zone) {
 }
 
 /// A record as PostgreSQL prints it: `(1,"a b",)`, NULL as nothing.
-fn write_record(out: &mut String, record: &datafusion::arrow::array::StructArray, row: usize, zone: Zone) {
+fn write_record(out: &mut String, record: &datafusion::arrow::array::StructArray, row: usize, style: TextStyle) {
     out.push('(');
     let mut cell = String::new();
     for (i, column) in record.columns().iter().enumerate() {
@@ -267,7 +283,7 @@ fn write_record(out: &mut String, record: &datafusion::arrow::array::StructArray
             continue;
         }
         cell.clear();
-        write_cell_in(&mut cell, column, row, zone);
+        write_cell_in(&mut cell, column, row, style);
         let quote =
             cell.is_empty() || cell.chars().any(|c| matches!(c, '(' | ')' | ',' | '"' | '\\') || c.is_whitespace());
         write_quoted(out, &cell, quote, '"');
@@ -320,40 +336,9 @@ pub fn duration_parts(array: &ArrayRef, row: usize) -> (i32, i64) {
     ((micros / DAY) as i32, micros % DAY)
 }
 
-/// PostgreSQL's default IntervalStyle ("postgres"). A positive field right
-/// after a negative one carries its sign (`-1 mons +2 days`), as
-/// PostgreSQL's `AddPostgresIntPart` writes it.
+/// An interval in PostgreSQL's default IntervalStyle (`postgres`).
 pub fn write_interval(out: &mut String, months: i32, days: i32, micros: i64) {
-    let mut parts: Vec<String> = Vec::new();
-    let (years, mons) = (months / 12, months % 12);
-    // Whether the last field written was negative.
-    let mut before_negative = false;
-    for (n, unit) in [(years as i64, "year"), (mons as i64, "mon"), (days as i64, "day")] {
-        if n == 0 {
-            continue;
-        }
-        let sign = if before_negative && n > 0 { "+" } else { "" };
-        parts.push(format!("{sign}{n} {unit}{}", if n == 1 { "" } else { "s" }));
-        before_negative = n < 0;
-    }
-    if micros != 0 || parts.is_empty() {
-        let neg = micros < 0;
-        let m = micros.unsigned_abs();
-        let (h, rest) = (m / 3_600_000_000, m % 3_600_000_000);
-        let (mi, rest) = (rest / 60_000_000, rest % 60_000_000);
-        let (s, frac) = (rest / 1_000_000, rest % 1_000_000);
-        let sign = if neg {
-            "-"
-        } else if before_negative {
-            "+"
-        } else {
-            ""
-        };
-        let mut t = format!("{sign}{h:02}:{mi:02}:{s:02}");
-        write_fraction(&mut t, frac as i64);
-        parts.push(t);
-    }
-    out.push_str(&parts.join(" "));
+    write_interval_styled(out, months, days, micros, IntervalStyle::Postgres)
 }
 
 /// A char(n) value as it is shown: padded with blanks to n characters.

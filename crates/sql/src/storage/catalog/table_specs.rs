@@ -22,11 +22,15 @@ pub(crate) fn fields_of(def: &TableDef, cols: &[String]) -> Result<Vec<u16>> {
 }
 
 pub(crate) fn engine_spec(def: &TableDef, engine_name: &str) -> Result<TableSpec> {
-    let (pk_fields, kind) = match def.rowid_field {
-        Some(f) => (vec![f], IndexKind::Hash),
-        None => (fields_of(def, &def.primary_key)?, IndexKind::Ordered),
+    // A keyless table's rows are keyed by a row id drawn from a sequence, in
+    // an ordered index: a scan returns them in the order they were inserted,
+    // as PostgreSQL's heap does for a table nobody has updated (users and
+    // tests read `SELECT * FROM t` without ORDER BY and expect that order).
+    let pk_fields = match def.rowid_field {
+        Some(f) => vec![f],
+        None => fields_of(def, &def.primary_key)?,
     };
-    let mut spec = TableSpec::new(engine_name, pk_fields, kind);
+    let mut spec = TableSpec::new(engine_name, pk_fields, IndexKind::Ordered);
     for ix in def.indexes.iter().filter(|i| !i.primary) {
         let kind = if ix.method == IndexMethod::Hash { IndexKind::Hash } else { IndexKind::Ordered };
         spec = spec.with_index(IndexSpec::new(ix.name.clone(), kind, ix.unique, fields_of(def, &ix.columns)?));

@@ -75,6 +75,8 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     let sql = view.as_deref().unwrap_or(sql);
     let abort = normalize::abort(sql);
     let sql = abort.as_deref().unwrap_or(sql);
+    let interval = normalize::interval_precision(sql);
+    let sql = interval.as_deref().unwrap_or(sql);
     // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
     // GC pass it triggers covers every table anyway.
     let head = sql.trim_start();

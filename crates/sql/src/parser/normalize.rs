@@ -109,6 +109,53 @@ pub fn abort(sql: &str) -> Option<String> {
     (word.eq_ignore_ascii_case("abort") && ends_word && single).then(|| format!("ROLLBACK{rest}"))
 }
 
+/// `INTERVAL(p) '…'`: sqlparser reads the literal but drops its precision,
+/// which then goes unapplied (a silent wrong answer); it is rewritten as
+/// `CAST('…' AS INTERVAL(p))`, which keeps it.
+pub fn interval_precision(sql: &str) -> Option<String> {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
+    if !sql.to_ascii_lowercase().contains("interval") {
+        return None;
+    }
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().ok()?;
+    let solid: Vec<_> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
+    // Byte offset of a location (1-based line and column, in characters).
+    let offset = |loc: Location| -> Option<usize> {
+        let line_start = if loc.line <= 1 { 0 } else { sql.match_indices('\n').nth(loc.line as usize - 2)?.0 + 1 };
+        let col = (loc.column as usize).checked_sub(1)?;
+        Some(sql[line_start..].char_indices().nth(col).map_or(sql.len(), |(i, _)| line_start + i))
+    };
+    let mut out = String::new();
+    let mut copied = 0;
+    for w in solid.windows(5) {
+        let [kw, open, num, close, lit] = w else { continue };
+        let is_interval =
+            matches!(&kw.token, Token::Word(word) if word.keyword == Keyword::INTERVAL && word.quote_style.is_none());
+        if !(is_interval
+            && open.token == Token::LParen
+            && matches!(num.token, Token::Number(..))
+            && close.token == Token::RParen
+            && matches!(lit.token, Token::SingleQuotedString(_)))
+        {
+            continue;
+        }
+        let (start, lit_start, end) = (offset(kw.span.start)?, offset(lit.span.start)?, offset(lit.span.end)?);
+        if start < copied {
+            continue;
+        }
+        out.push_str(&sql[copied..start]);
+        out.push_str(&format!("CAST({} AS INTERVAL({}))", &sql[lit_start..end], num.token));
+        copied = end;
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&sql[copied..]);
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +194,18 @@ mod tests {
         assert_eq!(abort("aborted"), None);
         assert_eq!(abort("abort; select 1"), None);
         assert_eq!(abort("select 1"), None);
+    }
+
+    #[test]
+    fn interval_precision_becomes_a_cast() {
+        assert_eq!(
+            interval_precision("SELECT interval(2) '1 day 01:23:45.6789', 'interval(3) ''x'''").as_deref(),
+            Some("SELECT CAST('1 day 01:23:45.6789' AS INTERVAL(2)), 'interval(3) ''x'''")
+        );
+        assert_eq!(
+            interval_precision("SELECT\n  INTERVAL (0)  'it''s'").as_deref(),
+            Some("SELECT\n  CAST('it''s' AS INTERVAL(0))")
+        );
+        assert_eq!(interval_precision("SELECT interval '1 day'"), None);
     }
 }

@@ -160,6 +160,11 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::values::numeric_div::ExactNumericPlanner),
     )
     .expect("registering a planner");
+    datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut ctx,
+        Arc::new(crate::values::intervals::IntervalArithmeticPlanner),
+    )
+    .expect("registering a planner");
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::plan::functions::register(&ctx, &resolver);
     crate::rewrite::strict::register(&ctx);

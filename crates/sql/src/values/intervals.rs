@@ -52,6 +52,7 @@ const DAY_NANOS: i128 = 86_400_000_000_000;
 pub fn register(ctx: &SessionContext) {
     ctx.register_udf(udf(Kind::Span));
     ctx.register_udf(udf(Kind::Mul));
+    ctx.register_udf(udf(Kind::Div));
     ctx.register_udf(udf(Kind::Restrict));
 }
 
@@ -66,20 +67,6 @@ pub fn register(ctx: &SessionContext) {
 pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr, sql_standard: bool) -> std::result::Result<(), SqlError> {
     use datafusion::sql::sqlparser::ast::{BinaryOperator, DataType as AstType, Expr as Ast, Value};
     let written = |x: &Ast| matches!(x, Ast::Interval(_) | Ast::Cast { data_type: AstType::Interval { .. }, .. });
-    if let Ast::BinaryOp { left, op: op @ (BinaryOperator::Multiply | BinaryOperator::Divide), right } = e {
-        let (interval, factor) = match (written(left), written(right), &op) {
-            (true, false, BinaryOperator::Multiply) => (left.to_string(), format!("CAST({right} AS double precision)")),
-            (false, true, BinaryOperator::Multiply) => (right.to_string(), format!("CAST({left} AS double precision)")),
-            (true, false, BinaryOperator::Divide) => {
-                (left.to_string(), format!("1.0::double precision / CAST({right} AS double precision)"))
-            }
-            _ => return Ok(()),
-        };
-        if let Ok(call) = crate::parser::parse_expr(&format!("tessera_interval_mul({interval}, {factor})")) {
-            *e = call;
-        }
-        return Ok(());
-    }
     let text_of = |x: &Ast| match x {
         Ast::Value(v) => match &v.value {
             Value::SingleQuotedString(t) => Some(t.clone()),
@@ -87,6 +74,38 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr, sql_standard: bool
         },
         _ => None,
     };
+    if let Ast::BinaryOp { left, op: op @ (BinaryOperator::Multiply | BinaryOperator::Divide), right } = e {
+        let (interval, factor) = match (written(left), written(right), &op) {
+            (true, false, BinaryOperator::Multiply) => (left.to_string(), format!("CAST({right} AS double precision)")),
+            (false, true, BinaryOperator::Multiply) => (right.to_string(), format!("CAST({left} AS double precision)")),
+            (true, false, BinaryOperator::Divide) => (left.to_string(), format!("CAST({right} AS double precision)")),
+            _ => return Ok(()),
+        };
+        let name = if matches!(op, BinaryOperator::Divide) { "tessera_interval_div" } else { "tessera_interval_mul" };
+        if let Ok(call) = crate::parser::parse_expr(&format!("{name}({interval}, {factor})")) {
+            *e = call;
+        }
+        return Ok(());
+    }
+    // `- INTERVAL '…'`: DataFusion would put the minus before the text,
+    // negating its first field only. (Its operand is already in the form
+    // written below: expressions are rewritten inside out.)
+    if let Ast::UnaryOp { op: datafusion::sql::sqlparser::ast::UnaryOperator::Minus, expr } = e
+        && let Ast::Interval(iv) = expr.as_ref()
+        && iv.leading_field.is_none()
+        && iv.last_field.is_none()
+        && let Some(text) = text_of(&iv.value)
+    {
+        let v = interval_in::parse(&text, Restriction::default(), false)?;
+        let neg = |x: Option<i64>| x.ok_or_else(interval_in::out_of_range);
+        let v = interval_in::PgInterval {
+            months: neg(v.months.checked_neg().map(i64::from))? as i32,
+            days: neg(v.days.checked_neg().map(i64::from))? as i32,
+            micros: neg(v.micros.checked_neg())?,
+        };
+        *e = crate::parser::parse_expr(&format!("INTERVAL '{}'", interval_in::to_arrow_text(v)?))?;
+        return Ok(());
+    }
     let bad_fields =
         |what: &dyn std::fmt::Display| SqlError::syntax(format!("syntax error: invalid interval fields {what}"));
     let (text, restriction) = match e {
@@ -119,6 +138,13 @@ pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr, sql_standard: bool
                 }
             }
         }
+        // `interval(2) '…'`.
+        Ast::TypedString(ts) if matches!(ts.data_type, AstType::Interval { .. }) => {
+            let AstType::Interval { fields, precision } = &ts.data_type else { unreachable!("matched above") };
+            let Value::SingleQuotedString(text) = &ts.value.value else { return Ok(()) };
+            let r = restriction_of(fields.as_ref(), *precision).ok_or_else(|| bad_fields(&ts.data_type))?;
+            (text.clone(), r)
+        }
         _ => return Ok(()),
     };
     let value = interval_in::parse(&text, restriction, sql_standard)?;
@@ -148,9 +174,12 @@ fn span(v: IntervalMonthDayNano) -> i128 {
 /// `iv * factor` as PostgreSQL's `interval_mul`: fractional months carried
 /// into days (30 each), fractional days into time, each rounded to the
 /// microsecond.
-fn multiply(v: IntervalMonthDayNano, factor: f64) -> Option<IntervalMonthDayNano> {
+/// PostgreSQL's `interval_mul` and `interval_div` (which divides each
+/// field, not multiplies by the inverse).
+fn scale(v: IntervalMonthDayNano, factor: f64, divide: bool) -> Option<IntervalMonthDayNano> {
+    let op = |x: f64| if divide { x / factor } else { x * factor };
     let round_micros = |x: f64| (x * 1e6).round_ties_even() / 1e6;
-    let (month_f, day_f) = (f64::from(v.months) * factor, f64::from(v.days) * factor);
+    let (month_f, day_f) = (op(f64::from(v.months)), op(f64::from(v.days)));
     let (months, mut days) = (month_f.trunc(), day_f.trunc());
     let month_remainder_days = round_micros((month_f - months) * 30.0);
     let mut seconds = round_micros((day_f - days + month_remainder_days - month_remainder_days.trunc()) * 86_400.0);
@@ -160,7 +189,7 @@ fn multiply(v: IntervalMonthDayNano, factor: f64) -> Option<IntervalMonthDayNano
         seconds -= whole * 86_400.0;
     }
     days += month_remainder_days.trunc();
-    let micros = ((v.nanoseconds / 1000) as f64 * factor + seconds * 1e6).round_ties_even();
+    let micros = (op((v.nanoseconds / 1000) as f64) + seconds * 1e6).round_ties_even();
     let fits = |x: f64, max: f64| x.is_finite() && x.abs() <= max;
     if !fits(months, f64::from(i32::MAX)) || !fits(days, f64::from(i32::MAX)) || !fits(micros, 9.2e15) {
         return None;
@@ -174,6 +203,8 @@ enum Kind {
     Span,
     /// `tessera_interval_mul(iv, factor)`.
     Mul,
+    /// `tessera_interval_div(iv, divisor)`.
+    Div,
     /// `tessera_interval_restrict(iv, range, precision)`: a cast to a
     /// restricted interval type (`Restriction::parts`).
     Restrict,
@@ -188,7 +219,7 @@ pub fn span_udf() -> ScalarUDF {
 fn udf(kind: Kind) -> ScalarUDF {
     let arity = match kind {
         Kind::Span => 1,
-        Kind::Mul => 2,
+        Kind::Mul | Kind::Div => 2,
         Kind::Restrict => 3,
     };
     ScalarUDF::new_from_impl(IntervalFn { kind, signature: Signature::any(arity, Volatility::Immutable) })
@@ -205,6 +236,7 @@ impl ScalarUDFImpl for IntervalFn {
         match self.kind {
             Kind::Span => "tessera_interval_span",
             Kind::Mul => "tessera_interval_mul",
+            Kind::Div => "tessera_interval_div",
             Kind::Restrict => "tessera_interval_restrict",
         }
     }
@@ -216,7 +248,7 @@ impl ScalarUDFImpl for IntervalFn {
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(match self.kind {
             Kind::Span => DataType::Decimal128(38, 0),
-            Kind::Mul | Kind::Restrict => INTERVAL,
+            Kind::Mul | Kind::Div | Kind::Restrict => INTERVAL,
         })
     }
 
@@ -229,7 +261,8 @@ impl ScalarUDFImpl for IntervalFn {
             Kind::Span => Arc::new(
                 intervals.iter().map(|v| v.map(span)).collect::<Decimal128Array>().with_precision_and_scale(38, 0)?,
             ),
-            Kind::Mul => {
+            Kind::Mul | Kind::Div => {
+                let divide = self.kind == Kind::Div;
                 let factors = datafusion::arrow::compute::cast(&args.args[1].to_array(n)?, &DataType::Float64)?;
                 let factors = factors.as_primitive::<Float64Type>();
                 let mut out = Vec::with_capacity(n);
@@ -238,7 +271,13 @@ impl ScalarUDFImpl for IntervalFn {
                         out.push(None);
                         continue;
                     }
-                    let v = multiply(intervals.value(i), factors.value(i)).ok_or_else(|| {
+                    if divide && factors.value(i) == 0.0 {
+                        return Err(DataFusionError::External(Box::new(SqlError::new(
+                            code::DIVISION_BY_ZERO,
+                            "division by zero",
+                        ))));
+                    }
+                    let v = scale(intervals.value(i), factors.value(i), divide).ok_or_else(|| {
                         DataFusionError::External(Box::new(SqlError::new(
                             code::DATETIME_OVERFLOW,
                             "interval out of range",
@@ -280,6 +319,42 @@ impl ScalarUDFImpl for IntervalFn {
             }
         };
         crate::values::udf_values::columnar(out, scalar)
+    }
+}
+
+/// An interval times or divided by a number (`span * 0.3`, `span / 10`),
+/// which DataFusion refuses when it plans the operator, as PostgreSQL's
+/// `interval_mul` / `interval_div` of a float8.
+#[derive(Debug)]
+pub struct IntervalArithmeticPlanner;
+
+impl datafusion::logical_expr::planner::ExprPlanner for IntervalArithmeticPlanner {
+    fn plan_binary_op(
+        &self,
+        expr: datafusion::logical_expr::planner::RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> Result<datafusion::logical_expr::planner::PlannerResult<datafusion::logical_expr::planner::RawBinaryExpr>>
+    {
+        use datafusion::logical_expr::planner::PlannerResult;
+        use datafusion::sql::sqlparser::ast::BinaryOperator;
+        let (Ok(lt), Ok(rt)) = (expr.left.get_type(schema), expr.right.get_type(schema)) else {
+            return Ok(PlannerResult::Original(expr));
+        };
+        let interval = |t: &DataType| matches!(t, DataType::Interval(_));
+        let as_float = |x: Expr| Expr::Cast(Cast::new(Box::new(x), DataType::Float64));
+        let planned = match (&expr.op, interval(&lt), interval(&rt)) {
+            (BinaryOperator::Multiply, true, false) if rt.is_numeric() => {
+                call(Kind::Mul, vec![expr.left, as_float(expr.right)])
+            }
+            (BinaryOperator::Multiply, false, true) if lt.is_numeric() => {
+                call(Kind::Mul, vec![expr.right, as_float(expr.left)])
+            }
+            (BinaryOperator::Divide, true, false) if rt.is_numeric() => {
+                call(Kind::Div, vec![expr.left, as_float(expr.right)])
+            }
+            _ => return Ok(PlannerResult::Original(expr)),
+        };
+        Ok(PlannerResult::Planned(planned))
     }
 }
 
@@ -366,11 +441,8 @@ mod tests {
         assert!(
             span(IntervalMonthDayNano::new(0, 1, 0)) > span(IntervalMonthDayNano::new(0, 0, 23 * 3_600_000_000_000))
         );
-        let day_and_half = multiply(IntervalMonthDayNano::new(0, 1, 0), 1.5).unwrap();
+        let day_and_half = scale(IntervalMonthDayNano::new(0, 1, 0), 1.5, false).unwrap();
         assert_eq!(day_and_half, IntervalMonthDayNano::new(0, 1, 12 * 3_600_000_000_000));
-        assert_eq!(
-            multiply(IntervalMonthDayNano::new(1, 0, 0), 1.0 / 3.0).unwrap(),
-            IntervalMonthDayNano::new(0, 10, 0)
-        );
+        assert_eq!(scale(IntervalMonthDayNano::new(1, 0, 0), 3.0, true).unwrap(), IntervalMonthDayNano::new(0, 10, 0));
     }
 }

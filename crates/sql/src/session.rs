@@ -203,7 +203,11 @@ impl Session {
     /// The settings that shape text output (`TimeZone`, `IntervalStyle`).
     pub fn text_style(&self) -> crate::values::text::TextStyle {
         let hot = self.info.settings.lock().hot();
-        crate::values::text::TextStyle { zone: hot.zone, interval: hot.interval_style }
+        crate::values::text::TextStyle {
+            zone: hot.zone,
+            interval: hot.interval_style,
+            float_digits: hot.extra_float_digits,
+        }
     }
 
     pub fn status(&self) -> TxnStatus {

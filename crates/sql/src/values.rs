@@ -87,6 +87,7 @@ pub(crate) mod pg_typeof;
 pub(crate) mod real_sum;
 pub(crate) mod regexps;
 pub(crate) mod rowcodec;
+pub(crate) mod small_fns;
 pub mod text;
 pub(crate) mod timestamps;
 pub(crate) mod to_char;

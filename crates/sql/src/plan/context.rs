@@ -175,6 +175,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::values::bpchar::register(&ctx);
     crate::values::enums::register(&ctx);
     crate::values::formatting::register(&ctx);
+    crate::values::small_fns::register(&ctx);
     crate::values::encoding::register(&ctx);
     crate::values::date_fields::register(&ctx);
     crate::values::datetime_fns::register(&ctx, zone.clone());

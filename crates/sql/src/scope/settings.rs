@@ -157,6 +157,8 @@ pub struct Hot {
     pub zone: crate::values::tz::Zone,
     /// `IntervalStyle`.
     pub interval_style: crate::values::interval_out::IntervalStyle,
+    /// `extra_float_digits` (-15 … 3).
+    pub extra_float_digits: i8,
 }
 
 impl Default for Settings {
@@ -217,6 +219,7 @@ impl Settings {
             zone: crate::values::tz::Zone::of_setting(value("TimeZone")),
             interval_style: crate::values::interval_out::IntervalStyle::of_setting(value("IntervalStyle"))
                 .unwrap_or_default(),
+            extra_float_digits: value("extra_float_digits").parse().unwrap_or(1),
         };
     }
 
@@ -348,6 +351,13 @@ pub(crate) fn validate(key: &str, value: &str) -> Result<String> {
             }
             Ok("ISO, MDY".into())
         }
+        "extra_float_digits" => match value.trim().parse::<i8>() {
+            Ok(n) if (-15..=3).contains(&n) => Ok(n.to_string()),
+            _ => Err(SqlError::new(
+                code::INVALID_PARAMETER_VALUE,
+                format!("{value} is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)"),
+            )),
+        },
         "IntervalStyle" => match crate::values::interval_out::IntervalStyle::of_setting(value) {
             Some(_) => Ok(value.trim().to_ascii_lowercase()),
             None => Err(bad("Available values: postgres, postgres_verbose, sql_standard, iso_8601.")),

@@ -22,15 +22,24 @@ use crate::values::types::SqlType;
 
 /// The session settings that shape text output: the `TimeZone` a
 /// timestamptz is shown in and the `IntervalStyle`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TextStyle {
     pub zone: Zone,
     pub interval: IntervalStyle,
+    /// `extra_float_digits`: above 0, floats print their shortest exact
+    /// digits; at or below, 15 (real: 6) significant digits plus it.
+    pub float_digits: i8,
+}
+
+impl Default for TextStyle {
+    fn default() -> Self {
+        TextStyle { zone: Zone::Utc, interval: IntervalStyle::default(), float_digits: 1 }
+    }
 }
 
 impl From<Zone> for TextStyle {
     fn from(zone: Zone) -> Self {
-        TextStyle { zone, interval: IntervalStyle::default() }
+        TextStyle { zone, ..TextStyle::default() }
     }
 }
 
@@ -69,8 +78,12 @@ pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, style: Text
         DataType::UInt16 => write!(out, "{}", array.as_primitive::<UInt16Type>().value(row)).unwrap(),
         DataType::UInt32 => write!(out, "{}", array.as_primitive::<UInt32Type>().value(row)).unwrap(),
         DataType::UInt64 => write!(out, "{}", array.as_primitive::<UInt64Type>().value(row)).unwrap(),
-        DataType::Float32 => write_float(out, array.as_primitive::<Float32Type>().value(row) as f64, true),
-        DataType::Float64 => write_float(out, array.as_primitive::<Float64Type>().value(row), false),
+        DataType::Float32 => {
+            write_float(out, array.as_primitive::<Float32Type>().value(row) as f64, true, style.float_digits)
+        }
+        DataType::Float64 => {
+            write_float(out, array.as_primitive::<Float64Type>().value(row), false, style.float_digits)
+        }
         DataType::Decimal128(..) | DataType::Decimal256(..)
             if let Some(special) = crate::values::numeric_special::Special::at(array, row) =>
         {
@@ -127,11 +140,14 @@ pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, style: Text
     }
 }
 
-fn write_float(out: &mut String, v: f64, single: bool) {
+fn write_float(out: &mut String, v: f64, single: bool, extra_digits: i8) {
     if v.is_nan() {
         out.push_str("NaN");
     } else if v.is_infinite() {
         out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    } else if extra_digits <= 0 {
+        let digits = if single { 6 } else { 15 } + i32::from(extra_digits);
+        write_float_g(out, if single { f64::from(v as f32) } else { v }, digits.max(1) as usize);
     } else if single {
         let f = v as f32;
         write_short_float(out, format!("{f}"), f.abs() as f64);
@@ -151,6 +167,28 @@ fn write_short_float(out: &mut String, plain: String, abs: f64) {
         write!(out, "{m}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs()).unwrap();
     } else {
         out.push_str(&plain);
+    }
+}
+
+/// C's `%.*g`, as PostgreSQL prints floats when `extra_float_digits` is 0
+/// or less: `digits` significant digits, trailing zeros dropped, exponent
+/// form when the exponent is below -4 or at least `digits`.
+fn write_float_g(out: &mut String, v: f64, digits: usize) {
+    if v == 0.0 {
+        out.push_str(if v.is_sign_negative() { "-0" } else { "0" });
+        return;
+    }
+    let sci = format!("{:.*e}", digits - 1, v);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
+    };
+    if exp < -4 || exp >= digits as i32 {
+        write!(out, "{}e{}{:02}", trim(mantissa), if exp < 0 { '-' } else { '+' }, exp.abs()).unwrap();
+    } else {
+        let decimals = (digits as i32 - 1 - exp).max(0) as usize;
+        out.push_str(&trim(&format!("{v:.decimals$}")));
     }
 }
 
@@ -545,6 +583,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn floats_with_extra_float_digits_zero_as_printf_g() {
+        let g = |v: f64, single: bool| {
+            let mut s = String::new();
+            write_float(&mut s, v, single, 0);
+            s
+        };
+        assert_eq!(g(131.10703231895047, false), "131.10703231895");
+        assert_eq!(g(431.7726, true), "431.773");
+        assert_eq!(g(1.5, false), "1.5");
+        assert_eq!(g(1e20, false), "1e+20");
+        assert_eq!(g(-1.2345678901234567e-5, false), "-1.23456789012346e-05");
+        assert_eq!(g(123456.0, true), "123456");
+        assert_eq!(g(1234567.0, true), "1.23457e+06");
+        assert_eq!(g(-0.0, false), "-0");
+        assert_eq!(g(0.0001, false), "0.0001");
+    }
+
+    #[test]
     fn formats_like_postgres() {
         let mut s = String::new();
         write_interval(&mut s, 14, 3, 4 * 3_600_000_000 + 5 * 60_000_000 + 6_000_000);
@@ -569,7 +625,7 @@ mod tests {
         write_timestamp(&mut s, 1_500_000, true);
         assert_eq!(s, "1970-01-01 00:00:01.5+00");
         s.clear();
-        write_float(&mut s, 1e20, false);
+        write_float(&mut s, 1e20, false, 1);
         assert_eq!(s, "1e+20");
         assert_eq!(
             canonical_uuid("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11").unwrap(),

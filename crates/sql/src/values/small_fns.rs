@@ -1,0 +1,114 @@
+//! Small PostgreSQL functions DataFusion lacks, each a few lines over the
+//! value representations of `values`:
+//! - `min_scale(numeric)`: the places a numeric needs (its scale without
+//!   trailing zeros); NULL for NaN and the infinities.
+//! - `trim_scale(numeric)`: the value without trailing zeros, an
+//!   unconstrained numeric (which prints so, see `numeric.rs`).
+//! - `float4send(real)`, `float8send(double precision)`: the value's
+//!   binary wire form (IEEE 754, big-endian) as a bytea.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BinaryArray, Decimal256Array, Int32Array};
+use datafusion::arrow::datatypes::{DataType, Decimal256Type, Float32Type, Float64Type};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::{ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility};
+
+use crate::values::numeric::{MAX_DIGITS, UNCONSTRAINED, UNCONSTRAINED_SCALE, trimmed_scale};
+use crate::values::numeric_special::Special;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    MinScale,
+    TrimScale,
+    Float4Send,
+    Float8Send,
+}
+
+/// Registers the functions.
+pub fn register(ctx: &SessionContext) {
+    for kind in [Kind::MinScale, Kind::TrimScale, Kind::Float4Send, Kind::Float8Send] {
+        ctx.register_udf(ScalarUDF::new_from_impl(SmallFn {
+            kind,
+            signature: Signature::user_defined(Volatility::Immutable),
+        }));
+    }
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct SmallFn {
+    kind: Kind,
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for SmallFn {
+    fn name(&self) -> &str {
+        match self.kind {
+            Kind::MinScale => "min_scale",
+            Kind::TrimScale => "trim_scale",
+            Kind::Float4Send => "float4send",
+            Kind::Float8Send => "float8send",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn coerce_types(&self, args: &[DataType]) -> Result<Vec<DataType>> {
+        let [t] = args else {
+            return Err(DataFusionError::Plan(format!("{} takes one argument", self.name())));
+        };
+        let numeric = t.is_numeric() || t.is_null() || t == &DataType::Utf8;
+        match self.kind {
+            Kind::MinScale | Kind::TrimScale if numeric => Ok(vec![UNCONSTRAINED]),
+            Kind::Float4Send if numeric => Ok(vec![DataType::Float32]),
+            Kind::Float8Send if numeric => Ok(vec![DataType::Float64]),
+            _ => Err(DataFusionError::Plan(format!("function {}({t}) does not exist", self.name()))),
+        }
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(match self.kind {
+            Kind::MinScale => DataType::Int32,
+            Kind::TrimScale => UNCONSTRAINED,
+            Kind::Float4Send | Kind::Float8Send => DataType::Binary,
+        })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let n = if scalar { 1 } else { args.number_rows };
+        let input = args.args[0].to_array(n)?;
+        let out: ArrayRef = match self.kind {
+            Kind::MinScale => {
+                let v = input.as_primitive::<Decimal256Type>();
+                Arc::new(
+                    v.iter()
+                        .map(|x| {
+                            x.filter(|x| Special::of_i256(*x).is_none())
+                                .map(|x| i32::from(trimmed_scale(x, UNCONSTRAINED_SCALE)))
+                        })
+                        .collect::<Int32Array>(),
+                )
+            }
+            Kind::TrimScale => {
+                let v = input.as_primitive::<Decimal256Type>();
+                Arc::new(
+                    v.iter().collect::<Decimal256Array>().with_precision_and_scale(MAX_DIGITS, UNCONSTRAINED_SCALE)?,
+                )
+            }
+            Kind::Float4Send => {
+                let v = input.as_primitive::<Float32Type>();
+                Arc::new(v.iter().map(|x| x.map(|x| x.to_be_bytes())).collect::<BinaryArray>())
+            }
+            Kind::Float8Send => {
+                let v = input.as_primitive::<Float64Type>();
+                Arc::new(v.iter().map(|x| x.map(|x| x.to_be_bytes())).collect::<BinaryArray>())
+            }
+        };
+        debug_assert_eq!(out.len(), n);
+        crate::values::udf_values::columnar(out, scalar)
+    }
+}

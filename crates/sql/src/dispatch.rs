@@ -185,6 +185,7 @@ impl Session {
         // Boxed: the statement's future is large, and CREATE TABLE AS nests one.
         let result = Box::pin(self.execute_resolved(stmt, params)).await;
         if let (Some(c), Ok(_)) = (creating, &result) {
+            self.note_temp_created(&c.name);
             self.temp.created(c);
         }
         if ddl && !self.temp.is_empty() {

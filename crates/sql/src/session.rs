@@ -95,6 +95,9 @@ pub(crate) struct Block {
     /// error its next statement reports, once (taken then; 25P02 after).
     /// Its transaction is gone, so a savepoint cannot revive it either.
     pub(crate) abandoned: Option<Mutex<Option<SqlError>>>,
+    /// The temporary relations the block created (their names given, and
+    /// how many savepoints were open then): a rollback drops them.
+    pub(crate) temp_created: Vec<(String, usize)>,
 }
 
 pub(crate) fn level(l: &TransactionIsolationLevel) -> Isolation {

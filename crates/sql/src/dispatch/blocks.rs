@@ -94,6 +94,7 @@ impl Session {
             queried: false,
             savepoints: Vec::new(),
             abandoned: None,
+            temp_created: Vec::new(),
         });
         self.ensure_txn()?;
         Ok(Output::Command("BEGIN".into()))
@@ -115,6 +116,7 @@ impl Session {
             if let Some(t) = txn {
                 t.abort();
             }
+            self.drop_rolled_back_temps(block.temp_created.into_iter().map(|(n, _)| n).collect());
             if let Some(why) = block.abandoned.as_ref().map(|a| a.lock().take()) {
                 // Said once: if the statement that failed already told the
                 // client, the COMMIT is answered as in any aborted block.
@@ -151,11 +153,12 @@ impl Session {
     }
 
     pub(super) fn rollback(&mut self) -> Output {
-        self.block = None;
+        let created = self.block.take().map(|b| b.temp_created).unwrap_or_default();
         self.next_isolation = None;
         if let Some(t) = self.txn.lock().take() {
             t.abort();
         }
+        self.drop_rolled_back_temps(created.into_iter().map(|(n, _)| n).collect());
         if let Err(e) = self.end_of_transaction() {
             tracing::warn!(error = %e.message, "ON COMMIT of a temporary table failed at ROLLBACK");
         }
@@ -233,15 +236,21 @@ impl Session {
         let sp = block.savepoints[pos].1;
         block.savepoints.truncate(pos + 1);
         block.failed = false;
-        let mut slot = self.txn.lock();
-        match slot.as_mut() {
-            Some(t) => t.rollback_to(sp)?,
-            None => return Err(SqlError::internal("transaction block without a transaction")),
+        // Temporary tables created after the savepoint go with it.
+        let (undone, kept): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut block.temp_created).into_iter().partition(|(_, d)| *d > pos);
+        block.temp_created = kept;
+        {
+            let mut slot = self.txn.lock();
+            match slot.as_mut() {
+                Some(t) => t.rollback_to(sp)?,
+                None => return Err(SqlError::internal("transaction block without a transaction")),
+            }
         }
+        self.drop_rolled_back_temps(undone.into_iter().map(|(n, _)| n).collect());
         Ok(Output::Command("ROLLBACK".into()))
     }
 
-    /// SET TRANSACTION: applies to the current block, or the next one.
     /// Notes that a query runs in the open block (see [`Block::queried`]).
     pub(crate) fn note_query(&mut self) {
         if let Some(b) = &mut self.block {
@@ -249,6 +258,34 @@ impl Session {
         }
     }
 
+    /// Notes a temporary relation the open block created, which its
+    /// rollback (or a rollback to an earlier savepoint) drops again.
+    pub(crate) fn note_temp_created(&mut self, name: &str) {
+        if let Some(b) = &mut self.block {
+            b.temp_created.push((name.to_string(), b.savepoints.len()));
+        }
+    }
+
+    /// Drops temporary tables a rolled-back block (or savepoint) created:
+    /// in PostgreSQL, CREATE TEMP TABLE is undone with the transaction.
+    fn drop_rolled_back_temps(&mut self, names: Vec<String>) {
+        if names.is_empty() {
+            return;
+        }
+        let catalog = self.shared.catalog.clone();
+        {
+            let _g = catalog.ddl_lock();
+            for name in names {
+                let Some(def) = catalog.table(&self.info.db, &self.temp.stored(&name)) else { continue };
+                if let Err(e) = crate::ddl::drop_table_def(&catalog, &def, true) {
+                    tracing::warn!(error = %e.message, table = %name, "dropping a rolled-back temporary table failed");
+                }
+            }
+        }
+        self.temp.sync(&catalog, &self.info.db);
+    }
+
+    /// SET TRANSACTION: applies to the current block, or the next one.
     pub(crate) fn set_transaction(&mut self, modes: &[TransactionMode], session: bool) -> Result<()> {
         let active = |msg: &str| Err(SqlError::new(code::ACTIVE_TXN, msg.to_string()));
         if !session && let Some(b) = &self.block {

@@ -239,8 +239,30 @@ impl ScalarUDFImpl for JsonFn {
         let out: ArrayRef = match self.op {
             // `@>` and `<@` of arrays (the operators are rewritten before
             // their operands' types are known).
-            Op::Contains if arrays.iter().all(|a| matches!(a.data_type(), DataType::List(_))) => {
-                let contained = crate::values::array_fns::contains(&arrays[0], &arrays[1])?;
+            Op::Contains
+                if arrays.iter().any(|a| matches!(a.data_type(), DataType::List(_)))
+                    && arrays.iter().all(|a| matches!(a.data_type(), DataType::List(_) | DataType::Utf8)) =>
+            {
+                // An array literal's text (`i @> '{1,2}'`) is an array of
+                // the other side's type.
+                let list = arrays.iter().find(|a| matches!(a.data_type(), DataType::List(_))).expect("a list");
+                let want = list.data_type().clone();
+                let as_list = |a: &ArrayRef| -> Result<ArrayRef> {
+                    if a.data_type() == &want {
+                        return Ok(a.clone());
+                    }
+                    let texts = datafusion::arrow::array::AsArray::as_string::<i32>(a);
+                    let values = texts
+                        .iter()
+                        .map(|t| match t {
+                            Some(t) => crate::values::array_types::scalar_from_text(t, &want, Default::default())
+                                .map_err(refuse),
+                            None => datafusion::common::ScalarValue::try_from(&want),
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    datafusion::common::ScalarValue::iter_to_array(values)
+                };
+                let contained = crate::values::array_fns::contains(&as_list(&arrays[0])?, &as_list(&arrays[1])?)?;
                 Arc::new(contained)
             }
             Op::Contains | Op::HasKey | Op::Equal => {

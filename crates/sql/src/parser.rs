@@ -10,6 +10,7 @@
 
 pub(crate) mod database;
 pub(crate) mod normalize;
+pub(crate) mod with_dml;
 
 use datafusion::sql::sqlparser::ast::{Ident, ObjectName, Statement};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
@@ -95,5 +96,5 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
         };
         SqlError::syntax(format!("syntax error: {msg}"))
     })?;
-    Ok(stmts)
+    Ok(stmts.into_iter().map(with_dml::with_before_dml).collect())
 }

@@ -61,6 +61,19 @@ impl ScalarUDFImpl for SmallFn {
             return Err(DataFusionError::Plan(format!("{} takes one argument", self.name())));
         };
         let numeric = t.is_numeric() || t.is_null() || t == &DataType::Utf8;
+        // A literal such as 1e100 is a decimal of negative scale: more than
+        // the 76 digits Tessera's numeric holds once it has 38 places.
+        if let DataType::Decimal128(_, s) | DataType::Decimal256(_, s) = t
+            && *s < 0
+            && matches!(self.kind, Kind::MinScale | Kind::TrimScale)
+        {
+            if self.kind == Kind::MinScale {
+                return Ok(vec![t.clone()]);
+            }
+            return Err(DataFusionError::External(Box::new(crate::error::SqlError::unsupported(
+                "trim_scale of a numeric beyond 38 digits before the point",
+            ))));
+        }
         match self.kind {
             Kind::MinScale | Kind::TrimScale if numeric => Ok(vec![UNCONSTRAINED]),
             Kind::Float4Send if numeric => Ok(vec![DataType::Float32]),
@@ -82,6 +95,13 @@ impl ScalarUDFImpl for SmallFn {
         let n = if scalar { 1 } else { args.number_rows };
         let input = args.args[0].to_array(n)?;
         let out: ArrayRef = match self.kind {
+            // A decimal of negative scale is a whole number.
+            Kind::MinScale
+                if matches!(input.data_type(), DataType::Decimal128(..) | DataType::Decimal256(..))
+                    && !crate::values::numeric::is_unconstrained(input.data_type()) =>
+            {
+                Arc::new((0..n).map(|i| (!input.is_null(i)).then_some(0)).collect::<Int32Array>())
+            }
             Kind::MinScale => {
                 let v = input.as_primitive::<Decimal256Type>();
                 Arc::new(

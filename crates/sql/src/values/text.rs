@@ -194,7 +194,12 @@ fn write_float_g(out: &mut String, v: f64, digits: usize) {
 
 pub fn write_decimal(out: &mut String, v: i128, scale: i8) {
     if scale <= 0 {
-        write!(out, "{}", v * 10i128.pow((-scale) as u32)).unwrap();
+        // A negative scale (`1e100` as a literal) is trailing zeros, written
+        // out rather than multiplied (which would overflow).
+        write!(out, "{v}").unwrap();
+        if v != 0 {
+            out.extend(std::iter::repeat_n('0', scale.unsigned_abs() as usize));
+        }
         return;
     }
     let neg = v < 0;

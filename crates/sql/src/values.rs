@@ -85,6 +85,7 @@ pub(crate) mod patterns;
 pub mod pg_binary;
 pub(crate) mod pg_typeof;
 pub(crate) mod real_sum;
+pub(crate) mod regexp_pg;
 pub(crate) mod regexps;
 pub(crate) mod rowcodec;
 pub(crate) mod small_fns;

@@ -191,6 +191,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::values::json_sets::register(&ctx);
     crate::values::json_more::register(&ctx);
     crate::values::regexps::register(&ctx);
+    crate::values::regexp_pg::register(&ctx);
     crate::values::array_fns::register(&ctx);
     crate::values::array_types::register(&ctx);
     crate::values::to_char::register(&ctx);

@@ -51,18 +51,35 @@ const INTERVAL_PARAMETERS: [&str; 7] = ["years", "months", "weeks", "days", "hou
 /// `make_interval(days => 10)`: named arguments become positional ones,
 /// the missing ones 0, as PostgreSQL's defaults are.
 pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
-    use datafusion::sql::sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
     let Expr::Function(f) = e else { return };
     if !f.name.to_string().eq_ignore_ascii_case("make_interval") {
         return;
     }
     let FunctionArguments::List(list) = &mut f.args else { return };
-    if !list.args.iter().any(|a| matches!(a, FunctionArg::Named { .. } | FunctionArg::ExprNamed { .. })) {
+    // `years := 2` (PostgreSQL's older spelling) arrives as an assignment.
+    let assigned = |a: &FunctionArg| match a {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::BinaryOp { left, op: BinaryOperator::Assignment, right })) => {
+            match left.as_ref() {
+                Expr::Identifier(name) => Some((name.value.clone(), FunctionArgExpr::Expr((**right).clone()))),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    if !list
+        .args
+        .iter()
+        .any(|a| matches!(a, FunctionArg::Named { .. } | FunctionArg::ExprNamed { .. }) || assigned(a).is_some())
+    {
         return;
     }
     let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; INTERVAL_PARAMETERS.len()];
     for (k, a) in list.args.iter().enumerate() {
         let (position, value) = match a {
+            _ if let Some((name, value)) = assigned(a) => {
+                (INTERVAL_PARAMETERS.iter().position(|p| name.eq_ignore_ascii_case(p)), value)
+            }
             FunctionArg::Unnamed(v) => (Some(k), v.clone()),
             FunctionArg::Named { name, arg, .. } => {
                 (INTERVAL_PARAMETERS.iter().position(|p| name.value.eq_ignore_ascii_case(p)), arg.clone())

@@ -258,9 +258,10 @@ fn substr(
 }
 
 /// PostgreSQL's `.` matches a newline unless a pattern asks otherwise;
-/// Rust's regex (behind DataFusion's `~`, `regexp_replace`, `regexp_like`,
-/// …, and SIMILAR TO, which `strict.rs` makes a `~`) does not: their
-/// patterns get the `s` flag in front (`'(?s)' || pattern`).
+/// Rust's regex (behind DataFusion's `~`, `regexp_match`, and SIMILAR TO,
+/// which `strict.rs` makes a `~`) does not: their patterns get the `s`
+/// flag in front (`'(?s)' || pattern`). (`regexp_pg`'s functions read
+/// PostgreSQL's flags themselves.)
 pub fn dot_matches_newline(e: &mut datafusion::sql::sqlparser::ast::Expr) {
     use datafusion::sql::sqlparser::ast::{
         BinaryOperator as B, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value,
@@ -287,7 +288,7 @@ pub fn dot_matches_newline(e: &mut datafusion::sql::sqlparser::ast::Expr) {
         Expr::Function(f) => {
             let name = f.name.to_string().to_lowercase();
             let name = name.trim_start_matches("pg_catalog.");
-            if !matches!(name, "regexp_replace" | "regexp_like" | "regexp_match" | "regexp_count" | "regexp_instr") {
+            if name != "regexp_match" {
                 return;
             }
             if let FunctionArguments::List(list) = &mut f.args

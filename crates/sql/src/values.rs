@@ -72,6 +72,7 @@ pub(crate) mod interval_in;
 pub mod interval_out;
 pub(crate) mod intervals;
 pub(crate) mod json;
+pub(crate) mod json_delete;
 pub(crate) mod json_more;
 pub(crate) mod json_sets;
 pub(crate) mod local_time;

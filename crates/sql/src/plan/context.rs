@@ -165,6 +165,11 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::values::intervals::IntervalArithmeticPlanner),
     )
     .expect("registering a planner");
+    datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut ctx,
+        Arc::new(crate::values::json_delete::JsonbMinusPlanner),
+    )
+    .expect("registering a planner");
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::plan::functions::register(&ctx, &resolver);
     crate::rewrite::strict::register(&ctx);
@@ -188,6 +193,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::values::real_sum::register(&ctx);
     crate::values::intervals::register(&ctx);
     crate::values::json::register(&ctx);
+    crate::values::json_delete::register(&ctx);
     crate::values::json_sets::register(&ctx);
     crate::values::json_more::register(&ctx);
     crate::values::regexps::register(&ctx);

@@ -589,6 +589,7 @@ pub fn rewrite_statement(
             return std::ops::ControlFlow::Break(err);
         }
         crate::values::array_fns::rewrite_any(e);
+        crate::values::json_delete::rewrite_names(e);
         crate::values::json::rewrite(e);
         crate::values::json_sets::rewrite(e);
         crate::values::regexps::rewrite(e);

@@ -142,7 +142,7 @@ fn json_type(e: &Expr, schema: &DFSchema) -> Option<String> {
     e.to_field(schema as &dyn ExprSchema).ok().and_then(|(_, f)| f.metadata().get(PG_TYPE_KEY).cloned())
 }
 
-fn is_jsonb_field(e: &Expr, schema: &DFSchema) -> bool {
+pub(crate) fn is_jsonb_field(e: &Expr, schema: &DFSchema) -> bool {
     json_type(e, schema).is_some_and(|t| t == "jsonb")
 }
 
@@ -444,7 +444,7 @@ fn step<'a>(doc: &'a Value, key: &str, integer: bool) -> Option<&'a Value> {
 }
 
 /// A text[] path (`{a,2,c}`) as its steps.
-fn path_steps(path: &str) -> Vec<String> {
+pub(crate) fn path_steps(path: &str) -> Vec<String> {
     let inner = path.trim().trim_start_matches('{').trim_end_matches('}');
     if inner.is_empty() {
         return Vec::new();

@@ -75,6 +75,7 @@ pub(crate) mod json;
 pub(crate) mod json_delete;
 pub(crate) mod json_more;
 pub(crate) mod json_sets;
+pub(crate) mod json_subscript;
 pub(crate) mod local_time;
 pub(crate) mod numeric;
 pub(crate) mod numeric_div;

@@ -148,12 +148,17 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     analyzer.push(Arc::new(crate::values::local_time::SessionTimeZone { zone: zone.clone() }));
     // Last: it guards the computations the rules above may have made.
     analyzer.push(Arc::new(crate::values::numeric_special::NumericSpecials));
-    let state = datafusion::execution::session_state::SessionStateBuilder::new()
+    let mut builder = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
         .with_analyzer_rules(analyzer)
-        .with_physical_optimizer_rule(Arc::new(crate::values::overflow::CheckedArithmetic))
-        .build();
+        .with_physical_optimizer_rule(Arc::new(crate::values::overflow::CheckedArithmetic));
+    // Before DataFusion's own, which would take a jsonb subscript for a
+    // struct field or a list element.
+    if let Some(planners) = builder.expr_planners() {
+        planners.insert(0, Arc::new(crate::values::json_subscript::JsonbSubscriptPlanner));
+    }
+    let state = builder.build();
     let mut ctx = SessionContext::new_with_state(state);
     datafusion::execution::FunctionRegistry::register_expr_planner(
         &mut ctx,
@@ -170,6 +175,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::values::json_delete::JsonbMinusPlanner),
     )
     .expect("registering a planner");
+
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::plan::functions::register(&ctx, &resolver);
     crate::rewrite::strict::register(&ctx);

@@ -90,6 +90,11 @@ pub fn register(ctx: &SessionContext) {
     }
 }
 
+/// `tessera_json_get(doc, key | index)`: `->`.
+pub(crate) fn get_udf() -> ScalarUDF {
+    udf("tessera_json_get", Op::Get)
+}
+
 fn udf(name: &'static str, op: Op) -> ScalarUDF {
     ScalarUDF::new_from_impl(JsonFn { name, op, signature: Signature::variadic_any(Volatility::Immutable) })
 }

@@ -348,7 +348,7 @@ impl JsonFn {
                 };
                 let create = arrays.get(3).and_then(|a| cell(a, i)).is_none_or(|c| c == "true");
                 let mut doc = parse(&doc)?;
-                set(&mut doc, &path_steps(&path), parse(&new)?, create);
+                set(&mut doc, &checked_path(&path)?, parse(&new)?, create)?;
                 Some(jsonb(&doc))
             }
             Op::BuildObject(b) => {
@@ -534,13 +534,51 @@ pub(crate) fn step_mut<'a>(doc: &'a mut Value, key: &str) -> Option<&'a mut Valu
     }
 }
 
-fn set(doc: &mut Value, path: &[String], new: Value, create: bool) {
-    let Some((last, parents)) = path.split_last() else { return };
+/// A path given to a function that changes a document (`jsonb_set`,
+/// `#-`): its elements, an unquoted NULL element being 22004.
+pub(crate) fn checked_path(path: &str) -> Result<Vec<String>> {
+    let inner = path.trim().trim_start_matches('{').trim_end_matches('}');
+    if inner.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    inner
+        .split(',')
+        .enumerate()
+        .map(|(k, raw)| {
+            let raw = raw.trim();
+            if raw.eq_ignore_ascii_case("null") {
+                return Err(refuse(SqlError::new("22004", format!("path element at position {} is null", k + 1))));
+            }
+            Ok(raw.trim_matches('"').to_string())
+        })
+        .collect()
+}
+
+/// An array index in a path being changed (22P02 when not an integer).
+fn path_index(step: &str, position: usize) -> Result<i64> {
+    step.parse::<i64>().map_err(|_| {
+        refuse(SqlError::new(
+            code::INVALID_TEXT,
+            format!("path element at position {position} is not an integer: \"{step}\""),
+        ))
+    })
+}
+
+/// PostgreSQL's `jsonb_set`: the value at `path` replaced (or added, with
+/// `create`, as the last step only); a missing parent changes nothing.
+pub(crate) fn set(doc: &mut Value, path: &[String], new: Value, create: bool) -> Result<()> {
+    if !matches!(doc, Value::Object(_) | Value::Array(_)) {
+        return Err(refuse(SqlError::new("22023", "cannot set path in scalar")));
+    }
+    let Some((last, parents)) = path.split_last() else { return Ok(()) };
     let mut at = doc;
-    for p in parents {
+    for (k, p) in parents.iter().enumerate() {
+        if matches!(at, Value::Array(_)) {
+            path_index(p, k + 1)?;
+        }
         match step_mut(at, p) {
             Some(n) => at = n,
-            None => return,
+            None => return Ok(()),
         }
     }
     match at {
@@ -548,18 +586,18 @@ fn set(doc: &mut Value, path: &[String], new: Value, create: bool) {
             map.insert(last.clone(), new);
         }
         Value::Array(items) => {
-            if let Ok(k) = last.parse::<i64>() {
-                let i = if k < 0 { items.len() as i64 + k } else { k };
-                match usize::try_from(i) {
-                    Ok(i) if i < items.len() => items[i] = new,
-                    Ok(_) if create => items.push(new),
-                    Err(_) if create => items.insert(0, new),
-                    _ => {}
-                }
+            let k = path_index(last, path.len())?;
+            let i = if k < 0 { items.len() as i64 + k } else { k };
+            match usize::try_from(i) {
+                Ok(i) if i < items.len() => items[i] = new,
+                Ok(_) if create => items.push(new),
+                Err(_) if create => items.insert(0, new),
+                _ => {}
             }
         }
         _ => {}
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -599,8 +637,8 @@ mod tests {
         assert_eq!(step(&doc, "a", false).and_then(|a| step(a, "-1", true)), Some(&v(r#"{"c": "x"}"#)));
         assert_eq!(path_steps("{a,1,c}"), vec!["a", "1", "c"]);
         let mut d = v(r#"{"a": {"b": 1}}"#);
-        set(&mut d, &path_steps("{a,b}"), v("2"), true);
-        set(&mut d, &path_steps("{a,z}"), v("3"), false);
+        set(&mut d, &path_steps("{a,b}"), v("2"), true).unwrap();
+        set(&mut d, &path_steps("{a,z}"), v("3"), false).unwrap();
         assert_eq!(d, v(r#"{"a": {"b": 2}}"#));
     }
 }

@@ -31,8 +31,9 @@ pub const DELETE: &str = "tessera_jsonb_delete";
 /// `tessera_jsonb_delete_path(doc, path)`.
 pub const DELETE_PATH: &str = "tessera_jsonb_delete_path";
 
-/// Registers the two functions, under their internal and PostgreSQL names.
+/// Registers the functions, under their internal and PostgreSQL names.
 pub fn register(ctx: &SessionContext) {
+    ctx.register_udf(ScalarUDF::new_from_impl(SetLax { signature: Signature::variadic_any(Volatility::Immutable) }));
     for (name, path) in [(DELETE, false), ("jsonb_delete", false), (DELETE_PATH, true), ("jsonb_delete_path", true)] {
         ctx.register_udf(ScalarUDF::new_from_impl(JsonDelete {
             name,
@@ -81,6 +82,10 @@ pub fn rewrite_names(e: &mut datafusion::sql::sqlparser::ast::Expr) {
     }
     let Expr::Function(f) = e else { return };
     let name = f.name.to_string().to_lowercase();
+    if name.trim_start_matches("pg_catalog.") == "jsonb_set_lax" {
+        set_lax_positional(f);
+        return;
+    }
     let (target, swap) = match name.trim_start_matches("pg_catalog.") {
         "jsonb_contains" => ("tessera_json_contains", false),
         "jsonb_contained" => ("tessera_json_contains", true),
@@ -94,6 +99,132 @@ pub fn rewrite_names(e: &mut datafusion::sql::sqlparser::ast::Expr) {
     let (a, b) = if swap { (b, a) } else { (a, b) };
     if let Ok(call) = crate::parser::parse_expr(&format!("{target}({a}, {b})")) {
         *e = call;
+    }
+}
+
+/// `jsonb_set_lax`'s parameters and the defaults of the last two.
+const SET_LAX_PARAMETERS: [&str; 5] = ["jsonb_in", "path", "replacement", "create_if_missing", "null_value_treatment"];
+
+/// `jsonb_set_lax(…, null_value_treatment => 'x')`: named arguments as
+/// positional ones, the omitted ones their defaults.
+fn set_lax_positional(f: &mut datafusion::sql::sqlparser::ast::Function) {
+    use datafusion::sql::sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
+    let FunctionArguments::List(list) = &mut f.args else { return };
+    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; SET_LAX_PARAMETERS.len()];
+    for (k, a) in list.args.iter().enumerate() {
+        let (position, value) = match a {
+            FunctionArg::Unnamed(v) => (Some(k), v.clone()),
+            FunctionArg::Named { name, arg, .. } => {
+                (SET_LAX_PARAMETERS.iter().position(|p| name.value.eq_ignore_ascii_case(p)), arg.clone())
+            }
+            FunctionArg::ExprNamed { name: Expr::Identifier(name), arg, .. } => {
+                (SET_LAX_PARAMETERS.iter().position(|p| name.value.eq_ignore_ascii_case(p)), arg.clone())
+            }
+            FunctionArg::ExprNamed { .. } => return,
+        };
+        let Some(p) = position.filter(|p| *p < slots.len()) else { return };
+        slots[p] = Some(value);
+    }
+    if slots[..3].iter().any(Option::is_none) {
+        return;
+    }
+    list.args = slots
+        .into_iter()
+        .enumerate()
+        .map(|(k, v)| {
+            FunctionArg::Unnamed(v.unwrap_or_else(|| {
+                let default = if k == 3 { "true" } else { "'use_json_null'" };
+                FunctionArgExpr::Expr(crate::parser::parse_expr(default).expect("a constant"))
+            }))
+        })
+        .collect();
+}
+
+/// `jsonb_set_lax(doc, path, new, create_if_missing, null_value_treatment)`:
+/// `jsonb_set`, except that an SQL NULL new value is handled as the last
+/// argument says.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct SetLax {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for SetLax {
+    fn name(&self) -> &str {
+        "jsonb_set_lax"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn return_field_from_args(&self, _args: ReturnFieldArgs) -> Result<FieldRef> {
+        let field = Field::new("jsonb_set_lax", DataType::Utf8, true);
+        Ok(Arc::new(field.with_metadata([(PG_TYPE_KEY.to_string(), "jsonb".to_string())].into())))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        if args.args.len() != 5 {
+            return Err(DataFusionError::Plan("jsonb_set_lax takes three to five arguments".into()));
+        }
+        let scalar = args.args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n = if scalar { 1 } else { args.number_rows };
+        let arrays: Vec<ArrayRef> = args.args.iter().map(|a| a.to_array(n)).collect::<Result<_>>()?;
+        let cell = |k: usize, i: usize| crate::values::text::format_cell(&arrays[k], i);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let (Some(doc), Some(path), Some(create)) = (cell(0, i), cell(1, i), cell(3, i)) else {
+                out.push(None);
+                continue;
+            };
+            let Some(treatment) = cell(4, i) else {
+                return Err(invalid(
+                    "null_value_treatment must be \"delete_key\", \"return_target\", \"use_json_null\", or \"raise_exception\"",
+                ));
+            };
+            let mut v = parse(&doc)?;
+            let path = crate::values::json::checked_path(&path)?;
+            let new = match (cell(2, i), treatment.as_str()) {
+                (Some(new), _) => parse(&new)?,
+                (None, "use_json_null") => Value::Null,
+                (None, "return_target") => {
+                    let mut s = String::new();
+                    crate::values::text::write_jsonb(&mut s, &v);
+                    out.push(Some(s));
+                    continue;
+                }
+                (None, "delete_key") => {
+                    delete_path(&mut v, &path)?;
+                    let mut s = String::new();
+                    crate::values::text::write_jsonb(&mut s, &v);
+                    out.push(Some(s));
+                    continue;
+                }
+                (None, "raise_exception") => {
+                    return Err(refuse(
+                        SqlError::new("22004", "JSON value must not be null")
+                            .with_detail("Exception was raised because null_value_treatment is \"raise_exception\".")
+                            .with_hint(
+                                "To avoid, either change the null_value_treatment argument or ensure that an SQL NULL is not passed."
+                                    .to_string(),
+                            ),
+                    ));
+                }
+                _ => {
+                    return Err(invalid(
+                        "null_value_treatment must be \"delete_key\", \"return_target\", \"use_json_null\", or \"raise_exception\"",
+                    ));
+                }
+            };
+            crate::values::json::set(&mut v, &path, new, create == "t")?;
+            let mut s = String::new();
+            crate::values::text::write_jsonb(&mut s, &v);
+            out.push(Some(s));
+        }
+        crate::values::udf_values::columnar(Arc::new(StringArray::from(out)), scalar)
     }
 }
 

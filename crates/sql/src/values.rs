@@ -64,6 +64,7 @@ pub(crate) mod enums;
 pub(crate) mod exact_casts;
 pub(crate) mod float_arith;
 pub(crate) mod float_compare;
+pub(crate) mod float_var;
 pub(crate) mod formatting;
 pub(crate) mod int_casts;
 pub(crate) mod int_literals;

@@ -128,7 +128,12 @@ impl AggregateUDFImpl for ExactVariance {
                 Arc::new(Field::new(format!("{}[sumsq]", args.name), DataType::Decimal256(MAX_DIGITS, 2 * s), true)),
                 Arc::new(Field::new(format!("{}[dscale]", args.name), DataType::Int64, true)),
             ]),
-            _ => self.inner.inner().state_fields(args),
+            _ => {
+                let name = args.name.to_string();
+                let mut fields = self.inner.inner().state_fields(args)?;
+                fields.push(crate::values::float_var::state_field(&name));
+                Ok(fields)
+            }
         }
     }
 
@@ -147,7 +152,10 @@ impl AggregateUDFImpl for ExactVariance {
                 sumsq: i256::ZERO,
                 dscale: 0,
             })),
-            None => self.inner.accumulator(args),
+            // Floats: DataFusion's, with PostgreSQL's NaN for non-finite values.
+            None => {
+                Ok(Box::new(crate::values::float_var::NonFinite { inner: self.inner.accumulator(args)?, count: 0 }))
+            }
         }
     }
 }

@@ -39,6 +39,50 @@ pub fn object_name(n: &ObjectName) -> String {
     n.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default()
 }
 
+/// A call's arguments in the order of `params` (each a parameter's name and
+/// the SQL text of its default, None for a required one): named arguments
+/// (`name => v`, and PostgreSQL's older `name := v`) go to their places and
+/// omitted ones take their defaults. The call is left as it is when an
+/// argument names no parameter or a required one is missing, for the
+/// planner to refuse.
+pub fn positional_args(f: &mut datafusion::sql::sqlparser::ast::Function, params: &[(&str, Option<&str>)]) {
+    use datafusion::sql::sqlparser::ast::{BinaryOperator, FunctionArg, FunctionArgExpr, FunctionArguments};
+    let FunctionArguments::List(list) = &mut f.args else { return };
+    let place = |name: &str| params.iter().position(|(p, _)| name.eq_ignore_ascii_case(p));
+    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; params.len()];
+    for (k, a) in list.args.iter().enumerate() {
+        let (position, value) = match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Assignment,
+                right,
+            })) => match left.as_ref() {
+                Expr::Identifier(name) => (place(&name.value), FunctionArgExpr::Expr((**right).clone())),
+                _ => return,
+            },
+            FunctionArg::Unnamed(v) => (Some(k), v.clone()),
+            FunctionArg::Named { name, arg, .. } => (place(&name.value), arg.clone()),
+            FunctionArg::ExprNamed { name: Expr::Identifier(name), arg, .. } => (place(&name.value), arg.clone()),
+            FunctionArg::ExprNamed { .. } => return,
+        };
+        let Some(p) = position.filter(|p| *p < slots.len()) else { return };
+        slots[p] = Some(value);
+    }
+    let mut args = Vec::with_capacity(params.len());
+    for (slot, (_, default)) in slots.into_iter().zip(params) {
+        let value = match (slot, default) {
+            (Some(v), _) => v,
+            (None, Some(d)) => match parse_expr(d) {
+                Ok(e) => FunctionArgExpr::Expr(e),
+                Err(_) => return,
+            },
+            (None, None) => return,
+        };
+        args.push(FunctionArg::Unnamed(value));
+    }
+    list.args = args;
+}
+
 /// Parses one SQL expression (PostgreSQL dialect).
 pub fn parse_expr(sql: &str) -> Result<Expr> {
     use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;

@@ -45,64 +45,25 @@ pub fn register(ctx: &SessionContext, zone: crate::values::tz::ZoneSource) {
     }
 }
 
-/// `make_interval`'s parameters, in order.
-const INTERVAL_PARAMETERS: [&str; 7] = ["years", "months", "weeks", "days", "hours", "mins", "secs"];
+/// `make_interval`'s parameters, in order, each 0 when omitted.
+const INTERVAL_PARAMETERS: [(&str, Option<&str>); 7] = [
+    ("years", Some("0")),
+    ("months", Some("0")),
+    ("weeks", Some("0")),
+    ("days", Some("0")),
+    ("hours", Some("0")),
+    ("mins", Some("0")),
+    ("secs", Some("0.0::float8")),
+];
 
-/// `make_interval(days => 10)`: named arguments become positional ones,
-/// the missing ones 0, as PostgreSQL's defaults are.
+/// `make_interval(days => 10)`, `make_interval(years := 2)`: named
+/// arguments become positional ones, the missing ones 0, as PostgreSQL's
+/// defaults are.
 pub fn rewrite(e: &mut datafusion::sql::sqlparser::ast::Expr) {
-    use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
-    let Expr::Function(f) = e else { return };
-    if !f.name.to_string().eq_ignore_ascii_case("make_interval") {
-        return;
+    let datafusion::sql::sqlparser::ast::Expr::Function(f) = e else { return };
+    if f.name.to_string().eq_ignore_ascii_case("make_interval") {
+        crate::parser::positional_args(f, &INTERVAL_PARAMETERS);
     }
-    let FunctionArguments::List(list) = &mut f.args else { return };
-    // `years := 2` (PostgreSQL's older spelling) arrives as an assignment.
-    let assigned = |a: &FunctionArg| match a {
-        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::BinaryOp { left, op: BinaryOperator::Assignment, right })) => {
-            match left.as_ref() {
-                Expr::Identifier(name) => Some((name.value.clone(), FunctionArgExpr::Expr((**right).clone()))),
-                _ => None,
-            }
-        }
-        _ => None,
-    };
-    if !list
-        .args
-        .iter()
-        .any(|a| matches!(a, FunctionArg::Named { .. } | FunctionArg::ExprNamed { .. }) || assigned(a).is_some())
-    {
-        return;
-    }
-    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; INTERVAL_PARAMETERS.len()];
-    for (k, a) in list.args.iter().enumerate() {
-        let (position, value) = match a {
-            _ if let Some((name, value)) = assigned(a) => {
-                (INTERVAL_PARAMETERS.iter().position(|p| name.eq_ignore_ascii_case(p)), value)
-            }
-            FunctionArg::Unnamed(v) => (Some(k), v.clone()),
-            FunctionArg::Named { name, arg, .. } => {
-                (INTERVAL_PARAMETERS.iter().position(|p| name.value.eq_ignore_ascii_case(p)), arg.clone())
-            }
-            FunctionArg::ExprNamed { name: Expr::Identifier(name), arg, .. } => {
-                (INTERVAL_PARAMETERS.iter().position(|p| name.value.eq_ignore_ascii_case(p)), arg.clone())
-            }
-            FunctionArg::ExprNamed { .. } => return,
-        };
-        // An unknown name stays for the planner to refuse.
-        let Some(p) = position.filter(|p| *p < slots.len()) else { return };
-        slots[p] = Some(value);
-    }
-    list.args = slots
-        .into_iter()
-        .enumerate()
-        .map(|(k, v)| {
-            FunctionArg::Unnamed(v.unwrap_or_else(|| {
-                let zero = if k == 6 { "0.0::float8" } else { "0" };
-                FunctionArgExpr::Expr(crate::parser::parse_expr(zero).expect("a constant"))
-            }))
-        })
-        .collect();
 }
 
 /// The session's zone source, compared by identity (a UDF must be `Eq`).

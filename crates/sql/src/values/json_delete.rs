@@ -83,7 +83,7 @@ pub fn rewrite_names(e: &mut datafusion::sql::sqlparser::ast::Expr) {
     let Expr::Function(f) = e else { return };
     let name = f.name.to_string().to_lowercase();
     if name.trim_start_matches("pg_catalog.") == "jsonb_set_lax" {
-        set_lax_positional(f);
+        crate::parser::positional_args(f, &SET_LAX_PARAMETERS);
         return;
     }
     let (target, swap) = match name.trim_start_matches("pg_catalog.") {
@@ -103,42 +103,13 @@ pub fn rewrite_names(e: &mut datafusion::sql::sqlparser::ast::Expr) {
 }
 
 /// `jsonb_set_lax`'s parameters and the defaults of the last two.
-const SET_LAX_PARAMETERS: [&str; 5] = ["jsonb_in", "path", "replacement", "create_if_missing", "null_value_treatment"];
-
-/// `jsonb_set_lax(…, null_value_treatment => 'x')`: named arguments as
-/// positional ones, the omitted ones their defaults.
-fn set_lax_positional(f: &mut datafusion::sql::sqlparser::ast::Function) {
-    use datafusion::sql::sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
-    let FunctionArguments::List(list) = &mut f.args else { return };
-    let mut slots: Vec<Option<FunctionArgExpr>> = vec![None; SET_LAX_PARAMETERS.len()];
-    for (k, a) in list.args.iter().enumerate() {
-        let (position, value) = match a {
-            FunctionArg::Unnamed(v) => (Some(k), v.clone()),
-            FunctionArg::Named { name, arg, .. } => {
-                (SET_LAX_PARAMETERS.iter().position(|p| name.value.eq_ignore_ascii_case(p)), arg.clone())
-            }
-            FunctionArg::ExprNamed { name: Expr::Identifier(name), arg, .. } => {
-                (SET_LAX_PARAMETERS.iter().position(|p| name.value.eq_ignore_ascii_case(p)), arg.clone())
-            }
-            FunctionArg::ExprNamed { .. } => return,
-        };
-        let Some(p) = position.filter(|p| *p < slots.len()) else { return };
-        slots[p] = Some(value);
-    }
-    if slots[..3].iter().any(Option::is_none) {
-        return;
-    }
-    list.args = slots
-        .into_iter()
-        .enumerate()
-        .map(|(k, v)| {
-            FunctionArg::Unnamed(v.unwrap_or_else(|| {
-                let default = if k == 3 { "true" } else { "'use_json_null'" };
-                FunctionArgExpr::Expr(crate::parser::parse_expr(default).expect("a constant"))
-            }))
-        })
-        .collect();
-}
+const SET_LAX_PARAMETERS: [(&str, Option<&str>); 5] = [
+    ("jsonb_in", None),
+    ("path", None),
+    ("replacement", None),
+    ("create_if_missing", Some("true")),
+    ("null_value_treatment", Some("'use_json_null'")),
+];
 
 /// `jsonb_set_lax(doc, path, new, create_if_missing, null_value_treatment)`:
 /// `jsonb_set`, except that an SQL NULL new value is handled as the last

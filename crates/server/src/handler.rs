@@ -289,13 +289,10 @@ impl SimpleQueryHandler for Conn {
         if stmts.is_empty() {
             return Ok(vec![Response::EmptyQuery]);
         }
-        // Several statements without transaction control run as one implicit transaction.
-        let implicit = session.runs_as_implicit_block(&stmts);
-        if implicit {
-            session.begin_implicit().map_err(to_pg_error)?;
-        }
+        // Several statements run in implicit transaction blocks, as in PostgreSQL.
+        let several = Session::runs_in_implicit_blocks(&stmts);
         let mut out = Vec::new();
-        let mut failed = false;
+        let mut failure = None;
         let zone_before = session.zone();
         let interval_before = session.text_style().interval;
         for stmt in stmts {
@@ -309,6 +306,10 @@ impl SimpleQueryHandler for Conn {
                     out.push(Response::Execution(Tag::new("DEALLOCATE")));
                 }
                 continue;
+            }
+            if several && let Err(e) = session.enter_implicit_block() {
+                failure = Some(e);
+                break;
             }
             let before = session.status();
             // Boxed: the general path's future is large, and the fast path
@@ -326,21 +327,23 @@ impl SimpleQueryHandler for Conn {
                     break;
                 }
                 Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText, session.text_style())?),
-                Err(e) if !implicit => return error_response(client, session, out, e),
                 Err(e) => {
-                    out.push(Response::Error(Box::new(error_info(e))));
-                    failed = true;
+                    session.undo_implicit_block();
+                    failure = Some(e);
                     break;
                 }
             }
         }
-        if implicit {
-            if failed {
-                session.reset();
-            } else if let Err(e) = session.end_implicit().await {
-                out.push(Response::Error(Box::new(error_info(e))));
-            }
+        if several
+            && failure.is_none()
+            && let Err(e) = session.end_implicit().await
+        {
+            failure = Some(e);
         }
+        let responses = match failure {
+            Some(e) => error_response(client, session, out, e),
+            None => Ok(out),
+        };
         // TimeZone is reported when it changes, as PostgreSQL reports it:
         // drivers show timestamptz values in it.
         if session.zone() != zone_before {
@@ -354,7 +357,7 @@ impl SimpleQueryHandler for Conn {
             let status = pgwire::messages::startup::ParameterStatus::new("IntervalStyle".into(), name);
             futures::SinkExt::feed(client, PgWireBackendMessage::ParameterStatus(status)).await?;
         }
-        Ok(out)
+        responses
     }
 }
 

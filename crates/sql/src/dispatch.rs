@@ -55,12 +55,12 @@ impl Session {
         if stmts.is_empty() {
             return (vec![Output::Empty], None);
         }
-        let implicit = self.runs_as_implicit_block(&stmts);
-        if implicit && let Err(e) = self.begin_implicit() {
-            return (vec![], Some(e));
-        }
+        let several = Self::runs_in_implicit_blocks(&stmts);
         let mut outs = Vec::new();
         for stmt in stmts {
+            if several && let Err(e) = self.enter_implicit_block() {
+                return (outs, Some(e));
+            }
             let result = match self.execute_control(&stmt).await {
                 Some(r) => r,
                 None => Box::pin(self.execute_timed(stmt, &[])).await,
@@ -74,34 +74,25 @@ impl Session {
                     }
                 }
                 Err(e) => {
-                    if implicit {
-                        self.reset();
-                    }
+                    self.undo_implicit_block();
                     return (outs, Some(e));
                 }
             }
         }
-        if implicit && let Err(e) = self.end_implicit().await {
+        if several && let Err(e) = self.end_implicit().await {
             return (outs, Some(e));
         }
         (outs, None)
     }
-    /// Whether a simple-protocol query string's statements run as one
-    /// implicit transaction, as PostgreSQL runs them: several statements,
-    /// outside a block, none of them transaction control or COPY.
-    pub fn runs_as_implicit_block(&self, stmts: &[Statement]) -> bool {
-        stmts.len() > 1
-            && self.status() == crate::session::TxnStatus::Idle
-            && !stmts.iter().any(|s| {
-                matches!(
-                    s,
-                    Statement::StartTransaction { .. }
-                        | Statement::Commit { .. }
-                        | Statement::Rollback { .. }
-                        | Statement::Copy { .. }
-                        | Statement::Savepoint { .. }
-                )
-            })
+    /// Whether a simple-protocol query string's statements run in implicit
+    /// transaction blocks, as PostgreSQL runs them: when there are several
+    /// (none of them COPY, which waits for its data mid-string). Outside an
+    /// explicit block they run as one transaction, begun again after a
+    /// COMMIT or ROLLBACK among them; an error undoes the statements since
+    /// the string's last COMMIT; a BEGIN makes the block explicit, taking
+    /// in the statements before it.
+    pub fn runs_in_implicit_blocks(stmts: &[Statement]) -> bool {
+        stmts.len() > 1 && !stmts.iter().any(|s| matches!(s, Statement::Copy { .. }))
     }
     /// [`Self::execute`] under the session's `statement_timeout`: a
     /// statement that runs longer is cancelled (57014) and undone.
@@ -136,7 +127,10 @@ impl Session {
             return self.control(stmt).await;
         }
         self.check_block_accepts(&stmt)?;
-        let result = self.execute_in_txn(stmt, params).await;
+        let result = match self.refuse_in_block(&stmt) {
+            Ok(()) => self.execute_in_txn(stmt, params).await,
+            Err(e) => Err(e),
+        };
         if result.is_err() {
             self.fail_block();
         }

@@ -32,6 +32,22 @@ impl Session {
         }
     }
 
+    /// Statements PostgreSQL never runs inside a transaction block,
+    /// implicit ones included (25001): they cannot be undone with it.
+    pub(crate) fn refuse_in_block(&self, stmt: &Statement) -> Result<()> {
+        use datafusion::sql::sqlparser::ast::ObjectType;
+        if self.block.is_none() {
+            return Ok(());
+        }
+        let what = match stmt {
+            Statement::Vacuum(_) => "VACUUM",
+            Statement::CreateDatabase { .. } => "CREATE DATABASE",
+            Statement::Drop { object_type: ObjectType::Database, .. } => "DROP DATABASE",
+            _ => return Ok(()),
+        };
+        Err(SqlError::new(code::ACTIVE_TXN, format!("{what} cannot run inside a transaction block")))
+    }
+
     /// Gives up the open transaction block from outside, because the node
     /// stopped serving its database as primary: its transaction is rolled
     /// back now, and the block stays open, aborted, until the client ends
@@ -61,6 +77,14 @@ impl Session {
     }
 
     pub(super) fn begin(&mut self, modes: &[TransactionMode]) -> Result<Output> {
+        if let Some(b) = self.block.as_mut().filter(|b| b.implicit) {
+            // A BEGIN among several statements of a query string makes the
+            // string's implicit block explicit, the statements before it
+            // included, as in PostgreSQL; its modes apply as SET TRANSACTION.
+            b.implicit = false;
+            self.set_transaction(modes, false)?;
+            return Ok(Output::Command("BEGIN".into()));
+        }
         if self.block.is_some() {
             // PostgreSQL warns and carries on.
             tracing::debug!("BEGIN inside a transaction block ignored");
@@ -165,9 +189,10 @@ impl Session {
         Output::Command("ROLLBACK".into())
     }
 
-    /// Several statements sent in one simple query run as one implicit
-    /// transaction, as in PostgreSQL: an error undoes the earlier ones.
-    pub fn begin_implicit(&mut self) -> Result<()> {
+    /// Before each statement of a query string of several: with no block
+    /// open (at the string's start, or after a COMMIT or ROLLBACK in it),
+    /// an implicit one begins, as in PostgreSQL.
+    pub fn enter_implicit_block(&mut self) -> Result<()> {
         if self.block.is_none() {
             self.begin(&[])?;
             if let Some(b) = &mut self.block {
@@ -177,7 +202,16 @@ impl Session {
         Ok(())
     }
 
-    /// Ends an implicit transaction: commits unless a statement failed.
+    /// After a statement failed: an implicit block is rolled back, undoing
+    /// the string's statements since its last COMMIT (an explicit block is
+    /// left failed, as any error leaves it).
+    pub fn undo_implicit_block(&mut self) {
+        if self.block.as_ref().is_some_and(|b| b.implicit) {
+            self.rollback();
+        }
+    }
+
+    /// At the end of a query string of several: commits its implicit block.
     pub async fn end_implicit(&mut self) -> Result<()> {
         if self.block.as_ref().is_some_and(|b| b.implicit) {
             self.commit().await?;
@@ -191,7 +225,7 @@ impl Session {
     }
 
     pub(super) fn savepoint(&mut self, name: &str) -> Result<Output> {
-        let Some(block) = &mut self.block else {
+        let Some(block) = self.block.as_mut().filter(|b| !b.implicit) else {
             return Err(SqlError::new(code::NO_ACTIVE_TXN, "SAVEPOINT can only be used in transaction blocks"));
         };
         let sp = self.txn.lock().as_mut().map(|t| t.savepoint()).expect("transaction");
@@ -200,7 +234,7 @@ impl Session {
     }
 
     pub(super) fn release(&mut self, name: &str) -> Result<Output> {
-        let Some(block) = &mut self.block else {
+        let Some(block) = self.block.as_mut().filter(|b| !b.implicit) else {
             return Err(SqlError::new(code::NO_ACTIVE_TXN, "RELEASE SAVEPOINT can only be used in transaction blocks"));
         };
         let name = name.to_lowercase();
@@ -212,7 +246,7 @@ impl Session {
     }
 
     pub(super) fn rollback_to(&mut self, name: &str) -> Result<Output> {
-        let Some(block) = &mut self.block else {
+        let Some(block) = self.block.as_mut().filter(|b| !b.implicit) else {
             return Err(SqlError::new(
                 code::NO_ACTIVE_TXN,
                 "ROLLBACK TO SAVEPOINT can only be used in transaction blocks",

@@ -133,6 +133,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::rewrite::window_defaults::ShiftDefaults),
         Arc::new(crate::values::numeric_special::FloatOnlyOfNumeric),
         Arc::new(crate::values::float_compare::NumericFloatComparisons),
+        Arc::new(crate::values::float_unions::FloatCommonTypes),
     ];
     analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
     analyzer.push(Arc::new(crate::values::exact_casts::KeepMergingCasts));

@@ -567,6 +567,26 @@ fn unpad(e: Expr, k: &Compared, zone: crate::values::tz::Zone) -> Transformed<Ex
 /// Tessera's rewrites of a statement's expressions before planning: SIMILAR
 /// TO into a regular expression, a string literal cast to a float into
 /// PostgreSQL's float input.
+/// A numeric constant with an exponent cast to a float (`1e300::float8`)
+/// is read as the float's text, with its range checked: the value
+/// PostgreSQL's numeric-to-float conversion gives, where the decimal the
+/// constant would first become cannot hold such exponents.
+fn float_constant(e: &mut datafusion::sql::sqlparser::ast::Expr) {
+    use datafusion::sql::sqlparser::ast::{Expr as Ast, Value};
+    let Ast::Cast { expr, data_type, .. } = e else { return };
+    let t = data_type.to_string().to_lowercase();
+    let t = t.trim_start_matches("pg_catalog.");
+    if !(matches!(t, "double precision" | "double" | "real") || t.starts_with("float")) {
+        return;
+    }
+    if let Ast::Value(v) = expr.as_mut()
+        && let Value::Number(n, _) = &v.value
+        && n.contains(['e', 'E'])
+    {
+        v.value = Value::SingleQuotedString(n.clone());
+    }
+}
+
 pub fn rewrite_statement(
     stmt: &mut datafusion::sql::sqlparser::ast::Statement,
     style: crate::values::text::TextStyle,
@@ -584,6 +604,7 @@ pub fn rewrite_statement(
         {
             return std::ops::ControlFlow::Break(err);
         }
+        float_constant(e);
         crate::values::zones::rewrite(e);
         if let Err(err) = crate::values::intervals::rewrite(e, sql_standard_intervals) {
             return std::ops::ControlFlow::Break(err);

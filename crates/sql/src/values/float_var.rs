@@ -1,77 +1,163 @@
-//! `var_pop`, `var_samp`, `stddev_pop` and `stddev_samp` of floats with
-//! PostgreSQL's answer for infinities and NaN: its running sums become NaN
-//! once a non-finite value is seen, so the result is NaN (or NULL where
-//! there are too few rows). DataFusion's accumulator, which this wraps,
-//! answers 0 for a single `Infinity`. The wrapper counts the non-finite
-//! values (in its state, so partial aggregates merge, and retractably, so
-//! window frames slide).
+//! `var_pop`, `var_samp`, `stddev_pop` and `stddev_samp` of floats,
+//! computed as PostgreSQL computes them, bit for bit.
+//!
+//! PostgreSQL's `float8_accum` keeps the count N, the sum Sx and the sum
+//! of squared differences Sxx, updated by the Youngs–Cramer recurrence
+//! (`Sxx += (x·N − Sx)² / (N·(N−1))`), and `float8_combine` merges two
+//! such states. DataFusion's accumulator uses Welford's recurrence, which
+//! can differ in the last bit, and answers 0 for a single `Infinity` where
+//! PostgreSQL's sums become NaN. This accumulator is PostgreSQL's: the same
+//! operations in the same order, so the printed digits are the same, and
+//! an overflow of finite values raises 22003 as `float_overflow_error`
+//! does.
+//!
+//! The same state gives `avg` of floats in a window frame that slides.
+//! PostgreSQL has no inverse transition for these aggregates: a window
+//! frame that slides is recomputed from its rows (`frame_recompute`).
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, AsArray};
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float64Type, Int64Type};
-use datafusion::common::{Result, ScalarValue};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float64Type};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::logical_expr::Accumulator;
 
-/// DataFusion's accumulator and the count of non-finite values.
-#[derive(Debug)]
-pub(crate) struct NonFinite {
-    pub(crate) inner: Box<dyn Accumulator>,
-    pub(crate) count: i64,
+use crate::error::{SqlError, code};
+
+/// Which statistic the moments finish as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Statistic {
+    /// `avg`: Sx / N (PostgreSQL's `float8_avg` over the same state).
+    Mean,
+    /// A variance or standard deviation.
+    Spread {
+        /// Divide by N − 1 (`var_samp`, `stddev_samp`) rather than N.
+        sample: bool,
+        /// The square root (`stddev_*`).
+        root: bool,
+    },
 }
 
-/// The extra state field the wrapper adds after the inner one's.
-pub(crate) fn state_field(name: &str) -> FieldRef {
-    Arc::new(Field::new(format!("{name}[non_finite]"), DataType::Int64, true))
+/// PostgreSQL's `float8_accum` state: N, Sx, Sxx.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Moments {
+    statistic: Statistic,
+    n: f64,
+    sx: f64,
+    sxx: f64,
 }
 
-fn non_finite(values: &ArrayRef) -> i64 {
-    match values.data_type() {
-        DataType::Float64 => {
-            values.as_primitive::<Float64Type>().iter().flatten().filter(|v| !v.is_finite()).count() as i64
+fn overflow() -> DataFusionError {
+    DataFusionError::External(Box::new(SqlError::new(code::OUT_OF_RANGE, "value out of range: overflow")))
+}
+
+/// The state fields: N, Sx and Sxx, as `float8_accum`'s array holds them.
+pub(crate) fn state_fields(name: &str) -> Vec<FieldRef> {
+    ["n", "sx", "sxx"]
+        .iter()
+        .map(|part| Arc::new(Field::new(format!("{name}[{part}]"), DataType::Float64, true)))
+        .collect()
+}
+
+impl Moments {
+    pub(crate) fn new(statistic: Statistic) -> Self {
+        Moments { statistic, n: 0.0, sx: 0.0, sxx: 0.0 }
+    }
+
+    /// `float8_accum` for one value.
+    fn add(&mut self, x: f64) -> Result<()> {
+        let (old_n, old_sx) = (self.n, self.sx);
+        self.n += 1.0;
+        self.sx += x;
+        if old_n > 0.0 {
+            let tmp = x * self.n - self.sx;
+            self.sxx += tmp * tmp / (self.n * old_n);
+            // Overflow check: only when no infinite input explains it.
+            if self.sx.is_infinite() || self.sxx.is_infinite() {
+                if !old_sx.is_infinite() && !x.is_infinite() {
+                    return Err(overflow());
+                }
+                self.sxx = f64::NAN;
+            }
+        } else if x.is_nan() || x.is_infinite() {
+            // A first input of Inf or NaN makes Sxx NaN, as later ones do.
+            self.sxx = f64::NAN;
         }
-        _ => 0,
+        Ok(())
+    }
+
+    /// `float8_combine`: merges another state into this one.
+    fn combine(&mut self, n2: f64, sx2: f64, sxx2: f64) -> Result<()> {
+        if n2 == 0.0 {
+            return Ok(());
+        }
+        if self.n == 0.0 {
+            (self.n, self.sx, self.sxx) = (n2, sx2, sxx2);
+            return Ok(());
+        }
+        let (n1, sx1, sxx1) = (self.n, self.sx, self.sxx);
+        let n = n1 + n2;
+        let sx = sx1 + sx2;
+        if sx.is_infinite() && !sx1.is_infinite() && !sx2.is_infinite() {
+            return Err(overflow());
+        }
+        let tmp = sx1 / n1 - sx2 / n2;
+        let sxx = sxx1 + sxx2 + n1 * n2 * tmp * tmp / n;
+        if sxx.is_infinite() && !sxx1.is_infinite() && !sxx2.is_infinite() {
+            return Err(overflow());
+        }
+        (self.n, self.sx, self.sxx) = (n, sx, sxx);
+        Ok(())
+    }
+
+    /// `float8_avg`, `float8_var_pop` / `float8_var_samp` / `float8_stddev_*`.
+    fn result(&self) -> Option<f64> {
+        let Statistic::Spread { sample, root } = self.statistic else {
+            return (self.n > 0.0).then(|| self.sx / self.n);
+        };
+        let divisor = if sample { self.n - 1.0 } else { self.n };
+        if divisor <= 0.0 {
+            return None;
+        }
+        let var = self.sxx / divisor;
+        Some(if root { var.sqrt() } else { var })
     }
 }
 
-impl Accumulator for NonFinite {
+impl Accumulator for Moments {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.count += values.first().map_or(0, non_finite);
-        self.inner.update_batch(values)
-    }
-
-    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.count -= values.first().map_or(0, non_finite);
-        self.inner.retract_batch(values)
-    }
-
-    fn supports_retract_batch(&self) -> bool {
-        self.inner.supports_retract_batch()
+        for x in values[0].as_primitive::<Float64Type>().iter().flatten() {
+            self.add(x)?;
+        }
+        Ok(())
     }
 
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        let v = self.inner.evaluate()?;
-        Ok(match v {
-            ScalarValue::Float64(Some(_)) if self.count > 0 => ScalarValue::Float64(Some(f64::NAN)),
-            other => other,
-        })
+        Ok(ScalarValue::Float64(self.result()))
     }
 
     fn size(&self) -> usize {
-        self.inner.size() + std::mem::size_of::<i64>()
+        std::mem::size_of_val(self)
     }
 
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        let mut s = self.inner.state()?;
-        s.push(ScalarValue::Int64(Some(self.count)));
-        Ok(s)
+        Ok(vec![
+            ScalarValue::Float64(Some(self.n)),
+            ScalarValue::Float64(Some(self.sx)),
+            ScalarValue::Float64(Some(self.sxx)),
+        ])
     }
 
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
-        let Some((last, inner)) = states.split_last() else { return Ok(()) };
-        let counts = last.as_primitive::<Int64Type>();
-        self.count += counts.iter().flatten().sum::<i64>();
-        self.inner.merge_batch(inner)
+        let [n, sx, sxx] = states else {
+            return Err(DataFusionError::Internal(format!("a float variance state of {} fields", states.len())));
+        };
+        let (n, sx, sxx) =
+            (n.as_primitive::<Float64Type>(), sx.as_primitive::<Float64Type>(), sxx.as_primitive::<Float64Type>());
+        for i in 0..n.len() {
+            self.combine(n.value(i), sx.value(i), sxx.value(i))?;
+        }
+        Ok(())
     }
 }
 
@@ -79,9 +165,44 @@ impl Accumulator for NonFinite {
 mod tests {
     use super::*;
 
+    fn var(sample: bool, values: &[f64]) -> Option<f64> {
+        let mut m = Moments::new(Statistic::Spread { sample, root: false });
+        for v in values {
+            m.add(*v).unwrap();
+        }
+        m.result()
+    }
+
     #[test]
-    fn counts_non_finite_values() {
-        let a: ArrayRef = Arc::new(datafusion::arrow::array::Float64Array::from(vec![1.0, f64::INFINITY, f64::NAN]));
-        assert_eq!(non_finite(&a), 2);
+    fn youngs_cramer_as_postgres() {
+        // PostgreSQL: var_pop of 600, 470, 170, 430, 300 is 21704.
+        assert_eq!(var(false, &[600.0, 470.0, 170.0, 430.0, 300.0]), Some(21704.0));
+        assert_eq!(var(true, &[1.0]), None);
+        assert_eq!(var(false, &[]), None);
+    }
+
+    #[test]
+    fn non_finite_values_make_nan() {
+        assert!(var(false, &[f64::INFINITY]).unwrap().is_nan());
+        assert!(var(false, &[1.0, f64::NAN]).unwrap().is_nan());
+        assert!(var(true, &[1.0, f64::INFINITY]).unwrap().is_nan());
+    }
+
+    #[test]
+    fn finite_overflow_raises() {
+        let mut m = Moments::new(Statistic::Spread { sample: false, root: false });
+        m.add(1e308).unwrap();
+        assert!(m.add(1e308).is_err());
+    }
+
+    #[test]
+    fn combining_halves_matches_postgres_formula() {
+        let mut a = Moments::new(Statistic::Spread { sample: false, root: false });
+        a.add(1.0).unwrap();
+        a.add(2.0).unwrap();
+        a.combine(2.0, 7.0, 0.5).unwrap();
+        assert_eq!((a.n, a.sx), (4.0, 10.0));
+        // 0.5 + 0.5 + 2·2·(1.5 − 3.5)²/4
+        assert_eq!(a.sxx, 5.0);
     }
 }

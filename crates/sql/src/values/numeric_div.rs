@@ -219,6 +219,17 @@ impl AggregateUDFImpl for Avg {
         }
     }
 
+    fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        if args.expr_fields.first().is_some_and(|f| f.data_type() == &DataType::Float64) {
+            // PostgreSQL recomputes a float average per frame (frame_recompute).
+            let mean = crate::values::float_var::Statistic::Mean;
+            return Ok(Box::new(crate::values::frame_recompute::FrameRecompute::new(Box::new(move || {
+                Box::new(crate::values::float_var::Moments::new(mean))
+            }))));
+        }
+        self.accumulator(args)
+    }
+
     fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
         let wide = matches!(args.expr_fields.first().map(|f| f.data_type()), Some(DataType::Decimal256(..)));
         match decimal_input(&args) {

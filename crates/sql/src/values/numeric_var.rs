@@ -11,8 +11,9 @@
 //! two values, and for a standard deviation the square root of that at
 //! the same places. This module's aggregates do the same, in 256-bit
 //! integers, with a retractable state (window frames slide). Float
-//! arguments stay double precision, as in PostgreSQL (DataFusion's own
-//! aggregates do them).
+//! arguments stay double precision, as in PostgreSQL, with its recurrence
+//! (`float_var`), and a sliding frame of them is recomputed
+//! (`frame_recompute`).
 //!
 //! The result is an unconstrained numeric, which prints without trailing
 //! zeros (`numeric.rs`).
@@ -27,6 +28,8 @@ use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{Accumulator, AggregateUDF, AggregateUDFImpl, Signature, Volatility};
 
 use crate::error::{SqlError, code};
+use crate::values::float_var;
+use crate::values::frame_recompute::FrameRecompute;
 use crate::values::numeric::{self, MAX_DIGITS, UNCONSTRAINED_SCALE};
 
 /// The type integers are accumulated as (any 64-bit integer fits).
@@ -59,6 +62,12 @@ pub fn register(ctx: &SessionContext) {
 struct Kind {
     sample: bool,
     root: bool,
+}
+
+impl Kind {
+    fn statistic(self) -> float_var::Statistic {
+        float_var::Statistic::Spread { sample: self.sample, root: self.root }
+    }
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -128,12 +137,8 @@ impl AggregateUDFImpl for ExactVariance {
                 Arc::new(Field::new(format!("{}[sumsq]", args.name), DataType::Decimal256(MAX_DIGITS, 2 * s), true)),
                 Arc::new(Field::new(format!("{}[dscale]", args.name), DataType::Int64, true)),
             ]),
-            _ => {
-                let name = args.name.to_string();
-                let mut fields = self.inner.inner().state_fields(args)?;
-                fields.push(crate::values::float_var::state_field(&name));
-                Ok(fields)
-            }
+            Some(_) => self.inner.inner().state_fields(args),
+            None => Ok(float_var::state_fields(args.name)),
         }
     }
 
@@ -152,9 +157,18 @@ impl AggregateUDFImpl for ExactVariance {
                 sumsq: i256::ZERO,
                 dscale: 0,
             })),
-            // Floats: DataFusion's, with PostgreSQL's NaN for non-finite values.
+            // Floats: PostgreSQL's own recurrence (float_var).
+            None => Ok(Box::new(float_var::Moments::new(self.kind.statistic()))),
+        }
+    }
+
+    fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        match args.expr_fields.first().and_then(|f| decimal_scale(f.data_type())) {
+            // Exact sums retract exactly.
+            Some(_) => self.accumulator(args),
             None => {
-                Ok(Box::new(crate::values::float_var::NonFinite { inner: self.inner.accumulator(args)?, count: 0 }))
+                let statistic = self.kind.statistic();
+                Ok(Box::new(FrameRecompute::new(Box::new(move || Box::new(float_var::Moments::new(statistic))))))
             }
         }
     }

@@ -9,13 +9,14 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, AsArray};
-use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float32Type};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float32Type, Float64Type};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{Accumulator, AggregateUDF, AggregateUDFImpl, GroupsAccumulator, Signature};
 
 use crate::error::{SqlError, code};
+use crate::values::frame_recompute::FrameRecompute;
 
 /// Registers the `sum` that keeps `real` single precision.
 pub fn register(ctx: &SessionContext) {
@@ -93,11 +94,14 @@ impl AggregateUDFImpl for Sum {
     }
 
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        if is_real(args.expr_fields) {
-            // PostgreSQL recomputes a real sum per frame: so does this one.
-            return Ok(Box::new(FrameSum { values: std::collections::VecDeque::new() }));
+        // PostgreSQL recomputes a float sum per frame (frame_recompute).
+        match args.expr_fields.first().map(|f| f.data_type()) {
+            Some(DataType::Float32) => Ok(Box::new(FrameRecompute::new(Box::new(|| Box::new(RealSum { sum: None }))))),
+            Some(DataType::Float64) => {
+                Ok(Box::new(FrameRecompute::new(Box::new(|| Box::new(DoubleSum { sum: None })))))
+            }
+            _ => self.inner.create_sliding_accumulator(args),
         }
-        self.inner.create_sliding_accumulator(args)
     }
 
     fn reverse_expr(&self) -> datafusion::logical_expr::ReversedUDAF {
@@ -150,40 +154,35 @@ impl Accumulator for RealSum {
     }
 }
 
-/// A real sum over a window frame: the frame's values, added again in
-/// order whenever the frame's sum is asked for (no subtraction, whose
-/// rounding would differ).
+/// `float8pl` run over a frame: a double-precision sum, 22003 when finite
+/// values overflow to infinity.
 #[derive(Debug)]
-struct FrameSum {
-    values: std::collections::VecDeque<Option<f32>>,
+struct DoubleSum {
+    sum: Option<f64>,
 }
 
-impl Accumulator for FrameSum {
+impl Accumulator for DoubleSum {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        self.values.extend(values[0].as_primitive::<Float32Type>().iter());
-        Ok(())
-    }
-
-    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        for _ in 0..values[0].len() {
-            self.values.pop_front();
+        for v in values[0].as_primitive::<Float64Type>().iter().flatten() {
+            let before = self.sum.unwrap_or(0.0);
+            let after = before + v;
+            if after.is_infinite() && before.is_finite() && v.is_finite() {
+                return Err(DataFusionError::External(Box::new(SqlError::new(
+                    code::OUT_OF_RANGE,
+                    "value out of range: overflow",
+                ))));
+            }
+            self.sum = Some(after);
         }
         Ok(())
     }
 
-    fn supports_retract_batch(&self) -> bool {
-        true
-    }
-
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        let mut sum = RealSum { sum: None };
-        let frame: ArrayRef = Arc::new(self.values.iter().copied().collect::<datafusion::arrow::array::Float32Array>());
-        sum.add(&frame)?;
-        Ok(ScalarValue::Float32(sum.sum))
+        Ok(ScalarValue::Float64(self.sum))
     }
 
     fn size(&self) -> usize {
-        std::mem::size_of_val(self) + self.values.len() * std::mem::size_of::<Option<f32>>()
+        std::mem::size_of_val(self)
     }
 
     fn state(&mut self) -> Result<Vec<ScalarValue>> {

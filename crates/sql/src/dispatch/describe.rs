@@ -149,7 +149,7 @@ impl Session {
                         add(&plan, &mut params);
                     }
                 }
-                schema = crate::exec::dml::returning_schema(self, stmt).await?;
+                schema = crate::exec::dml_returning::returning_schema(self, stmt).await?;
             }
             Statement::ShowVariable { variable } => {
                 let name: Vec<String> = variable.iter().map(|i| i.value.clone()).collect();

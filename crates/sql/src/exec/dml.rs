@@ -23,11 +23,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch, new_null_array};
-use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, ConflictTarget, Delete, Expr, FromTable, Insert, ObjectName, OnConflict, OnConflictAction,
-    OnInsert, Query, SelectItem, SetExpr, Statement, TableFactor, TableObject, Update, UpdateTableFromKind, Values,
+    OnInsert, Query, SetExpr, Statement, TableFactor, TableObject, Update, UpdateTableFromKind, Values,
 };
 use tessera_engine::tuple::{Tuple, TupleBuilder};
 use tessera_engine::{EngineError, Isolation};
@@ -36,6 +35,7 @@ use crate::storage::partition::StoredTable;
 use crate::values::assign::{cast_to, cast_to_styled};
 
 use crate::error::{Result, SqlError, code};
+use crate::exec::dml_returning::{carried_schema, from_columns, from_relations, from_width, returning, with_carried};
 use crate::parser::normalize;
 use crate::parser::quote_ident;
 use crate::plan::context::DML_SCHEMA;
@@ -166,7 +166,7 @@ async fn insert(session: &mut Session, ins: Insert, params: &[ScalarValue]) -> R
             let mut parts = vec![datafusion::arrow::compute::take_record_batch(&batch, &idx)?];
             parts.extend(updated);
             let all = datafusion::arrow::compute::concat_batches(&def.arrow_schema(), &parts)?;
-            returning(session, &def, None, all, items, &format!("INSERT 0 {count}")).await
+            returning(session, &def, None, all, (items, &[]), params, &format!("INSERT 0 {count}")).await
         }
     }
 }
@@ -745,11 +745,19 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
             assigns.push((ci, v));
         }
     }
-    let from = match &upd.from {
-        None => String::new(),
-        Some(UpdateTableFromKind::AfterSet(f)) | Some(UpdateTableFromKind::BeforeSet(f)) => {
-            format!(", {}", f.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
-        }
+    let from_tables = match &upd.from {
+        None => &[][..],
+        Some(UpdateTableFromKind::AfterSet(f)) | Some(UpdateTableFromKind::BeforeSet(f)) => &f[..],
+    };
+    let from = if from_tables.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", from_tables.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
+    };
+    // RETURNING may name the FROM tables' columns: the query carries them.
+    let rels = match &upd.returning {
+        Some(_) => from_relations(session, from_tables, params).await?,
+        None => Vec::new(),
     };
     // Each new value named apart from the row's columns (read by position):
     // `SET qty = qty` casts a column to its own type, which the planner
@@ -759,6 +767,10 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
         .enumerate()
         .map(|(i, (ci, e))| format!("{} AS \"__set_{i}\"", cast_for(e, def.columns[*ci].ty)))
         .collect();
+    let mut sets = sets;
+    if !rels.is_empty() {
+        sets.push(from_columns(&rels));
+    }
     let select = format!(
         "SELECT {a}.*{sep}{sets} FROM {dml}.{t} AS {a}{from}{where_}",
         a = quote_ident(&alias),
@@ -837,7 +849,13 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
             })
             .await?;
             let idx = datafusion::arrow::array::UInt32Array::from(keep);
-            results.push(datafusion::arrow::compute::take_record_batch(&new_rows, &idx)?);
+            let written = datafusion::arrow::compute::take_record_batch(&new_rows, &idx)?;
+            let first_carried = b.num_columns() - from_width(&rels);
+            let carried = b.columns()[first_carried..]
+                .iter()
+                .map(|c| datafusion::arrow::compute::take(c, &idx, None))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            results.push(with_carried(&def, &rels, &written, carried)?);
         }
         let isolation = session.txn.lock().as_ref().map(|t| t.isolation());
         if stale.is_empty() || isolation != Some(Isolation::ReadCommitted) {
@@ -854,8 +872,9 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
     match &upd.returning {
         None => Ok(Output::Command(tag)),
         Some(items) => {
-            let all = datafusion::arrow::compute::concat_batches(&def.arrow_schema(), &results)?;
-            returning(session, &def, Some(&alias), all, items, &tag).await
+            let schema = results.first().map_or_else(|| carried_schema(&def, &rels), |b| b.schema());
+            let all = datafusion::arrow::compute::concat_batches(&schema, &results)?;
+            returning(session, &def, Some(&alias), all, (items, &rels), params, &tag).await
         }
     }
 }
@@ -882,8 +901,14 @@ async fn delete(session: &mut Session, del: Delete, params: &[ScalarValue]) -> R
         None => String::new(),
         Some(u) => format!(", {}", u.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")),
     };
+    // RETURNING may name the USING tables' columns: the query carries them.
+    let rels = match (&del.returning, &del.using) {
+        (Some(_), Some(u)) => from_relations(session, u, params).await?,
+        _ => Vec::new(),
+    };
+    let carry = if rels.is_empty() { String::new() } else { format!(", {}", from_columns(&rels)) };
     let select = format!(
-        "SELECT {a}.* FROM {dml}.{t} AS {a}{using}{where_}",
+        "SELECT {a}.*{carry} FROM {dml}.{t} AS {a}{using}{where_}",
         a = quote_ident(&alias),
         dml = DML_SCHEMA,
         t = quote_ident(&def.name),
@@ -920,72 +945,22 @@ async fn delete(session: &mut Session, del: Delete, params: &[ScalarValue]) -> R
         })
         .await?;
         let idx = datafusion::arrow::array::UInt32Array::from(keep);
-        deleted.push(datafusion::arrow::compute::take_record_batch(&old, &idx)?);
+        let gone = datafusion::arrow::compute::take_record_batch(&old, &idx)?;
+        let first_carried = b.num_columns() - from_width(&rels);
+        let carried = b.columns()[first_carried..]
+            .iter()
+            .map(|c| datafusion::arrow::compute::take(c, &idx, None))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        deleted.push(with_carried(&def, &rels, &gone, carried)?);
     }
     let count: usize = deleted.iter().map(|b| b.num_rows()).sum();
     let tag = format!("DELETE {count}");
     match &del.returning {
         None => Ok(Output::Command(tag)),
         Some(items) => {
-            let all = datafusion::arrow::compute::concat_batches(&def.arrow_schema(), &deleted)?;
-            returning(session, &def, Some(&alias), all, items, &tag).await
+            let schema = deleted.first().map_or_else(|| carried_schema(&def, &rels), |b| b.schema());
+            let all = datafusion::arrow::compute::concat_batches(&schema, &deleted)?;
+            returning(session, &def, Some(&alias), all, (items, &rels), params, &tag).await
         }
-    }
-}
-
-/// Evaluates a RETURNING list over the affected rows.
-async fn returning(
-    session: &Session,
-    def: &TableDef,
-    alias: Option<&str>,
-    rows: RecordBatch,
-    items: &[SelectItem],
-    tag: &str,
-) -> Result<Output> {
-    let list: Vec<String> = items.iter().map(|i| i.to_string()).collect();
-    let alias = alias.unwrap_or(&def.name);
-    session.set_scratch("returning", rows);
-    let sql = format!("SELECT {} FROM __scratch.returning AS {}", list.join(", "), quote_ident(alias));
-    let result = async {
-        let stmt = parse_sql(&sql)?.pop().expect("statement");
-        let plan = session.plan_query(stmt, &[]).await?;
-        session.collect(plan).await
-    }
-    .await;
-    session.clear_scratch();
-    match result? {
-        Output::Rows { schema, batches, .. } => Ok(Output::Rows { schema, batches, tag: tag.to_string() }),
-        other => Ok(other),
-    }
-}
-
-/// The schema of a RETURNING list (for Describe), evaluated over no rows.
-pub async fn returning_schema(session: &Session, stmt: &Statement) -> Result<Option<SchemaRef>> {
-    let (name, alias, items) = match stmt {
-        Statement::Insert(i) => match (&i.table, &i.returning) {
-            (TableObject::TableName(n), Some(r)) => (n.clone(), None, r.clone()),
-            _ => return Ok(None),
-        },
-        Statement::Update(u) => match &u.returning {
-            Some(r) => {
-                let (n, a) = target_of(&u.table)?;
-                (n, a, r.clone())
-            }
-            None => return Ok(None),
-        },
-        Statement::Delete(d) => match (&d.from, &d.returning) {
-            (FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t), Some(r)) if t.len() == 1 => {
-                let (n, a) = target_of(&t[0])?;
-                (n, a, r.clone())
-            }
-            _ => return Ok(None),
-        },
-        _ => return Ok(None),
-    };
-    let def = target_table(session, &name)?;
-    let empty = RecordBatch::new_empty(def.arrow_schema());
-    match returning(session, &def, alias.as_deref(), empty, &items, "").await? {
-        Output::Rows { schema, .. } => Ok(Some(schema)),
-        _ => Ok(None),
     }
 }

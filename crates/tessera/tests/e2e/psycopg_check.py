@@ -132,6 +132,27 @@ def parameters(conn):
         assert cur.fetchone() == (1,)
 
 
+@check("RETURNING with parameters and the FROM table's columns")
+def returning_from(conn):
+    with conn.cursor() as cur:
+        cur.execute("CREATE TABLE ret_t (a int, b text)")
+        cur.execute("CREATE TABLE ret_u (a int, z float8)")
+        cur.execute("INSERT INTO ret_t VALUES (1, 'x'), (2, 'y')")
+        cur.execute("INSERT INTO ret_u VALUES (1, 1.5)")
+        cur.execute(
+            "UPDATE ret_t SET b = b || %s FROM ret_u q WHERE ret_t.a = q.a RETURNING *, q.z * %s AS zz", ("!", 2)
+        )
+        assert [d.name for d in cur.description] == ["a", "b", "a", "z", "zz"], cur.description
+        assert cur.fetchall() == [(1, "x!", 1, 1.5, 3.0)]
+        cur.execute("DELETE FROM ret_t USING ret_u WHERE ret_t.a = ret_u.a AND ret_u.z > %s RETURNING ret_u.*", (1,))
+        assert cur.fetchall() == [(1, 1.5)]
+        cur.execute("INSERT INTO ret_t VALUES (%s, %s) RETURNING a + %s", (5, "q", 10))
+        assert cur.fetchall() == [(15,)]
+        cur.execute("DROP TABLE ret_t")
+        cur.execute("DROP TABLE ret_u")
+    conn.commit()
+
+
 @check("transaction rollback")
 def rollback(conn):
     with conn.cursor() as cur:

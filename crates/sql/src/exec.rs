@@ -7,4 +7,5 @@
 pub mod copy;
 pub(crate) mod dml;
 pub(crate) mod dml_params;
+pub(crate) mod dml_returning;
 pub(crate) mod explain;

@@ -13,10 +13,14 @@
 //! - `views`: a view's query is stored qualified and put in place of the
 //!   view in every statement that reads it, before any other rewrite;
 //! - `temp_tables`: a session's temporary tables and views, its names
-//!   resolved to their stored names before anything else reads a statement.
+//!   resolved to their stored names before anything else reads a statement;
+//! - `subplans`: what runs after DataFusion plans: where its physical
+//!   planner refuses a subquery it could not turn into a join, the plan is
+//!   made again with that subquery run once per outer row.
 
 pub(crate) mod context;
 pub(crate) mod functions;
+pub(crate) mod subplans;
 pub(crate) mod temp_tables;
 pub(crate) mod views;
 pub(crate) mod volatile;

@@ -387,14 +387,23 @@ impl Session {
     pub(crate) async fn run_plan(&self, plan: LogicalPlan) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let df = self.ctx.execute_logical_plan(plan).await?;
         let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
-        let task = query_runtime().spawn(df.collect());
-        struct AbortOnDrop(tokio::task::AbortHandle);
+        let (state, plan) = df.into_parts();
+        let cancelled = Arc::new(crate::plan::subplans::Cancelled::default());
+        let flag = cancelled.clone();
+        // Planned where it runs: a subquery run per outer row
+        // (`plan::subplans`) blocks a query thread while it runs.
+        let task = query_runtime().spawn(async move {
+            let physical = crate::plan::subplans::physical_plan(&state, plan, &flag).await?;
+            datafusion::physical_plan::collect(physical, state.task_ctx()).await
+        });
+        struct AbortOnDrop(tokio::task::AbortHandle, Arc<crate::plan::subplans::Cancelled>);
         impl Drop for AbortOnDrop {
             fn drop(&mut self) {
+                self.1.0.store(true, std::sync::atomic::Ordering::Relaxed);
                 self.0.abort();
             }
         }
-        let _guard = AbortOnDrop(task.abort_handle());
+        let _guard = AbortOnDrop(task.abort_handle(), cancelled);
         let batches = task.await.map_err(|e| SqlError::internal(format!("query task failed: {e}")))??;
         Ok((schema, batches))
     }
@@ -418,6 +427,16 @@ impl Session {
 /// task, so the commits of all connections share one fsync (group commit).
 pub(crate) async fn commit_txn(txn: Txn) -> Result<()> {
     txn.commit().await
+}
+
+/// Runs a physical plan to its rows on the query threads (where a
+/// subquery run per outer row may block its thread, `plan::subplans`).
+pub(crate) async fn collect_on_query_runtime(
+    physical: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    task_ctx: Arc<datafusion::execution::TaskContext>,
+) -> Result<Vec<RecordBatch>> {
+    let task = query_runtime().spawn(datafusion::physical_plan::collect(physical, task_ctx));
+    Ok(task.await.map_err(|e| SqlError::internal(format!("query task failed: {e}")))??)
 }
 
 /// DataFusion's CPU-bound work runs on its own thread pool, so the

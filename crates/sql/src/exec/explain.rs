@@ -7,7 +7,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::ScalarValue;
-use datafusion::physical_plan::{collect, displayable};
+use datafusion::physical_plan::displayable;
 use datafusion::sql::sqlparser::ast::Statement;
 
 use crate::error::{Result, SqlError};
@@ -32,10 +32,11 @@ pub async fn execute(
         Statement::Query(_) => {
             let plan = session.plan_query(stmt, params).await?;
             let state = session.ctx.state();
-            let physical = state.create_physical_plan(&plan).await?;
+            let physical = crate::plan::subplans::physical_plan(&state, plan, &Default::default()).await?;
             if analyze {
                 let started = std::time::Instant::now();
-                let batches = collect(physical.clone(), session.ctx.task_ctx()).await?;
+                let batches =
+                    crate::session::collect_on_query_runtime(physical.clone(), session.ctx.task_ctx()).await?;
                 let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
                 let text = displayable(physical.as_ref()).indent(verbose).to_string();
                 lines.extend(text.lines().map(|l| l.to_string()));
@@ -67,7 +68,8 @@ pub async fn execute(
                 if let Some(probe) = crate::exec::dml_params::where_probe(session, &stmt)? {
                     let probe = crate::plan::parse_sql(&probe)?.pop().expect("statement");
                     let plan = session.plan_query(probe, params).await?;
-                    let physical = session.ctx.state().create_physical_plan(&plan).await?;
+                    let physical =
+                        crate::plan::subplans::physical_plan(&session.ctx.state(), plan, &Default::default()).await?;
                     let text = displayable(physical.as_ref()).indent(verbose).to_string();
                     lines.extend(text.lines().map(|l| format!("  {l}")));
                 }

@@ -130,6 +130,9 @@ pub fn name_function_columns(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
     impl VisitorMut for Namer {
         type Break = ();
         fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> std::ops::ControlFlow<()> {
+            if let Some(lateral) = lateral_function(factor) {
+                *factor = lateral;
+            }
             let (function, alias) = match factor {
                 TableFactor::Table { name, args: Some(_), alias, .. } => {
                     let f = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
@@ -168,6 +171,73 @@ pub fn name_function_columns(stmt: &mut datafusion::sql::sqlparser::ast::Stateme
         }
     }
     let _ = stmt.visit(&mut Namer);
+}
+
+/// A set-returning function in FROM that reads an earlier item's columns
+/// (`FROM t, generate_series(1, t.n) g`, `CROSS JOIN LATERAL unnest(t.a)`),
+/// which PostgreSQL runs per row of that item, as a LATERAL subquery
+/// DataFusion can plan: `generate_series` becomes `LATERAL (SELECT
+/// unnest(generate_series(…)) AS g) AS g`, a LATERAL `unnest` DataFusion's
+/// own UNNEST item. None for other items.
+fn lateral_function(
+    factor: &datafusion::sql::sqlparser::ast::TableFactor,
+) -> Option<datafusion::sql::sqlparser::ast::TableFactor> {
+    use datafusion::sql::sqlparser::ast::{FunctionArg, FunctionArgExpr, TableFactor};
+    let (name, args, alias, lateral) = match factor {
+        TableFactor::Table { name, args: Some(args), alias, .. } => (name, args.args.clone(), alias, false),
+        TableFactor::Function { lateral, name, args, alias, with_ordinality: false } => {
+            (name, args.clone(), alias, *lateral)
+        }
+        _ => return None,
+    };
+    let function = name.0.last().and_then(|p| p.as_ident()).map(ident)?;
+    let exprs: Vec<Expr> = args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e.clone()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let reads_columns = exprs.iter().any(|e| {
+        let mut found = false;
+        let _ = datafusion::sql::sqlparser::ast::visit_expressions(e, |e| {
+            found |= matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_));
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        found
+    });
+    if !(lateral || reads_columns) {
+        return None;
+    }
+    let list = exprs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
+    let item = match function.as_str() {
+        "unnest" if exprs.len() == 1 => format!("UNNEST({list})"),
+        "generate_series" => {
+            let name = alias.as_ref().map_or_else(|| function.clone(), |a| a.name.value.clone());
+            let column = alias.as_ref().and_then(|a| a.columns.first()).map_or(name.clone(), |c| c.name.value.clone());
+            let sql = format!(
+                "LATERAL (SELECT unnest(generate_series({list})) AS {}) AS {}",
+                crate::parser::quote_ident(&column),
+                crate::parser::quote_ident(&name)
+            );
+            return parse_table_factor(&sql);
+        }
+        _ => return None,
+    };
+    let mut unnest = parse_table_factor(&item)?;
+    if let TableFactor::UNNEST { alias: a, .. } = &mut unnest {
+        a.clone_from(alias);
+    }
+    Some(unnest)
+}
+
+/// The one item of `SELECT * FROM <item>`.
+fn parse_table_factor(item: &str) -> Option<datafusion::sql::sqlparser::ast::TableFactor> {
+    use datafusion::sql::sqlparser::ast::Statement;
+    let stmt = crate::parser::parse_sql(&format!("SELECT * FROM {item}")).ok()?.pop()?;
+    let Statement::Query(q) = stmt else { return None };
+    let SetExpr::Select(select) = *q.body else { return None };
+    select.from.into_iter().next().map(|t| t.relation)
 }
 
 /// `generate_series(…)` in a select list yields one row per value, as in

@@ -299,11 +299,33 @@ fn classify_datafusion(e: DataFusionError) -> SqlError {
             && value[..4].chars().all(|c| c.is_ascii_digit());
         return SqlError::new(if shaped { code::DATETIME_OVERFLOW } else { code::DATETIME_FORMAT }, msg);
     }
+    if let Some(pg) = invalid_number_text(&msg) {
+        return SqlError::new(code::INVALID_TEXT, pg);
+    }
     let mut err = SqlError::new(code, msg);
     if code == code::DIVISION_BY_ZERO {
         err.message = "division by zero".into();
     }
     err
+}
+
+/// Arrow's "Cannot cast string 'x' to value of Int32 type" (and "Cannot
+/// cast value 'x' to value of Boolean type") in PostgreSQL's words:
+/// `invalid input syntax for type integer: "x"`.
+fn invalid_number_text(msg: &str) -> Option<String> {
+    let rest = msg.strip_prefix("Cannot cast string '").or_else(|| msg.strip_prefix("Cannot cast value '"))?;
+    let at = rest.rfind("' to value of ")?;
+    let (value, arrow) = (&rest[..at], rest[at + "' to value of ".len()..].trim_end_matches(" type"));
+    let name = match arrow {
+        "Int16" => "smallint",
+        "Int32" => "integer",
+        "Int64" => "bigint",
+        "Float32" => "real",
+        "Float64" => "double precision",
+        "Boolean" => "boolean",
+        _ => return None,
+    };
+    Some(format!("invalid input syntax for type {name}: \"{value}\""))
 }
 
 /// Strips DataFusion's layered prefixes ("Error during planning: ...") and
@@ -331,4 +353,23 @@ fn clean_message(raw: &str) -> String {
         s.truncate(idx);
     }
     s.trim_end_matches("\")").trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_number_text_in_postgres_words() {
+        assert_eq!(
+            invalid_number_text("Cannot cast string 'it's' to value of Int32 type").as_deref(),
+            Some("invalid input syntax for type integer: \"it's\"")
+        );
+        assert_eq!(
+            invalid_number_text("Cannot cast value 'maybe' to value of Boolean type").as_deref(),
+            Some("invalid input syntax for type boolean: \"maybe\"")
+        );
+        assert_eq!(invalid_number_text("Cannot cast string 'x' to value of Date32 type"), None);
+        assert_eq!(invalid_number_text("something else"), None);
+    }
 }

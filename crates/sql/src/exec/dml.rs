@@ -35,7 +35,7 @@ use crate::storage::partition::StoredTable;
 use crate::values::assign::{cast_to, cast_to_styled};
 
 use crate::error::{Result, SqlError, code};
-use crate::exec::dml_returning::{carried_schema, from_columns, from_relations, from_width, returning, with_carried};
+use crate::exec::dml_returning::{carried_schema, from_columns, from_relations, returning, with_carried};
 use crate::parser::normalize;
 use crate::parser::quote_ident;
 use crate::plan::context::DML_SCHEMA;
@@ -850,12 +850,7 @@ async fn update(session: &mut Session, upd: Update, params: &[ScalarValue]) -> R
             .await?;
             let idx = datafusion::arrow::array::UInt32Array::from(keep);
             let written = datafusion::arrow::compute::take_record_batch(&new_rows, &idx)?;
-            let first_carried = b.num_columns() - from_width(&rels);
-            let carried = b.columns()[first_carried..]
-                .iter()
-                .map(|c| datafusion::arrow::compute::take(c, &idx, None))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            results.push(with_carried(&def, &rels, &written, carried)?);
+            results.push(with_carried(&def, &rels, &written, b, &idx)?);
         }
         let isolation = session.txn.lock().as_ref().map(|t| t.isolation());
         if stale.is_empty() || isolation != Some(Isolation::ReadCommitted) {
@@ -946,12 +941,7 @@ async fn delete(session: &mut Session, del: Delete, params: &[ScalarValue]) -> R
         .await?;
         let idx = datafusion::arrow::array::UInt32Array::from(keep);
         let gone = datafusion::arrow::compute::take_record_batch(&old, &idx)?;
-        let first_carried = b.num_columns() - from_width(&rels);
-        let carried = b.columns()[first_carried..]
-            .iter()
-            .map(|c| datafusion::arrow::compute::take(c, &idx, None))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        deleted.push(with_carried(&def, &rels, &gone, carried)?);
+        deleted.push(with_carried(&def, &rels, &gone, b, &idx)?);
     }
     let count: usize = deleted.iter().map(|b| b.num_rows()).sum();
     let tag = format!("DELETE {count}");

@@ -12,7 +12,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::array::{RecordBatch, UInt32Array};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef};
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::{
@@ -86,12 +86,8 @@ pub(crate) fn from_columns(rels: &[FromRelation]) -> String {
 }
 
 /// How many columns the FROM tables add.
-pub(crate) fn from_width(rels: &[FromRelation]) -> usize {
+fn from_width(rels: &[FromRelation]) -> usize {
     rels.iter().map(|r| r.columns.len()).sum()
-}
-
-fn same(a: &str, b: &str) -> bool {
-    a == b
 }
 
 /// A RETURNING list read against the target's columns and the FROM
@@ -158,7 +154,7 @@ fn map_references(e: &mut Expr, def: &TableDef, rels: &[FromRelation]) -> bool {
     let _ = visit_expressions_mut(e, |e| {
         match e {
             Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
-                if let Some(k) = rels.iter().position(|r| same(&r.name, &parts[0].value))
+                if let Some(k) = rels.iter().position(|r| r.name == parts[0].value)
                     && let Some(i) = rels[k].columns.iter().position(|c| *c == parts[1].value)
                 {
                     *e = carried(k, i);
@@ -246,13 +242,21 @@ pub(crate) fn carried_schema(def: &TableDef, rels: &[FromRelation]) -> SchemaRef
     Arc::new(Schema::new(fields))
 }
 
-/// The affected rows with the FROM tables' carried columns beside them.
+/// The affected rows with the FROM tables' carried columns beside them:
+/// `rows` are the `taken` rows of the statement's query batch `found`,
+/// whose last columns are the carried ones.
 pub(crate) fn with_carried(
     def: &TableDef,
     rels: &[FromRelation],
     rows: &RecordBatch,
-    carried: Vec<ArrayRef>,
+    found: &RecordBatch,
+    taken: &UInt32Array,
 ) -> Result<RecordBatch> {
+    let first_carried = found.num_columns() - from_width(rels);
+    let carried = found.columns()[first_carried..]
+        .iter()
+        .map(|c| datafusion::arrow::compute::take(c, taken, None))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
     // The carried columns' types as the statement's query gave them.
     let mut fields: Vec<FieldRef> = def.arrow_schema().fields().iter().cloned().collect();
     let mut n = 0;

@@ -109,6 +109,19 @@ impl AggregateUDFImpl for Sum {
     }
 }
 
+/// `before + v` as `float4pl`/`float8pl` add: 22003 when two finite values
+/// overflow to infinity.
+fn add_checked<T: Copy + std::ops::Add<Output = T>>(before: T, v: T, is_finite: fn(T) -> bool) -> Result<T> {
+    let after = before + v;
+    if !is_finite(after) && is_finite(before) && is_finite(v) {
+        return Err(DataFusionError::External(Box::new(SqlError::new(
+            code::OUT_OF_RANGE,
+            "value out of range: overflow",
+        ))));
+    }
+    Ok(after)
+}
+
 /// A running single-precision sum (None until a value arrives).
 #[derive(Debug)]
 struct RealSum {
@@ -118,15 +131,7 @@ struct RealSum {
 impl RealSum {
     fn add(&mut self, values: &ArrayRef) -> Result<()> {
         for v in values.as_primitive::<Float32Type>().iter().flatten() {
-            let before = self.sum.unwrap_or(0.0);
-            let after = before + v;
-            if after.is_infinite() && before.is_finite() && v.is_finite() {
-                return Err(DataFusionError::External(Box::new(SqlError::new(
-                    code::OUT_OF_RANGE,
-                    "value out of range: overflow",
-                ))));
-            }
-            self.sum = Some(after);
+            self.sum = Some(add_checked(self.sum.unwrap_or(0.0), v, f32::is_finite)?);
         }
         Ok(())
     }
@@ -164,15 +169,7 @@ struct DoubleSum {
 impl Accumulator for DoubleSum {
     fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         for v in values[0].as_primitive::<Float64Type>().iter().flatten() {
-            let before = self.sum.unwrap_or(0.0);
-            let after = before + v;
-            if after.is_infinite() && before.is_finite() && v.is_finite() {
-                return Err(DataFusionError::External(Box::new(SqlError::new(
-                    code::OUT_OF_RANGE,
-                    "value out of range: overflow",
-                ))));
-            }
-            self.sum = Some(after);
+            self.sum = Some(add_checked(self.sum.unwrap_or(0.0), v, f64::is_finite)?);
         }
         Ok(())
     }

@@ -30,7 +30,10 @@
 //!   PostgreSQL's `numeric_div`; `numeric_var` computes variances and
 //!   standard deviations exactly; `formatting`, `to_char_numeric` and
 //!   `to_number` format and read numbers as PostgreSQL's NUM_processor does.
-//! - Time: `dates` and `timestamps` read and print dates and timestamps;
+//! - Time: `dates` and `timestamps` read and print dates and timestamps,
+//!   `timestamp_in` makes the value of a timestamp's text (microseconds,
+//!   PostgreSQL's range and infinities; `timestamp_units` keeps every
+//!   timestamp in microseconds and reads text cast to one with it);
 //!   `tz` and `local_time` apply the session's `TimeZone` to timestamptz;
 //!   `zones` computes AT TIME ZONE with IANA zones; `intervals` reads,
 //!   compares and multiplies intervals, `interval_groups` groups them;
@@ -95,6 +98,9 @@ pub(crate) mod regexps;
 pub(crate) mod rowcodec;
 pub(crate) mod small_fns;
 pub mod text;
+pub mod timestamp_in;
+pub(crate) mod timestamp_infinity;
+pub(crate) mod timestamp_units;
 pub(crate) mod timestamps;
 pub(crate) mod to_char;
 pub(crate) mod to_char_numeric;

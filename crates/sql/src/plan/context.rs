@@ -136,6 +136,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::values::float_unions::FloatCommonTypes),
     ];
     analyzer.extend(datafusion::optimizer::Analyzer::new().rules);
+    analyzer.push(Arc::new(crate::values::timestamp_units::TextTimestamps { zone: zone.clone() }));
     analyzer.push(Arc::new(crate::values::exact_casts::KeepMergingCasts));
     analyzer.push(Arc::new(crate::rewrite::strict::CheckedConstants));
     analyzer.push(Arc::new(crate::values::int_casts::IntegerCasts));
@@ -153,6 +154,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         .with_config(config)
         .with_default_features()
         .with_analyzer_rules(analyzer)
+        .with_type_planner(Arc::new(crate::values::timestamp_units::MicrosecondTypes))
         .with_physical_optimizer_rule(Arc::new(crate::values::overflow::CheckedArithmetic));
     // Before DataFusion's own, which would take a jsonb subscript for a
     // struct field or a list element.
@@ -192,6 +194,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::values::date_fields::register(&ctx);
     crate::values::datetime_fns::register(&ctx, zone.clone());
     crate::values::local_time::register(&ctx);
+    crate::values::timestamp_units::register(&ctx);
     crate::values::numeric_div::register(&ctx);
     crate::values::numeric_ops::register(&ctx);
     crate::values::numeric_var::register(&ctx);

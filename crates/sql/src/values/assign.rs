@@ -81,27 +81,16 @@ pub(crate) fn cast_to_styled(
             }
         });
     }
-    // Text without an offset is a wall time of the session's zone.
-    if ty == SqlType::TimestampTz && !zone.is_utc() && array.data_type() == &DataType::Utf8 {
-        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
-        let instants: datafusion::arrow::array::StringArray = texts
-            .iter()
-            .map(|t| t.map(|t| crate::values::tz::canonical_timestamptz(t, zone).unwrap_or_else(|| t.to_string())))
-            .collect();
-        return cast_to(&(Arc::new(instants) as ArrayRef), ty, column, crate::values::tz::Zone::Utc);
-    }
-    // Timestamps in PostgreSQL's other forms (`Mon Feb 10 17:32:01 1997`).
-    if ty == SqlType::Timestamp && array.data_type() == &DataType::Utf8 {
-        let texts = array.as_any().downcast_ref::<datafusion::arrow::array::StringArray>().expect("text");
-        let canonical = |t: &str| {
-            crate::values::tz::special_timestamp(t, zone, false)
-                .or_else(|| crate::values::tz::canonical_timestamp(t, false))
-        };
-        if texts.iter().flatten().any(|t| canonical(t).is_some_and(|c| c != t)) {
-            let read: datafusion::arrow::array::StringArray =
-                texts.iter().map(|t| t.map(|t| canonical(t).unwrap_or_else(|| t.to_string()))).collect();
-            return cast_to(&(Arc::new(read) as ArrayRef), ty, column, zone);
-        }
+    // Timestamps' text in every form PostgreSQL reads, over its whole
+    // range; for a timestamptz without an offset, the session zone's wall
+    // time.
+    if matches!(ty, SqlType::Timestamp | SqlType::TimestampTz)
+        && matches!(array.data_type(), DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)
+    {
+        let zoned = ty == SqlType::TimestampTz;
+        return crate::values::timestamp_units::read_texts(array, zoned, zone)
+            .map(|a| Arc::new(a) as ArrayRef)
+            .map_err(SqlError::from);
     }
     // Dates in PostgreSQL's other forms (`1/8/1999`, `January 8, 1999`, `… BC`).
     if ty == SqlType::Date && array.data_type() == &DataType::Utf8 {

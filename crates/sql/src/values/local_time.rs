@@ -88,6 +88,12 @@ fn call(kind: Kind, mut args: Vec<Expr>, zone: &str) -> Expr {
     Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(udf(kind)), args))
 }
 
+/// `e` (text) read as a timestamptz, a wall time of the zone named `zone`
+/// when it has no offset.
+pub(crate) fn text_to_tstz(e: Expr, zone: &str) -> Expr {
+    call(Kind::FromText, vec![e], zone)
+}
+
 fn cast(e: Expr, to: DataType) -> Expr {
     Expr::Cast(Cast::new(Box::new(e), to))
 }
@@ -257,17 +263,7 @@ impl ScalarUDFImpl for ZoneFn {
                     .collect();
                 Arc::new(texts)
             }
-            Kind::FromText => {
-                let texts = datafusion::arrow::compute::cast(&input, &DataType::Utf8)?;
-                let read: StringArray = texts
-                    .as_string::<i32>()
-                    .iter()
-                    .map(|t| {
-                        t.map(|t| crate::values::tz::canonical_timestamptz(t, zone).unwrap_or_else(|| t.to_string()))
-                    })
-                    .collect();
-                datafusion::arrow::compute::cast(&(Arc::new(read) as ArrayRef), &self.return_type(&[])?)?
-            }
+            Kind::FromText => Arc::new(crate::values::timestamp_units::read_texts(&input, true, zone)?),
             Kind::Plus => {
                 let intervals = args.args[1].to_array(n)?;
                 let sign = match &args.args[2] {

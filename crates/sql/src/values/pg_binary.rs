@@ -71,7 +71,7 @@ pub fn write_value(buf: &mut impl BufMut, col: &ArrayRef, r: usize, ty: Option<S
         DataType::Date32 => buf.put_i32(col.as_primitive::<Date32Type>().value(r) - PG_EPOCH_DAYS),
         DataType::Time64(TimeUnit::Microsecond) => buf.put_i64(col.as_primitive::<Time64MicrosecondType>().value(r)),
         DataType::Timestamp(TimeUnit::Microsecond, _) => {
-            buf.put_i64(col.as_primitive::<TimestampMicrosecondType>().value(r) - PG_EPOCH_MICROS)
+            buf.put_i64(timestamp_to_pg(col.as_primitive::<TimestampMicrosecondType>().value(r)))
         }
         DataType::Interval(_) => {
             let v = col.as_primitive::<IntervalMonthDayNanoType>().value(r);
@@ -186,11 +186,11 @@ pub fn read_value(oid: u32, raw: &[u8]) -> Result<ScalarValue, ReadError> {
             )))
         }
         1114 => ScalarValue::TimestampMicrosecond(
-            Some(i64::from_be_bytes(arr(8)?.try_into().unwrap()) + PG_EPOCH_MICROS),
+            Some(timestamp_from_pg(i64::from_be_bytes(arr(8)?.try_into().unwrap()))?),
             None,
         ),
         1184 => ScalarValue::TimestampMicrosecond(
-            Some(i64::from_be_bytes(arr(8)?.try_into().unwrap()) + PG_EPOCH_MICROS),
+            Some(timestamp_from_pg(i64::from_be_bytes(arr(8)?.try_into().unwrap()))?),
             Some(Arc::from(crate::values::types::UTC)),
         ),
         2950 => {
@@ -316,4 +316,18 @@ fn read_array(oid: u32, raw: &[u8]) -> Result<ScalarValue, ReadError> {
     let null = ScalarValue::try_from(&read_type).map_err(|_| Malformed)?;
     let values: Vec<ScalarValue> = values.into_iter().map(|v| v.unwrap_or_else(|| null.clone())).collect();
     Ok(ScalarValue::List(ScalarValue::new_list(&values, &read_type, true)))
+}
+
+/// A timestamp as PostgreSQL's binary form counts it (from 2000-01-01);
+/// the infinities are the same extreme values in both.
+pub fn timestamp_to_pg(micros: i64) -> i64 {
+    if crate::values::timestamp_in::is_infinite(micros) { micros } else { micros - PG_EPOCH_MICROS }
+}
+
+/// [`timestamp_to_pg`] reversed; a finite value outside the range is malformed.
+fn timestamp_from_pg(pg: i64) -> Result<i64, ReadError> {
+    if crate::values::timestamp_in::is_infinite(pg) {
+        return Ok(pg);
+    }
+    pg.checked_add(PG_EPOCH_MICROS).filter(|v| crate::values::timestamp_in::in_range(*v)).ok_or(Malformed)
 }

@@ -253,6 +253,9 @@ fn write_fraction(out: &mut String, frac: i64) {
 }
 
 pub fn write_timestamp(out: &mut String, micros: i64, tz: bool) {
+    if write_infinity(out, micros) {
+        return;
+    }
     let bc = write_wall_time(out, micros);
     if tz {
         out.push_str("+00");
@@ -260,6 +263,16 @@ pub fn write_timestamp(out: &mut String, micros: i64, tz: bool) {
     if bc {
         out.push_str(" BC");
     }
+}
+
+/// `infinity` or `-infinity` for those timestamps; whether it wrote one.
+fn write_infinity(out: &mut String, micros: i64) -> bool {
+    match micros {
+        crate::values::timestamp_in::INFINITY => out.push_str("infinity"),
+        crate::values::timestamp_in::NEG_INFINITY => out.push_str("-infinity"),
+        _ => return false,
+    }
+    true
 }
 
 /// A timestamp's date and time (`1999-01-08 04:05:06.5`); whether it is
@@ -354,6 +367,9 @@ fn write_quoted(out: &mut String, cell: &str, quote: bool, escape: char) {
 /// An instant as `zone` shows it: its wall time and offset
 /// (`2024-07-01 08:00:00-04`).
 pub fn write_timestamptz(out: &mut String, utc: i64, zone: Zone) {
+    if write_infinity(out, utc) {
+        return;
+    }
     let offset = zone.offset_at(utc);
     let bc = write_wall_time(out, utc.saturating_add(i64::from(offset) * 1_000_000));
     crate::values::tz::write_offset(out, offset);

@@ -100,6 +100,12 @@ fn zone_word(t: &str) -> Option<ZoneField> {
     if let Some((_, east)) = ABBREVIATIONS.iter().find(|(a, _)| *a == lower) {
         return Some(ZoneField::Offset(*east));
     }
+    // A POSIX zone (`GMT+8`, `PST+8`, `MST+7:00`): the name is decoration,
+    // the offset counts hours west.
+    let letters = t.bytes().take_while(u8::is_ascii_alphabetic).count();
+    if letters >= 3 && t[letters..].starts_with(['+', '-']) {
+        return crate::values::tz::posix_offset(t).map(ZoneField::Offset);
+    }
     if t.contains('/') && t.bytes().any(|b| b.is_ascii_alphabetic()) {
         let tz = t
             .parse::<chrono_tz::Tz>()

@@ -108,11 +108,17 @@ impl Zone {
 
     /// The wall time (µs, read as if UTC) the zone shows at the instant `utc`.
     pub fn wall_time(&self, utc: i64) -> i64 {
+        if crate::values::timestamp_in::is_infinite(utc) {
+            return utc;
+        }
         utc.saturating_add(i64::from(self.offset_at(utc)) * MICROS)
     }
 
     /// The instant at which the zone shows the wall time `wall` (µs).
     pub fn instant(&self, wall: i64) -> i64 {
+        if crate::values::timestamp_in::is_infinite(wall) {
+            return wall;
+        }
         match self {
             Zone::Utc => wall,
             Zone::Fixed(east) => wall.saturating_sub(i64::from(*east) * MICROS),
@@ -278,7 +284,7 @@ fn hours_offset(t: &str) -> Option<i32> {
 
 /// A POSIX zone without rules: a name (letters, or `<…>`; PostgreSQL
 /// allows none) and an offset west of UTC; seconds east.
-fn posix_offset(t: &str) -> Option<i32> {
+pub(crate) fn posix_offset(t: &str) -> Option<i32> {
     let rest = if let Some(inner) = t.strip_prefix('<') {
         &inner[inner.find('>')? + 1..]
     } else {

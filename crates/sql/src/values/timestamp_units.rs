@@ -1,0 +1,378 @@
+//! Every timestamp in microseconds, PostgreSQL's unit, and text cast to a
+//! timestamp read as PostgreSQL reads it.
+//!
+//! DataFusion plans `timestamp` and `timestamptz` as nanoseconds, whose
+//! 64 bits end in 1677 and 2262, while columns (`types`), the row store
+//! and the wire formats hold microseconds, which reach PostgreSQL's whole
+//! range. Mixed, DataFusion's coercion picks the finer unit, so comparing
+//! a column with `now()` converted the column to nanoseconds and failed on
+//! any value outside those years. Three pieces keep one unit:
+//! - [`MicrosecondTypes`], a type planner: the SQL types `timestamp`,
+//!   `timestamp(6)`, `timestamp(9)` and their `with time zone` forms are
+//!   planned as microseconds (a cast, a typed literal, a column definition);
+//! - `now()` (with its alias `current_timestamp`) is [`Now`], the
+//!   statement's start in microseconds (DataFusion's gives nanoseconds);
+//! - [`TextTimestamps`], an analyzer rule after type coercion: a cast of
+//!   text to a timestamp, written or made by coercion (`ts > '1997-01-02'`),
+//!   becomes `tessera_text_to_timestamp` (or, for timestamptz,
+//!   `tessera_text_to_tstz` in the session's zone), which reads it with
+//!   `timestamp_in`: BC years, years past 9999 and `±infinity` included;
+//!   the same rule gives functions of infinite timestamps PostgreSQL's
+//!   answers (`timestamp_infinity`).
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, AsArray, TimestampMicrosecondArray};
+use datafusion::arrow::datatypes::{DataType, FieldRef, TimeUnit};
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::datatype::DataTypeExt;
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::{DFSchema, DataFusionError, ExprSchema, Result, ScalarValue};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::planner::TypePlanner;
+use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
+use datafusion::logical_expr::{
+    Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
+};
+use datafusion::optimizer::AnalyzerRule;
+use datafusion::sql::sqlparser::ast::{DataType as SqlDataType, TimezoneInfo};
+
+use crate::values::tz::{Zone, ZoneSource};
+
+/// Plans PostgreSQL's timestamp types in microseconds.
+#[derive(Debug)]
+pub struct MicrosecondTypes;
+
+impl TypePlanner for MicrosecondTypes {
+    fn plan_type_field(&self, sql_type: &SqlDataType) -> Result<Option<FieldRef>> {
+        let SqlDataType::Timestamp(precision, zone) = sql_type else { return Ok(None) };
+        if !matches!(precision, None | Some(6) | Some(9)) {
+            return Ok(None);
+        }
+        let tz =
+            matches!(zone, TimezoneInfo::Tz | TimezoneInfo::WithTimeZone).then(|| Arc::from(crate::values::types::UTC));
+        Ok(Some(DataType::Timestamp(TimeUnit::Microsecond, tz).into_nullable_field_ref()))
+    }
+}
+
+/// `now()`, `current_timestamp`: the statement's start, in microseconds.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Now {
+    signature: Signature,
+    aliases: Vec<String>,
+}
+
+impl Now {
+    pub fn udf() -> ScalarUDF {
+        ScalarUDF::new_from_impl(Now {
+            signature: Signature::nullary(Volatility::Stable),
+            aliases: vec!["current_timestamp".to_string()],
+        })
+    }
+}
+
+impl ScalarUDFImpl for Now {
+    fn name(&self) -> &str {
+        "now"
+    }
+
+    fn aliases(&self) -> &[String] {
+        &self.aliases
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(crate::values::types::SqlType::TimestampTz.arrow_type())
+    }
+
+    fn simplify(&self, args: Vec<Expr>, info: &SimplifyContext) -> Result<ExprSimplifyResult> {
+        let Some(start) = info.query_execution_start_time() else {
+            return Ok(ExprSimplifyResult::Original(args));
+        };
+        let start = start.timestamp_micros();
+        Ok(ExprSimplifyResult::Simplified(Expr::Literal(
+            ScalarValue::TimestampMicrosecond(Some(start), Some(Arc::from(crate::values::types::UTC))),
+            None,
+        )))
+    }
+
+    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        // Simplified away before execution whenever the statement's start
+        // is known; otherwise the moment it runs.
+        Ok(ColumnarValue::Scalar(ScalarValue::TimestampMicrosecond(
+            Some(chrono::Utc::now().timestamp_micros()),
+            Some(Arc::from(crate::values::types::UTC)),
+        )))
+    }
+}
+
+/// `tessera_text_to_timestamp(text)`: text read as a `timestamp`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct TextToTimestamp {
+    signature: Signature,
+}
+
+fn text_to_timestamp() -> ScalarUDF {
+    ScalarUDF::new_from_impl(TextToTimestamp { signature: Signature::any(1, Volatility::Immutable) })
+}
+
+impl ScalarUDFImpl for TextToTimestamp {
+    fn name(&self) -> &str {
+        "tessera_text_to_timestamp"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Timestamp(TimeUnit::Microsecond, None))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        let input = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
+        let out = read_texts(&input, false, Zone::Utc)?;
+        crate::values::udf_values::columnar(Arc::new(out), scalar)
+    }
+}
+
+/// Text values read with `timestamp_in` (a timestamptz's labelled UTC).
+pub fn read_texts(input: &ArrayRef, zoned: bool, zone: Zone) -> Result<TimestampMicrosecondArray> {
+    let texts = datafusion::arrow::compute::cast(input, &DataType::Utf8)?;
+    let out = texts
+        .as_string::<i32>()
+        .iter()
+        .map(|t| t.map(|t| crate::values::timestamp_in::read(t, zoned, zone)).transpose())
+        .collect::<std::result::Result<TimestampMicrosecondArray, _>>()
+        .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+    Ok(if zoned { out.with_timezone(crate::values::types::UTC) } else { out })
+}
+
+/// Registers the functions the rule calls and `now()`.
+pub fn register(ctx: &datafusion::execution::context::SessionContext) {
+    ctx.register_udf(text_to_timestamp());
+    ctx.register_udf(Now::udf());
+    crate::values::timestamp_infinity::register(ctx);
+    if let Ok(inner) = datafusion::execution::FunctionRegistry::udf(ctx, "date_trunc") {
+        ctx.register_udf(ScalarUDF::new_from_impl(WideDateTrunc { inner }));
+    }
+    for name in ["generate_series", "range"] {
+        if let Ok(f) = ctx.table_function(name) {
+            ctx.register_udtf(name, Arc::new(NanosecondSeries { inner: f.function().clone() }));
+        }
+    }
+}
+
+/// DataFusion's `generate_series` and `range` over timestamps, which take
+/// their bounds in nanoseconds only: bounds in microseconds are handed to
+/// them converted (the series' values are nanoseconds, in their range).
+#[derive(Debug)]
+struct NanosecondSeries {
+    inner: Arc<dyn TableFunctionImpl>,
+}
+
+impl TableFunctionImpl for NanosecondSeries {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let exprs = args
+            .exprs()
+            .iter()
+            .map(|e| match e {
+                Expr::Literal(ScalarValue::TimestampMicrosecond(v, tz), meta) => {
+                    let nanos = v.map(|v| v.checked_mul(1000)).map(|n| {
+                        n.ok_or_else(|| {
+                            DataFusionError::External(Box::new(crate::error::SqlError::unsupported(
+                                "generate_series over timestamps before 1677 or after 2262",
+                            )))
+                        })
+                    });
+                    Ok(Expr::Literal(ScalarValue::TimestampNanosecond(nanos.transpose()?, tz.clone()), meta.clone()))
+                }
+                other => Ok(other.clone()),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.inner.call_with_args(TableFunctionArgs::new(&exprs, args.session()))
+    }
+}
+
+/// The analyzer rule (see the module's text).
+pub struct TextTimestamps {
+    pub zone: ZoneSource,
+}
+
+impl std::fmt::Debug for TextTimestamps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TextTimestamps")
+    }
+}
+
+impl AnalyzerRule for TextTimestamps {
+    fn name(&self) -> &str {
+        "tessera_text_timestamps"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
+        let zone = (self.zone)().setting_name();
+        plan.transform_up_with_subqueries(|node| {
+            if matches!(node, LogicalPlan::TableScan(_)) {
+                return Ok(Transformed::no(node));
+            }
+            let values = matches!(node, LogicalPlan::Values(_));
+            let mut schema = DFSchema::empty();
+            for input in node.inputs() {
+                schema.merge(input.schema());
+            }
+            let names = NamePreserver::new(&node);
+            let node = node.map_expressions(|e| {
+                let saved = names.save(&e);
+                let new = e.transform_up(|e| {
+                    in_microseconds(e, &schema, &zone)?
+                        .transform_data(|e| nanosecond_origin(e, &schema))?
+                        .transform_data(|e| crate::values::timestamp_infinity::guard(e, &schema))
+                })?;
+                Ok(if new.transformed { Transformed::yes(saved.restore(new.data)) } else { new })
+            })?;
+            // A cast retargeted to microseconds may change an output type
+            // (a VALUES list's types are its own, planned in microseconds).
+            if node.transformed && !values { node.map_data(|n| n.recompute_schema()) } else { Ok(node) }
+        })
+        .data()
+    }
+}
+
+/// `date_bin`'s origin in nanoseconds, the only unit DataFusion's takes
+/// there (the value binned keeps its own).
+fn nanosecond_origin(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    match e {
+        Expr::ScalarFunction(mut f) if f.func.name() == "date_bin" && f.args.len() == 3 => {
+            match f.args[2].get_type(schema as &dyn ExprSchema) {
+                Ok(DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+                    let origin = f.args[2].clone();
+                    f.args[2] = Expr::Cast(Cast::new(Box::new(origin), DataType::Timestamp(TimeUnit::Nanosecond, tz)));
+                    Ok(Transformed::yes(Expr::ScalarFunction(f)))
+                }
+                _ => Ok(Transformed::no(Expr::ScalarFunction(f))),
+            }
+        }
+        other => Ok(Transformed::no(other)),
+    }
+}
+
+/// A cast to a timestamp in microseconds (DataFusion's coercion casts
+/// text, dates and timestamps it compares to nanoseconds), and text read
+/// with `timestamp_in`.
+fn in_microseconds(e: Expr, schema: &DFSchema, zone: &str) -> Result<Transformed<Expr>> {
+    let Expr::Cast(mut c) = e else { return Ok(Transformed::no(e)) };
+    let DataType::Timestamp(unit, tz) = c.field.data_type().clone() else {
+        return Ok(Transformed::no(Expr::Cast(c)));
+    };
+    let from = c.expr.get_type(schema as &dyn ExprSchema).ok();
+    if !matches!(from, Some(DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8)) {
+        if unit != TimeUnit::Nanosecond {
+            return Ok(Transformed::no(Expr::Cast(c)));
+        }
+        let micros = DataType::Timestamp(TimeUnit::Microsecond, tz);
+        c.field = Arc::new(c.field.as_ref().clone().with_data_type(micros.clone()));
+        return Ok(Transformed::yes(if from.as_ref() == Some(&micros) { *c.expr } else { Expr::Cast(c) }));
+    }
+    let target = match unit {
+        TimeUnit::Nanosecond => DataType::Timestamp(TimeUnit::Microsecond, tz.clone()),
+        _ => c.field.data_type().clone(),
+    };
+    let tz = &tz;
+    let read = match tz {
+        None => Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(text_to_timestamp()), vec![*c.expr])),
+        Some(_) => crate::values::local_time::text_to_tstz(*c.expr, zone),
+    };
+    let micros = DataType::Timestamp(TimeUnit::Microsecond, tz.clone());
+    Ok(Transformed::yes(if target == micros { read } else { Expr::Cast(Cast::new(Box::new(read), target)) }))
+}
+
+/// DataFusion's `date_trunc`, which computes in nanoseconds and so fails
+/// on a timestamp before 1677 or after 2262: such values are truncated
+/// here (to the units PostgreSQL and DataFusion share), the rest by it.
+/// It keeps its name, so the session time zone's rule still finds it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct WideDateTrunc {
+    inner: Arc<ScalarUDF>,
+}
+
+/// The microseconds that nanoseconds in 64 bits reach, either side of 1970.
+const NANOSECOND_REACH: i64 = i64::MAX / 1000;
+
+impl ScalarUDFImpl for WideDateTrunc {
+    fn name(&self) -> &str {
+        "date_trunc"
+    }
+
+    fn aliases(&self) -> &[String] {
+        self.inner.aliases()
+    }
+
+    fn signature(&self) -> &Signature {
+        self.inner.signature()
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        self.inner.return_type(args)
+    }
+
+    fn return_field_from_args(&self, args: datafusion::logical_expr::ReturnFieldArgs) -> Result<FieldRef> {
+        self.inner.return_field_from_args(args)
+    }
+
+    fn coerce_types(&self, args: &[DataType]) -> Result<Vec<DataType>> {
+        self.inner.coerce_types(args)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let unit = match &args.args[0] {
+            ColumnarValue::Scalar(ScalarValue::Utf8(Some(u)) | ScalarValue::Utf8View(Some(u))) => u.to_lowercase(),
+            _ => return self.inner.invoke_with_args(args),
+        };
+        let DataType::Timestamp(TimeUnit::Microsecond, tz) = args.args[1].data_type() else {
+            return self.inner.invoke_with_args(args);
+        };
+        let scalar = matches!(args.args[1], ColumnarValue::Scalar(_));
+        let values = args.args[1].to_array(if scalar { 1 } else { args.number_rows })?;
+        let micros = values.as_primitive::<datafusion::arrow::datatypes::TimestampMicrosecondType>();
+        let wide = micros.iter().flatten().any(|v| !(-NANOSECOND_REACH..=NANOSECOND_REACH).contains(&v));
+        if !wide || truncate(&unit, 0).is_none() {
+            return self.inner.invoke_with_args(args);
+        }
+        let out: TimestampMicrosecondArray = micros.iter().map(|v| v.and_then(|v| truncate(&unit, v))).collect();
+        crate::values::udf_values::columnar(Arc::new(out.with_timezone_opt(tz)), scalar)
+    }
+}
+
+/// `micros` truncated to `unit` as a UTC wall time; None for a unit not
+/// handled here.
+fn truncate(unit: &str, micros: i64) -> Option<i64> {
+    use chrono::Datelike;
+    const SECOND: i64 = 1_000_000;
+    if crate::values::timestamp_in::is_infinite(micros) {
+        return Some(micros);
+    }
+    let down = |step: i64| micros - micros.rem_euclid(step);
+    let date = chrono::DateTime::from_timestamp_micros(micros)?.date_naive();
+    let midnight = |d: chrono::NaiveDate| d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_micros());
+    match unit {
+        "microsecond" | "microseconds" => Some(micros),
+        "millisecond" | "milliseconds" => Some(down(1000)),
+        "second" => Some(down(SECOND)),
+        "minute" => Some(down(60 * SECOND)),
+        "hour" => Some(down(3600 * SECOND)),
+        "day" => Some(down(86_400 * SECOND)),
+        "week" => midnight(date - chrono::Days::new(u64::from(date.weekday().num_days_from_monday()))),
+        "month" => midnight(date.with_day(1)?),
+        "quarter" => midnight(chrono::NaiveDate::from_ymd_opt(date.year(), (date.month0() / 3) * 3 + 1, 1)?),
+        "year" => midnight(chrono::NaiveDate::from_ymd_opt(date.year(), 1, 1)?),
+        _ => None,
+    }
+}

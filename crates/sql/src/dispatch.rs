@@ -115,7 +115,9 @@ impl Session {
     /// other statements.
     pub async fn execute_control(&mut self, stmt: &Statement) -> Option<Result<Output>> {
         match stmt {
-            Statement::StartTransaction { modes, begin, .. } => Some(self.begin(modes).map(|o| start_tag(o, *begin))),
+            Statement::StartTransaction { modes, begin, modifier, .. } => {
+                Some(self.begin(modes, deferrable_of(modifier)).map(|o| start_tag(o, *begin)))
+            }
             Statement::Commit { chain: false, .. } => Some(self.commit().await),
             Statement::Rollback { savepoint: None, chain: false } => Some(Ok(self.rollback())),
             _ => None,
@@ -140,7 +142,9 @@ impl Session {
     /// aborted block; a savepoint's creation and release do not.
     async fn control(&mut self, stmt: Statement) -> Result<Output> {
         match &stmt {
-            Statement::StartTransaction { modes, begin, .. } => self.begin(modes).map(|o| start_tag(o, *begin)),
+            Statement::StartTransaction { modes, begin, modifier, .. } => {
+                self.begin(modes, deferrable_of(modifier)).map(|o| start_tag(o, *begin))
+            }
             Statement::Commit { chain, .. } => self.end_block(true, *chain).await,
             Statement::Rollback { savepoint: None, chain } => self.end_block(false, *chain).await,
             Statement::Rollback { savepoint: Some(name), .. } => self.rollback_to(&name.value),
@@ -225,6 +229,15 @@ impl Session {
             return crate::session::settings::try_execute(self, &stmt)?.ok_or_else(|| unsupported_statement(&stmt));
         }
         self.check_secondary(&stmt)?;
+        if matches!(route, Route::Ddl | Route::CreateTableAs)
+            && self.read_only()
+            && let Some(command) = persistent_ddl_name(&stmt)
+        {
+            return Err(SqlError::new(
+                code::READ_ONLY_TXN,
+                format!("cannot execute {command} in a read-only transaction"),
+            ));
+        }
         match (route, &stmt) {
             (Route::CreateTableAs, Statement::CreateTable(ct)) if let Some(query) = &ct.query => {
                 return create_as::create_table_as(self, ct, query).await;
@@ -271,8 +284,17 @@ impl Session {
                 Ok(rename(self.collect(plan).await?, names.as_ref()))
             }
             (Route::Dml, stmt) => {
-                if self.read_only() {
-                    return Err(SqlError::new(code::READ_ONLY_TXN, "cannot execute DML in a read-only transaction"));
+                if self.read_only() && !writes_temp_table(&stmt) {
+                    let command = match &stmt {
+                        Statement::Insert(_) => "INSERT",
+                        Statement::Update(_) => "UPDATE",
+                        Statement::Delete(_) => "DELETE",
+                        _ => "MERGE",
+                    };
+                    return Err(SqlError::new(
+                        code::READ_ONLY_TXN,
+                        format!("cannot execute {command} in a read-only transaction"),
+                    ));
                 }
                 crate::exec::dml::execute(self, stmt, params).await
             }
@@ -280,6 +302,12 @@ impl Session {
                 crate::exec::explain::execute(self, *statement, analyze, verbose, params).await
             }
             (Route::Copy, Statement::Copy { source, to, target, options, legacy_options, .. }) => {
+                if !to && self.read_only() {
+                    return Err(SqlError::new(
+                        code::READ_ONLY_TXN,
+                        "cannot execute COPY FROM in a read-only transaction",
+                    ));
+                }
                 crate::exec::copy::start(self, source, to, target, options, legacy_options).await
             }
             (_, other) => Err(unsupported_statement(&other)),
@@ -331,4 +359,58 @@ impl Drop for Session {
 /// `START TRANSACTION` answers with its own tag, as in PostgreSQL.
 fn start_tag(out: Output, begin: bool) -> Output {
     if begin { out } else { Output::Command("START TRANSACTION".into()) }
+}
+
+/// The command a read-only transaction refuses, as PostgreSQL names it;
+/// None for DDL it allows there (on temporary tables, which are the
+/// session's own).
+fn persistent_ddl_name(stmt: &Statement) -> Option<String> {
+    use datafusion::sql::sqlparser::ast::{CreateTable, Statement as S};
+    match stmt {
+        S::CreateTable(CreateTable { temporary: true, .. }) => None,
+        S::Drop { temporary: true, .. } => None,
+        S::Drop { object_type, .. } => Some(format!("DROP {object_type}")),
+        _ => {
+            let text = stmt.to_string();
+            let words: Vec<&str> = text
+                .split_whitespace()
+                .take_while(|w| w.chars().all(|c| c.is_ascii_uppercase()))
+                .filter(|w| !matches!(*w, "OR" | "REPLACE" | "UNIQUE"))
+                .take(2)
+                .collect();
+            Some(words.join(" "))
+        }
+    }
+}
+
+/// Whether a DML statement's target is a temporary table, which a
+/// read-only transaction may still write (it is the session's own).
+fn writes_temp_table(stmt: &Statement) -> bool {
+    use datafusion::sql::sqlparser::ast::{FromTable, ObjectName, TableFactor, TableObject};
+    let stored = |name: &ObjectName| {
+        let ident = name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.clone()).unwrap_or_default();
+        crate::storage::temp_names::is_temp(&ident)
+    };
+    let relation = |t: &TableFactor| matches!(t, TableFactor::Table { name, .. } if stored(name));
+    match stmt {
+        Statement::Insert(i) => matches!(&i.table, TableObject::TableName(name) if stored(name)),
+        Statement::Update(u) => relation(&u.table.relation),
+        Statement::Delete(d) => match &d.from {
+            FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => {
+                !t.is_empty() && t.iter().all(|t| relation(&t.relation))
+            }
+        },
+        _ => false,
+    }
+}
+
+/// `[NOT] DEFERRABLE` of a BEGIN, which the parser carries in the
+/// modifier (see `parser::normalize::begin_deferrable`).
+fn deferrable_of(modifier: &Option<datafusion::sql::sqlparser::ast::TransactionModifier>) -> Option<bool> {
+    use datafusion::sql::sqlparser::ast::TransactionModifier;
+    match modifier {
+        Some(TransactionModifier::Deferred) => Some(true),
+        Some(TransactionModifier::Immediate) => Some(false),
+        _ => None,
+    }
 }

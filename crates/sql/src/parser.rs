@@ -122,6 +122,16 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     let sql = abort.as_deref().unwrap_or(sql);
     let interval = normalize::interval_precision(sql);
     let sql = interval.as_deref().unwrap_or(sql);
+    if let Some((begin, deferrable)) = normalize::begin_deferrable(sql) {
+        let mut stmts = parse_sql(&begin)?;
+        if let [Statement::StartTransaction { modifier, .. }] = stmts.as_mut_slice() {
+            use datafusion::sql::sqlparser::ast::TransactionModifier;
+            // Carried to the session in the modifier, which PostgreSQL's
+            // BEGIN does not otherwise have.
+            *modifier = Some(if deferrable { TransactionModifier::Deferred } else { TransactionModifier::Immediate });
+        }
+        return Ok(stmts);
+    }
     // VACUUM's options and table list (`VACUUM ANALYZE t`) do not parse; the
     // GC pass it triggers covers every table anyway.
     let head = sql.trim_start();

@@ -86,11 +86,15 @@ pub(crate) struct Block {
     pub(crate) implicit: bool,
     pub(crate) isolation: Isolation,
     pub(crate) read_only: bool,
+    /// DEFERRABLE: Tessera's read-only transactions never fail to
+    /// serialize (they read one snapshot and validate nothing), so it only
+    /// shows in `transaction_deferrable`.
+    pub(crate) deferrable: bool,
     pub(crate) failed: bool,
     /// A query (not SET, SHOW or transaction control) has run in it: its
     /// isolation level and read-write mode are fixed from then on.
     pub(crate) queried: bool,
-    pub(crate) savepoints: Vec<(String, Savepoint)>,
+    pub(crate) savepoints: Vec<OpenSavepoint>,
     /// Why the block was given up from outside (its primary moved): the
     /// error its next statement reports, once (taken then; 25P02 after).
     /// Its transaction is gone, so a savepoint cannot revive it either.
@@ -98,6 +102,17 @@ pub(crate) struct Block {
     /// The temporary relations the block created (their names given, and
     /// how many savepoints were open then): a rollback drops them.
     pub(crate) temp_created: Vec<(String, usize)>,
+}
+
+/// A savepoint open in a block.
+pub(crate) struct OpenSavepoint {
+    /// Its name, lowercased.
+    pub(crate) name: String,
+    pub(crate) engine: Savepoint,
+    /// The block's read-only mode when it was taken: PostgreSQL's
+    /// subtransaction keeps its own, so its end (RELEASE or ROLLBACK TO)
+    /// restores this one.
+    pub(crate) read_only: bool,
 }
 
 pub(crate) fn level(l: &TransactionIsolationLevel) -> Isolation {
@@ -328,7 +343,13 @@ impl Session {
     }
 
     pub(crate) fn read_only(&self) -> bool {
-        self.shared.is_secondary() || self.block.as_ref().is_some_and(|b| b.read_only)
+        self.shared.is_secondary()
+            || match &self.block {
+                Some(b) => b.read_only,
+                // A statement outside a block is a transaction of its own,
+                // with default_transaction_read_only's mode.
+                None => self.info.settings.lock().hot().default_read_only,
+            }
     }
 
     /// On a secondary: the node is within this session's staleness bound.

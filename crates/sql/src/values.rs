@@ -39,7 +39,8 @@
 //!   compares and multiplies intervals, `interval_groups` groups them;
 //!   `date_fields` computes the `extract` fields DataFusion gets wrong or
 //!   lacks; `datetime_fns` and `to_char` are PostgreSQL's date/time
-//!   functions and templates.
+//!   functions and templates, `to_timestamp` reads them (`to_timestamp`,
+//!   `to_date`).
 //! - Text and patterns: `bpchar` gives char(n) its padding; `encoding`
 //!   converts between text and bytea; `patterns` rewrites SIMILAR TO and
 //!   LIKE … ESCAPE into what DataFusion matches; `regexps` gives the regexp
@@ -105,6 +106,7 @@ pub(crate) mod timestamps;
 pub(crate) mod to_char;
 pub(crate) mod to_char_numeric;
 pub(crate) mod to_number;
+pub(crate) mod to_timestamp;
 pub(crate) mod types;
 pub mod tz;
 pub(crate) mod udf_values;

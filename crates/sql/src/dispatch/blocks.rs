@@ -9,7 +9,7 @@ use tessera_engine::Isolation;
 
 use crate::error::{Result, SqlError, code};
 use crate::scope::settings::isolation_name;
-use crate::session::{Block, Output, Session, commit_txn, level};
+use crate::session::{Block, OpenSavepoint, Output, Session, commit_txn, level};
 
 impl Session {
     /// Whether the transaction block accepts `stmt`: an aborted block
@@ -76,7 +76,7 @@ impl Session {
             .with_hint("Connect without tessera.read_from = secondary to write.".to_string()))
     }
 
-    pub(super) fn begin(&mut self, modes: &[TransactionMode]) -> Result<Output> {
+    pub(super) fn begin(&mut self, modes: &[TransactionMode], deferrable: Option<bool>) -> Result<Output> {
         if let Some(b) = self.block.as_mut().filter(|b| b.implicit) {
             // A BEGIN among several statements of a query string makes the
             // string's implicit block explicit, the statements before it
@@ -92,6 +92,8 @@ impl Session {
         }
         let mut isolation = self.next_isolation.take().unwrap_or_else(|| self.default_isolation());
         let mut read_only = self.info.settings.lock().hot().default_read_only;
+        let deferrable =
+            deferrable.unwrap_or_else(|| self.info.settings.lock().get("default_transaction_deferrable") == "on");
         for m in modes {
             match m {
                 TransactionMode::IsolationLevel(l) => isolation = level(l),
@@ -102,11 +104,11 @@ impl Session {
                 }
             }
         }
-        self.begin_block(isolation, read_only)
+        self.begin_block(isolation, read_only, deferrable)
     }
 
     /// Opens a transaction block with these characteristics.
-    fn begin_block(&mut self, isolation: Isolation, read_only: bool) -> Result<Output> {
+    fn begin_block(&mut self, isolation: Isolation, read_only: bool, deferrable: bool) -> Result<Output> {
         if let Some(old) = self.txn.lock().take() {
             old.abort();
         }
@@ -114,6 +116,7 @@ impl Session {
             implicit: false,
             isolation,
             read_only,
+            deferrable,
             failed: false,
             queried: false,
             savepoints: Vec::new(),
@@ -170,9 +173,9 @@ impl Session {
                 format!("{what} AND CHAIN can only be used in transaction blocks"),
             ));
         };
-        let (isolation, read_only) = (block.isolation, block.read_only);
+        let (isolation, read_only, deferrable) = (block.isolation, block.read_only, block.deferrable);
         let out = if commit { self.commit().await? } else { self.rollback() };
-        self.begin_block(isolation, read_only)?;
+        self.begin_block(isolation, read_only, deferrable)?;
         Ok(out)
     }
 
@@ -194,7 +197,7 @@ impl Session {
     /// an implicit one begins, as in PostgreSQL.
     pub fn enter_implicit_block(&mut self) -> Result<()> {
         if self.block.is_none() {
-            self.begin(&[])?;
+            self.begin(&[], None)?;
             if let Some(b) = &mut self.block {
                 b.implicit = true;
             }
@@ -229,7 +232,8 @@ impl Session {
             return Err(SqlError::new(code::NO_ACTIVE_TXN, "SAVEPOINT can only be used in transaction blocks"));
         };
         let sp = self.txn.lock().as_mut().map(|t| t.savepoint()).expect("transaction");
-        block.savepoints.push((name.to_lowercase(), sp));
+        let read_only = block.read_only;
+        block.savepoints.push(OpenSavepoint { name: name.to_lowercase(), engine: sp, read_only });
         Ok(Output::Command("SAVEPOINT".into()))
     }
 
@@ -238,9 +242,10 @@ impl Session {
             return Err(SqlError::new(code::NO_ACTIVE_TXN, "RELEASE SAVEPOINT can only be used in transaction blocks"));
         };
         let name = name.to_lowercase();
-        let Some(pos) = block.savepoints.iter().rposition(|(n, _)| *n == name) else {
+        let Some(pos) = block.savepoints.iter().rposition(|s| s.name == name) else {
             return Err(SqlError::new(code::SAVEPOINT_EXCEPTION, format!("savepoint \"{name}\" does not exist")));
         };
+        block.read_only = block.savepoints[pos].read_only;
         block.savepoints.truncate(pos);
         Ok(Output::Command("RELEASE".into()))
     }
@@ -263,11 +268,12 @@ impl Session {
             ));
         }
         let name = name.to_lowercase();
-        let Some(pos) = block.savepoints.iter().rposition(|(n, _)| *n == name) else {
+        let Some(pos) = block.savepoints.iter().rposition(|s| s.name == name) else {
             block.failed = true;
             return Err(SqlError::new(code::SAVEPOINT_EXCEPTION, format!("savepoint \"{name}\" does not exist")));
         };
-        let sp = block.savepoints[pos].1;
+        let sp = block.savepoints[pos].engine;
+        block.read_only = block.savepoints[pos].read_only;
         block.savepoints.truncate(pos + 1);
         block.failed = false;
         // Temporary tables created after the savepoint go with it.
@@ -369,7 +375,14 @@ impl Session {
                 }
                 TransactionMode::AccessMode(mode) => {
                     let ro = matches!(mode, TransactionAccessMode::ReadOnly);
-                    if !ro && !session {
+                    if session {
+                        // SET SESSION CHARACTERISTICS: the default of the
+                        // transactions to come, not the open one's mode.
+                        let value = if ro { "on" } else { "off" };
+                        self.info.settings.lock().set("default_transaction_read_only", value)?;
+                        continue;
+                    }
+                    if !ro {
                         self.refuse_read_write()?;
                     }
                     if let Some(b) = &mut self.block {

@@ -156,6 +156,40 @@ pub fn interval_precision(sql: &str) -> Option<String> {
     Some(out)
 }
 
+/// `BEGIN … [NOT] DEFERRABLE` and `START TRANSACTION … [NOT] DEFERRABLE`
+/// (a statement of its own), whose mode sqlparser does not read: the text
+/// without it, and whether it said DEFERRABLE (true) or NOT DEFERRABLE.
+pub fn begin_deferrable(sql: &str) -> Option<(String, bool)> {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    if !sql.to_ascii_lowercase().contains("deferrable") {
+        return None;
+    }
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let word =
+        |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let solid: Vec<usize> = (0..tokens.len()).filter(|i| !matches!(tokens[*i], Token::Whitespace(_))).collect();
+    let first = &tokens[*solid.first()?];
+    let starts = word(first, "begin")
+        || (word(first, "start") && solid.get(1).is_some_and(|i| word(&tokens[*i], "transaction")));
+    if !starts || tokens.iter().filter(|t| matches!(t, Token::SemiColon)).count() > 1 {
+        return None;
+    }
+    let at = solid.iter().position(|i| word(&tokens[*i], "deferrable"))?;
+    let not = at > 0 && word(&tokens[solid[at - 1]], "not");
+    let from = if not { at - 1 } else { at };
+    // The mode and the comma that joined it to the others.
+    let (mut drop_from, mut drop_to) = (solid[from], solid[at]);
+    if from > 0 && matches!(tokens[solid[from - 1]], Token::Comma) {
+        drop_from = solid[from - 1];
+    } else if let Some(next) = solid.get(at + 1).filter(|i| matches!(tokens[**i], Token::Comma)) {
+        drop_to = *next;
+    }
+    let text: String =
+        tokens.iter().enumerate().filter(|(i, _)| *i < drop_from || *i > drop_to).map(|(_, t)| t.to_string()).collect();
+    Some((text, !not))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +241,15 @@ mod tests {
             Some("SELECT\n  CAST('it''s' AS INTERVAL(0))")
         );
         assert_eq!(interval_precision("SELECT interval '1 day'"), None);
+    }
+
+    #[test]
+    fn deferrable_leaves_begin() {
+        let (text, on) =
+            begin_deferrable("START TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY, DEFERRABLE").unwrap();
+        assert_eq!((text.as_str(), on), ("START TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY", true));
+        let (text, on) = begin_deferrable("begin not deferrable, read write").unwrap();
+        assert_eq!((text.split_whitespace().collect::<Vec<_>>().join(" ").as_str(), on), ("begin read write", false));
+        assert_eq!(begin_deferrable("SELECT 'deferrable'"), None);
     }
 }

@@ -195,6 +195,7 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::values::datetime_fns::register(&ctx, zone.clone());
     crate::values::local_time::register(&ctx);
     crate::values::timestamp_units::register(&ctx);
+    crate::values::to_timestamp::register(&ctx, zone.clone());
     crate::values::numeric_div::register(&ctx);
     crate::values::numeric_ops::register(&ctx);
     crate::values::numeric_var::register(&ctx);

@@ -21,6 +21,7 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("DateStyle", "ISO, MDY", "Sets the display format for date and time values."),
     ("default_transaction_isolation", "read committed", "Sets the isolation level of each new transaction."),
     ("default_transaction_read_only", "off", "Sets the default read-only status of new transactions."),
+    ("default_transaction_deferrable", "off", "Sets the default deferrable status of new transactions."),
     ("extra_float_digits", "1", "Sets the number of digits displayed for floating-point values."),
     ("idle_in_transaction_session_timeout", "0", "Terminates a session idle in a transaction for longer (ms)."),
     ("in_hot_standby", "off", "Shows whether the session reads on a secondary (a hot standby)."),
@@ -45,6 +46,11 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("TimeZone", "UTC", "Sets the time zone for displaying and interpreting time stamps."),
     ("transaction_isolation", "read committed", "Sets the current transaction's isolation level."),
     ("transaction_read_only", "off", "Sets the current transaction's read-only status."),
+    (
+        "transaction_deferrable",
+        "off",
+        "Whether to defer a read-only serializable transaction until it can run without failing.",
+    ),
     ("row_security", "on", "Enables row security."),
     ("bytea_output", "hex", "Sets the output format for bytea."),
     ("jit", "off", "Allow JIT compilation."),
@@ -373,6 +379,8 @@ pub(crate) fn validate(key: &str, value: &str) -> Result<String> {
             _ => Err(bad("Use on or off.")),
         },
         "default_transaction_read_only"
+        | "default_transaction_deferrable"
+        | "transaction_deferrable"
         | "transaction_read_only"
         | "tessera.fast_path"
         | "jit"

@@ -68,6 +68,12 @@ pub fn try_execute(session: &mut Session, stmt: &Statement) -> Result<Option<Out
                 if lower == "transaction_read_only" && validate("transaction_read_only", &value)? == "off" {
                     session.refuse_read_write()?;
                 }
+                if lower == "transaction_deferrable" {
+                    let on = validate("transaction_deferrable", &value)? == "on";
+                    if let Some(b) = session.block.as_mut() {
+                        b.deferrable = on;
+                    }
+                }
                 session.info.settings.lock().set(&name, &value)?;
             }
             Ok(Some(Output::Command("SET".into())))
@@ -149,6 +155,13 @@ fn show(session: &Session, name: &str) -> Result<Output> {
         }
         "transaction isolation level" | "transaction_isolation" => {
             one("transaction_isolation", isolation_name(session.current_isolation()).to_string())
+        }
+        "transaction_deferrable" => {
+            let on = match &session.block {
+                Some(b) => b.deferrable,
+                None => session.info.settings.lock().get("default_transaction_deferrable") == "on",
+            };
+            one("transaction_deferrable", if on { "on" } else { "off" }.to_string())
         }
         // The block's access mode; outside a block, the next one's.
         "transaction_read_only" => {

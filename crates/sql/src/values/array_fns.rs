@@ -4,8 +4,8 @@
 //! matching element only; PostgreSQL's on every one (`array_remove(ARRAY[1,
 //! 2, 2, 3], 2)` is `{1,3}`), which DataFusion calls `array_remove_all` and
 //! `array_replace_all`. The PostgreSQL names are registered here as those.
-//! (`array_remove(a, NULL)` is still NULL, where PostgreSQL removes the
-//! NULL elements.)
+//! `array_remove(a, NULL)` removes the NULL elements, as PostgreSQL's does
+//! (DataFusion's answers NULL).
 //!
 //! An empty array has no dimensions in PostgreSQL: `array_length('{}', 1)`,
 //! `array_ndims`, `array_dims`, `array_lower` and `array_upper` of it are
@@ -176,8 +176,33 @@ impl ScalarUDFImpl for Renamed {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        self.inner.invoke_with_args(args)
+        match &args.args[..] {
+            [lists, ColumnarValue::Scalar(e)] if self.name == "array_remove" && e.is_null() => without_nulls(lists),
+            _ => self.inner.invoke_with_args(args),
+        }
     }
+}
+
+/// `array_remove(a, NULL)`: each array without its NULL elements.
+fn without_nulls(lists: &ColumnarValue) -> Result<ColumnarValue> {
+    use datafusion::common::ScalarValue;
+    let scalar = matches!(lists, ColumnarValue::Scalar(_));
+    let array = lists.to_array(1)?;
+    let DataType::List(field) = array.data_type() else { return Ok(lists.clone()) };
+    let l = array.as_list::<i32>();
+    let mut out = Vec::with_capacity(l.len());
+    for i in 0..l.len() {
+        if l.is_null(i) {
+            out.push(ScalarValue::try_from(array.data_type())?);
+            continue;
+        }
+        let values = l.value(i);
+        let kept = datafusion::arrow::compute::filter(&values, &datafusion::arrow::compute::is_not_null(&values)?)?;
+        let cells = (0..kept.len()).map(|j| ScalarValue::try_from_array(&kept, j)).collect::<Result<Vec<_>>>()?;
+        out.push(ScalarValue::List(ScalarValue::new_list_nullable(&cells, field.data_type())));
+    }
+    let result = ScalarValue::iter_to_array(out)?;
+    crate::values::udf_values::columnar(result, scalar)
 }
 
 /// Rewrites `x op ANY (array)` (not a subquery, not a parameter) into

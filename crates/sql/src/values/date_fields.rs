@@ -48,7 +48,7 @@ pub fn register(ctx: &SessionContext) {
             signature: Signature::any(1, Volatility::Immutable),
         }));
     }
-    ctx.register_udf(ScalarUDF::new_from_impl(YearField { signature: Signature::any(2, Volatility::Immutable) }));
+    ctx.register_udf(ScalarUDF::new_from_impl(YearField { signature: Signature::any(3, Volatility::Immutable) }));
     ctx.register_udf(ScalarUDF::new_from_impl(NotDate { signature: Signature::any(2, Volatility::Immutable) }));
 }
 
@@ -109,7 +109,8 @@ fn time_of_day_field(field: &DateTimeField) -> Option<&'static str> {
 }
 
 /// The year-derived fields `date_part` may name (see the module's text).
-const YEAR_FIELDS: &[&str] = &["year", "years", "decade", "decades", "century", "centuries", "millennium", "millennia"];
+const YEAR_FIELDS: &[&str] =
+    &["year", "years", "isoyear", "decade", "decades", "century", "centuries", "millennium", "millennia"];
 
 /// Rewrites `EXTRACT(field FROM x)` and `date_part('field', x)` of the
 /// fields this module computes (see the module's text).
@@ -125,6 +126,7 @@ pub fn rewrite(e: &mut Ast) {
             let field = match field {
                 DateTimeField::Second | DateTimeField::Seconds => "second",
                 DateTimeField::Year | DateTimeField::Years => "year",
+                DateTimeField::Isoyear => "isoyear",
                 DateTimeField::Decade => "decade",
                 DateTimeField::Century => "century",
                 DateTimeField::Millenium | DateTimeField::Millennium => "millennium",
@@ -155,9 +157,10 @@ pub fn rewrite(e: &mut Ast) {
         ("second" | "seconds", false) => format!("tessera_date_part_second({arg})"),
         (f, _) => {
             // DataFusion's own year, which the session's time zone applies to.
+            let unit = if f == "isoyear" { "isoyear" } else { "years" };
             let year =
-                if extract { format!("extract(years from {arg})") } else { format!("date_part('years', {arg})") };
-            format!("tessera_year_field('{}', {year})", canonical_field(f))
+                if extract { format!("extract({unit} from {arg})") } else { format!("date_part('{unit}', {arg})") };
+            format!("tessera_year_field('{}', {year}, {arg})", canonical_field(f))
         }
     };
     if let Ok(call) = crate::parser::parse_expr(&call) {
@@ -169,6 +172,7 @@ pub fn rewrite(e: &mut Ast) {
 fn canonical_field(f: &str) -> &'static str {
     match f {
         "year" | "years" => "year",
+        "isoyear" => "isoyear",
         "decade" | "decades" => "decade",
         "century" | "centuries" => "century",
         _ => "millennium",
@@ -179,8 +183,8 @@ fn canonical_field(f: &str) -> &'static str {
 /// `timestamp_part` (C division truncates toward zero, as Rust's does).
 pub fn year_field(field: &str, year: i64) -> Option<i64> {
     Some(match field {
-        "year" if year > 0 => year,
-        "year" => year - 1,
+        "year" | "isoyear" if year > 0 => year,
+        "year" | "isoyear" => year - 1,
         "decade" if year >= 0 => year / 10,
         "decade" => -((8 - (year - 1)) / 10),
         "century" if year > 0 => (year + 99) / 100,
@@ -191,7 +195,21 @@ pub fn year_field(field: &str, year: i64) -> Option<i64> {
     })
 }
 
-/// `tessera_year_field(field, astronomical year)`, of the year's type.
+/// A year-derived field of an interval's years.
+fn interval_year_field(field: &str, years: i64) -> Option<i64> {
+    Some(match field {
+        "year" | "isoyear" => years,
+        "decade" => years / 10,
+        "century" => years / 100,
+        "millennium" => years / 1000,
+        _ => return None,
+    })
+}
+
+/// `tessera_year_field(field, astronomical year, x)`, of the year's type;
+/// when `x` is an interval its years have no era: the decade, century and
+/// millennium are the years divided, truncating (`-99 years` is decade
+/// -9, century 0).
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct YearField {
     signature: Signature,
@@ -215,6 +233,7 @@ impl ScalarUDFImpl for YearField {
             return Err(DataFusionError::Internal("tessera_year_field of a field that is not a constant".into()));
         };
         let field = field.clone();
+        let interval = matches!(args.args.get(2).map(|a| a.data_type()), Some(DataType::Interval(_)));
         let scalar = matches!(args.args[1], ColumnarValue::Scalar(_));
         let years = args.args[1].to_array(if scalar { 1 } else { args.number_rows })?;
         let target = years.data_type().clone();
@@ -222,7 +241,7 @@ impl ScalarUDFImpl for YearField {
         let out: datafusion::arrow::array::Int64Array = as_i64
             .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
             .iter()
-            .map(|y| y.and_then(|y| year_field(&field, y)))
+            .map(|y| y.and_then(|y| if interval { interval_year_field(&field, y) } else { year_field(&field, y) }))
             .collect();
         let out = datafusion::arrow::compute::cast(&(Arc::new(out) as ArrayRef), &target)?;
         crate::values::udf_values::columnar(out, scalar)

@@ -1,8 +1,9 @@
 //! PostgreSQL's date and time constructors and adjusters that DataFusion
 //! lacks: `make_interval` (with named arguments, `make_interval(days =>
 //! 10)`), `justify_days`, `justify_hours`, `justify_interval`,
-//! `make_timestamp` and `make_timestamptz` (in the session's time zone,
-//! or the one given).
+//! `make_date`, `make_timestamp` and `make_timestamptz` (in the session's
+//! time zone, or the one given; a negative year is BC, as PostgreSQL reads
+//! it, where DataFusion's `make_date` took it as astronomical).
 
 use std::sync::Arc;
 
@@ -25,6 +26,7 @@ enum Op {
     JustifyDays,
     JustifyHours,
     JustifyInterval,
+    MakeDate,
     MakeTimestamp,
     MakeTimestampTz,
 }
@@ -36,6 +38,7 @@ pub fn register(ctx: &SessionContext, zone: crate::values::tz::ZoneSource) {
         ("justify_days", Op::JustifyDays, Volatility::Immutable),
         ("justify_hours", Op::JustifyHours, Volatility::Immutable),
         ("justify_interval", Op::JustifyInterval, Volatility::Immutable),
+        ("make_date", Op::MakeDate, Volatility::Immutable),
         ("make_timestamp", Op::MakeTimestamp, Volatility::Immutable),
         ("make_timestamptz", Op::MakeTimestampTz, Volatility::Stable),
     ];
@@ -214,6 +217,7 @@ impl ScalarUDFImpl for DateTimeFn {
                 DataType::Float64,
             ],
             Op::JustifyDays | Op::JustifyHours | Op::JustifyInterval => &[INTERVAL],
+            Op::MakeDate => &[DataType::Int64, DataType::Int64, DataType::Int64],
             Op::MakeTimestamp => &[
                 DataType::Int64,
                 DataType::Int64,
@@ -232,7 +236,7 @@ impl ScalarUDFImpl for DateTimeFn {
                 DataType::Utf8,
             ],
         };
-        let fixed = matches!(self.op, Op::MakeTimestamp)
+        let fixed = matches!(self.op, Op::MakeTimestamp | Op::MakeDate)
             || matches!(self.op, Op::JustifyDays | Op::JustifyHours | Op::JustifyInterval);
         let fits = if fixed {
             args.len() == wanted.len()
@@ -253,6 +257,7 @@ impl ScalarUDFImpl for DateTimeFn {
 
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(match self.op {
+            Op::MakeDate => DataType::Date32,
             Op::MakeTimestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
             Op::MakeTimestampTz => {
                 DataType::Timestamp(TimeUnit::Microsecond, Some(Arc::from(crate::values::types::UTC)))
@@ -295,6 +300,21 @@ impl ScalarUDFImpl for DateTimeFn {
                     out.push(Some(make_interval(f, secs).ok_or_else(out_of_range)?));
                 }
                 Arc::new(IntervalMonthDayNanoArray::from(out))
+            }
+            Op::MakeDate => {
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    let int = |k: usize| {
+                        i32::try_from(arrays[k].as_primitive::<Int64Type>().value(i))
+                            .map_err(|_| external(SqlError::new(code::OUT_OF_RANGE, "integer out of range")))
+                    };
+                    out.push(match null(i) {
+                        true => None,
+                        // A negative year is BC, as in make_timestamp.
+                        false => Some((wall_micros(int(0)?, int(1)?, int(2)?, 0, 0, 0.0)? / 86_400_000_000) as i32),
+                    });
+                }
+                Arc::new(datafusion::arrow::array::Date32Array::from(out))
             }
             Op::MakeTimestamp | Op::MakeTimestampTz => {
                 let mut out = Vec::with_capacity(n);

@@ -134,6 +134,14 @@ pub fn strftime_of(template: &str, zoned: bool) -> std::result::Result<String, S
             rest = &at[2..];
             continue;
         }
+        // Seconds past midnight, not two `SS` (which would print the
+        // seconds twice).
+        if at.starts_with("SSSS") {
+            return Err(SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                "the to_char template pattern at \"SSSS\" is not supported yet",
+            ));
+        }
         if let Some((p, plain, filled)) = PATTERNS.iter().find(|(p, _, _)| at.starts_with(p)) {
             out.push_str(if fill { filled } else { plain });
             rest = &at[p.len()..];
@@ -171,7 +179,7 @@ mod tests {
         assert_eq!(strftime_of("FMDD FMMonth YYYY", false).unwrap(), "%-d %B %Y");
         assert_eq!(strftime_of("Dy, DD Mon YYYY HH12:MI AM TZ", true).unwrap(), "%a, %d %b %Y %I:%M %p UTC");
         assert_eq!(strftime_of("YYYY\"T\"HH24 100%", false).unwrap(), "%YT%H 100%%");
-        for refused in ["Q", "YYYY-WW", "Month", "DDth", "J"] {
+        for refused in ["Q", "YYYY-WW", "Month", "DDth", "J", "HH SSSS", "SSSSS"] {
             assert_eq!(strftime_of(refused, false).unwrap_err().code, code::FEATURE_NOT_SUPPORTED, "{refused}");
         }
     }

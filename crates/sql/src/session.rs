@@ -225,6 +225,7 @@ impl Session {
             zone: hot.zone,
             interval: hot.interval_style,
             float_digits: hot.extra_float_digits,
+            bytea_escape: hot.bytea_escape,
         }
     }
 

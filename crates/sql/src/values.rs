@@ -18,7 +18,8 @@
 //!   `overflow` raises integer overflow (constants included);
 //!   `int_literals` types integer constants as PostgreSQL does;
 //!   `union_literals` reads a set operation's string constants as its
-//!   other branches' type; `int_casts`
+//!   other branches' type, `arith_literals` an arithmetic operand's as the
+//!   other operand's; `int_casts`
 //!   rounds casts to integers; `float_arith` raises float overflow and
 //!   division by zero and casts floats to numeric through their significant
 //!   digits; `float_compare` compares numerics with floats in float8;
@@ -52,6 +53,7 @@
 //! - `udf_values` holds what scalar functions share (argument access,
 //!   results as arrays); `pg_typeof` names types.
 
+pub(crate) mod arith_literals;
 pub(crate) mod array_fns;
 pub mod array_types;
 pub(crate) mod assign;

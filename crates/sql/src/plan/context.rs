@@ -178,6 +178,11 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
         Arc::new(crate::values::json_delete::JsonbMinusPlanner),
     )
     .expect("registering a planner");
+    datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut ctx,
+        Arc::new(crate::values::arith_literals::UnknownLiteralPlanner),
+    )
+    .expect("registering a planner");
 
     ctx.register_catalog(db, Arc::new(TesseraCatalog(resolver.clone())));
     crate::plan::functions::register(&ctx, &resolver);

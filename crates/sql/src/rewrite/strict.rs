@@ -271,12 +271,13 @@ pub fn parse_float(text: &str, single: bool) -> std::result::Result<f64, SqlErro
     if !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')) {
         return Err(invalid());
     }
-    let v: f64 = t.parse().map_err(|_| invalid())?;
+    // A real is read as one (as strtof reads it): through a double, the
+    // value would be rounded twice and could miss by its last bit.
+    let v: f64 =
+        if single { f64::from(t.parse::<f32>().map_err(|_| invalid())?) } else { t.parse().map_err(|_| invalid())? };
     let mantissa = t.split(['e', 'E']).next().unwrap_or("");
     let nonzero = mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
-    let limit = if single { f32::MAX as f64 } else { f64::MAX };
-    let smallest = if single { f32::MIN_POSITIVE as f64 * f32::EPSILON as f64 } else { 0.0 };
-    if v.abs() > limit || (nonzero && v.abs() <= smallest) {
+    if v.is_infinite() || (nonzero && v == 0.0) {
         return Err(SqlError::new(code::OUT_OF_RANGE, format!("\"{text}\" is out of range for type {type_name}")));
     }
     Ok(v)
@@ -605,6 +606,12 @@ pub fn rewrite_statement(
             return std::ops::ControlFlow::Break(err);
         }
         float_constant(e);
+        // `@ x`, PostgreSQL's prefix absolute value.
+        if let Ast::UnaryOp { op: datafusion::sql::sqlparser::ast::UnaryOperator::PGAbs, expr } = e
+            && let Ok(abs) = crate::parser::parse_expr(&format!("abs({expr})"))
+        {
+            *e = abs;
+        }
         crate::values::zones::rewrite(e);
         if let Err(err) = crate::values::intervals::rewrite(e, sql_standard_intervals) {
             return std::ops::ControlFlow::Break(err);

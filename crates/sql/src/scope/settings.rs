@@ -165,6 +165,8 @@ pub struct Hot {
     pub interval_style: crate::values::interval_out::IntervalStyle,
     /// `extra_float_digits` (-15 … 3).
     pub extra_float_digits: i8,
+    /// `bytea_output` is `escape` (not `hex`).
+    pub bytea_escape: bool,
 }
 
 impl Default for Settings {
@@ -226,6 +228,7 @@ impl Settings {
             interval_style: crate::values::interval_out::IntervalStyle::of_setting(value("IntervalStyle"))
                 .unwrap_or_default(),
             extra_float_digits: value("extra_float_digits").parse().unwrap_or(1),
+            bytea_escape: value("bytea_output") == "escape",
         };
     }
 
@@ -357,6 +360,10 @@ pub(crate) fn validate(key: &str, value: &str) -> Result<String> {
             }
             Ok("ISO, MDY".into())
         }
+        "bytea_output" => match value.trim().to_lowercase().as_str() {
+            v @ ("hex" | "escape") => Ok(v.to_string()),
+            _ => Err(bad("Available values: escape, hex.")),
+        },
         "extra_float_digits" => match value.trim().parse::<i8>() {
             Ok(n) if (-15..=3).contains(&n) => Ok(n.to_string()),
             _ => Err(SqlError::new(

@@ -150,6 +150,14 @@ pub fn to_array_type(array: &ArrayRef, ty: SqlType, column: &str, zone: crate::v
         }
         DataType::List(_) => {
             let lists = array.as_list::<i32>();
+            if matches!(lists.values().data_type(), DataType::List(_)) {
+                // Cast element by element, this would make each inner
+                // array a string.
+                return Err(SqlError::unsupported(format!(
+                    "a multi-dimensional array for column \"{column}\" of type {ty} (Tessera stores arrays of one \
+                     dimension)"
+                )));
+            }
             let values = crate::values::assign::cast_to(lists.values(), elem, column, zone)?;
             let DataType::List(field) = ty.arrow_type() else { unreachable!("an array type is a List") };
             Ok(Arc::new(ListArray::try_new(field, lists.offsets().clone(), values, lists.nulls().cloned())?))
@@ -198,7 +206,13 @@ impl ScalarUDFImpl for ToArray {
         args: ReturnFieldArgs,
     ) -> datafusion::common::Result<datafusion::arrow::datatypes::FieldRef> {
         let ty = target(args.scalar_arguments.get(1).copied().flatten())?;
-        Ok(Arc::new(ty.field(self.name(), true)))
+        let levels = args.arg_fields.first().map_or(1, |f| depth(f.data_type()).max(1));
+        let field = ty.field(self.name(), true);
+        // An array of several dimensions keeps them (see [`cast_nested`]).
+        Ok(Arc::new(match (levels, ty.element()) {
+            (1, _) | (_, None) => field,
+            (_, Some(elem)) => field.with_data_type(nest(elem.arrow_type(), levels)),
+        }))
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> datafusion::common::Result<ColumnarValue> {
@@ -208,10 +222,39 @@ impl ScalarUDFImpl for ToArray {
         };
         let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
         let values = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
-        let out = to_array_type(&values, ty, "?column?", crate::values::tz::Zone::Utc)
-            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let out = cast_nested(&values, ty).map_err(|e| DataFusionError::External(Box::new(e)))?;
         crate::values::udf_values::columnar(out, scalar)
     }
+}
+
+/// How many list levels (array dimensions) a type has.
+fn depth(t: &DataType) -> usize {
+    match t {
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => 1 + depth(f.data_type()),
+        _ => 0,
+    }
+}
+
+/// `leaf` inside `levels` lists.
+fn nest(leaf: DataType, levels: usize) -> DataType {
+    (0..levels).fold(leaf, |t, _| DataType::List(Arc::new(datafusion::arrow::datatypes::Field::new("item", t, true))))
+}
+
+/// `x::elem[]` of an array of any number of dimensions: PostgreSQL's array
+/// types have none fixed, so `ARRAY[['a','bc'],['def','hijk']]::varchar[]`
+/// casts the elements and keeps the shape (cast level by level, each inner
+/// array would have become a string, `{"[a, bc]","[def, hijk]"}`).
+fn cast_nested(values: &ArrayRef, ty: SqlType) -> Result<ArrayRef> {
+    let DataType::List(_) = values.data_type() else {
+        return to_array_type(values, ty, "?column?", crate::values::tz::Zone::Utc);
+    };
+    let lists = values.as_list::<i32>();
+    if !matches!(lists.values().data_type(), DataType::List(_)) {
+        return to_array_type(values, ty, "?column?", crate::values::tz::Zone::Utc);
+    }
+    let inner = cast_nested(lists.values(), ty)?;
+    let field = Arc::new(datafusion::arrow::datatypes::Field::new("item", inner.data_type().clone(), true));
+    Ok(Arc::new(ListArray::try_new(field, lists.offsets().clone(), inner, lists.nulls().cloned())?))
 }
 
 /// An array value sent as text (a parameter) as a scalar of list type `want`.

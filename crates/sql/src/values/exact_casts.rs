@@ -96,6 +96,33 @@ pub(crate) fn rewrite_expressions(
     .data()
 }
 
+/// [`rewrite_expressions`] for rewrites that may change an expression's
+/// type (a cast retargeted): each rewritten node's schema is computed
+/// again (a VALUES list keeps its own, which its rows' types made).
+pub(crate) fn rewrite_expressions_retyped(
+    plan: LogicalPlan,
+    rewrite: impl Fn(Expr, &DFSchema) -> Result<Transformed<Expr>>,
+) -> Result<LogicalPlan> {
+    plan.transform_up_with_subqueries(|node| {
+        if matches!(node, LogicalPlan::TableScan(_)) {
+            return Ok(Transformed::no(node));
+        }
+        let values = matches!(node, LogicalPlan::Values(_));
+        let mut schema = DFSchema::empty();
+        for input in node.inputs() {
+            schema.merge(input.schema());
+        }
+        let names = NamePreserver::new(&node);
+        let node = node.map_expressions(|e| {
+            let saved = names.save(&e);
+            let new = e.transform_up(|e| rewrite(e, &schema))?;
+            Ok(if new.transformed { Transformed::yes(saved.restore(new.data)) } else { new })
+        })?;
+        if node.transformed && !values { node.map_data(|n| n.recompute_schema()) } else { Ok(node) }
+    })
+    .data()
+}
+
 /// Wraps the merging casts compared with something in `e`.
 fn keep_casts(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     match e {

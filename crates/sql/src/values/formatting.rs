@@ -253,7 +253,12 @@ pub fn format_row(fmt: &str, args: &[Option<String>]) -> std::result::Result<Str
             None => spec.width,
             Some(at) => {
                 let n = match at {
-                    Some(k) => k - 1,
+                    // As PostgreSQL's: the value is then the argument after
+                    // the width's, unless the specifier names its own.
+                    Some(k) => {
+                        next = k;
+                        k - 1
+                    }
                     None => {
                         next += 1;
                         next - 1

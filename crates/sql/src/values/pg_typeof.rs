@@ -38,7 +38,9 @@ impl ScalarUDFImpl for PgTypeof {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let name = match args.arg_fields.first() {
             Some(f) if f.data_type() == &DataType::Null => "unknown".to_string(),
-            Some(f) => type_name(SqlType::of_field(f)),
+            // An array of several dimensions has its one-dimensional
+            // type's name (PostgreSQL's array types have no fixed number).
+            Some(f) => type_name(SqlType::of_field(&f.as_ref().clone().with_data_type(one_dimension(f.data_type())))),
             None => "unknown".to_string(),
         };
         Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(name))))
@@ -47,6 +49,14 @@ impl ScalarUDFImpl for PgTypeof {
 
 /// `ty`'s name without its modifier: `character varying(5)` is
 /// `character varying`.
+/// A list of lists (of lists …) of `x` as a list of `x`.
+fn one_dimension(t: &DataType) -> DataType {
+    match t {
+        DataType::List(f) if matches!(f.data_type(), DataType::List(_)) => one_dimension(f.data_type()),
+        other => other.clone(),
+    }
+}
+
 fn type_name(ty: SqlType) -> String {
     let name = ty.name();
     match name.split_once('(') {

@@ -29,11 +29,13 @@ pub struct TextStyle {
     /// `extra_float_digits`: above 0, floats print their shortest exact
     /// digits; at or below, 15 (real: 6) significant digits plus it.
     pub float_digits: i8,
+    /// `bytea_output = escape`: bytea in PostgreSQL's escape format.
+    pub bytea_escape: bool,
 }
 
 impl Default for TextStyle {
     fn default() -> Self {
-        TextStyle { zone: Zone::Utc, interval: IntervalStyle::default(), float_digits: 1 }
+        TextStyle { zone: Zone::Utc, interval: IntervalStyle::default(), float_digits: 1, bytea_escape: false }
     }
 }
 
@@ -99,9 +101,9 @@ pub fn write_cell_in(out: &mut String, array: &ArrayRef, row: usize, style: Text
         DataType::Utf8 => out.push_str(array.as_string::<i32>().value(row)),
         DataType::LargeUtf8 => out.push_str(array.as_string::<i64>().value(row)),
         DataType::Utf8View => out.push_str(array.as_string_view().value(row)),
-        DataType::Binary => write_bytea(out, array.as_binary::<i32>().value(row)),
-        DataType::LargeBinary => write_bytea(out, array.as_binary::<i64>().value(row)),
-        DataType::BinaryView => write_bytea(out, array.as_binary_view().value(row)),
+        DataType::Binary => write_bytea(out, array.as_binary::<i32>().value(row), style.bytea_escape),
+        DataType::LargeBinary => write_bytea(out, array.as_binary::<i64>().value(row), style.bytea_escape),
+        DataType::BinaryView => write_bytea(out, array.as_binary_view().value(row), style.bytea_escape),
         DataType::Date32 => write_date(out, array.as_primitive::<Date32Type>().value(row)),
         DataType::Time64(TimeUnit::Microsecond) => {
             write_time(out, array.as_primitive::<Time64MicrosecondType>().value(row))
@@ -216,7 +218,19 @@ pub fn write_decimal(out: &mut String, v: i128, scale: i8) {
     write!(out, "{int}.{frac}").unwrap();
 }
 
-fn write_bytea(out: &mut String, b: &[u8]) {
+/// bytea as `bytea_output` says: hex (`\xdeadbeef`), or escape (printable
+/// ASCII as itself, a backslash doubled, other bytes `\ooo` in octal).
+fn write_bytea(out: &mut String, b: &[u8], escape: bool) {
+    if escape {
+        for byte in b {
+            match byte {
+                b'\\' => out.push_str("\\\\"),
+                0x20..=0x7e => out.push(char::from(*byte)),
+                _ => write!(out, "\\{byte:03o}").unwrap(),
+            }
+        }
+        return;
+    }
     out.push_str("\\x");
     for byte in b {
         write!(out, "{byte:02x}").unwrap();

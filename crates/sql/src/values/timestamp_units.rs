@@ -27,10 +27,9 @@ use datafusion::arrow::datatypes::{DataType, FieldRef, TimeUnit};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::datatype::DataTypeExt;
-use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, DataFusionError, ExprSchema, Result, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::planner::TypePlanner;
 use datafusion::logical_expr::simplify::{ExprSimplifyResult, SimplifyContext};
 use datafusion::logical_expr::{
@@ -219,30 +218,11 @@ impl AnalyzerRule for TextTimestamps {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
         let zone = (self.zone)().setting_name();
-        plan.transform_up_with_subqueries(|node| {
-            if matches!(node, LogicalPlan::TableScan(_)) {
-                return Ok(Transformed::no(node));
-            }
-            let values = matches!(node, LogicalPlan::Values(_));
-            let mut schema = DFSchema::empty();
-            for input in node.inputs() {
-                schema.merge(input.schema());
-            }
-            let names = NamePreserver::new(&node);
-            let node = node.map_expressions(|e| {
-                let saved = names.save(&e);
-                let new = e.transform_up(|e| {
-                    in_microseconds(e, &schema, &zone)?
-                        .transform_data(|e| nanosecond_origin(e, &schema))?
-                        .transform_data(|e| crate::values::timestamp_infinity::guard(e, &schema))
-                })?;
-                Ok(if new.transformed { Transformed::yes(saved.restore(new.data)) } else { new })
-            })?;
-            // A cast retargeted to microseconds may change an output type
-            // (a VALUES list's types are its own, planned in microseconds).
-            if node.transformed && !values { node.map_data(|n| n.recompute_schema()) } else { Ok(node) }
+        crate::values::exact_casts::rewrite_expressions_retyped(plan, |e, schema| {
+            in_microseconds(e, schema, &zone)?
+                .transform_data(|e| nanosecond_origin(e, schema))?
+                .transform_data(|e| crate::values::timestamp_infinity::guard(e, schema))
         })
-        .data()
     }
 }
 

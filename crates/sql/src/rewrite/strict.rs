@@ -606,6 +606,15 @@ pub fn rewrite_statement(
             return std::ops::ControlFlow::Break(err);
         }
         float_constant(e);
+        // `mod(a, b)`, PostgreSQL's name for `a % b`.
+        if let Ast::Function(f) = e
+            && f.name.to_string().eq_ignore_ascii_case("mod")
+            && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &f.args
+            && let [a, b] = list.args.as_slice()
+            && let Ok(rem) = crate::parser::parse_expr(&format!("(({a}) % ({b}))"))
+        {
+            *e = rem;
+        }
         // `@ x`, PostgreSQL's prefix absolute value.
         if let Ast::UnaryOp { op: datafusion::sql::sqlparser::ast::UnaryOperator::PGAbs, expr } = e
             && let Ok(abs) = crate::parser::parse_expr(&format!("abs({expr})"))

@@ -27,21 +27,24 @@ pub struct UnknownLiteralPlanner;
 impl ExprPlanner for UnknownLiteralPlanner {
     fn plan_binary_op(&self, mut expr: RawBinaryExpr, schema: &DFSchema) -> Result<PlannerResult<RawBinaryExpr>> {
         use BinaryOperator as B;
-        if !matches!(expr.op, B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo) {
+        if !matches!(expr.op, B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo | B::PGExp) {
             return Ok(PlannerResult::Original(expr));
         }
+        // `^` exists for floats (and numerics) only: an integer operand
+        // does not type the constant.
+        let floats_only = matches!(expr.op, B::PGExp);
         let text = |e: &Expr| match e {
             Expr::Literal(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)), _) => Some(s.clone()),
             _ => None,
         };
         match (text(&expr.left), text(&expr.right)) {
             (None, Some(s)) => {
-                if let Some(v) = typed_like(&s, &expr.left, schema)? {
+                if let Some(v) = typed_like(&s, &expr.left, schema, floats_only)? {
                     expr.right = Expr::Literal(v, None);
                 }
             }
             (Some(s), None) => {
-                if let Some(v) = typed_like(&s, &expr.right, schema)? {
+                if let Some(v) = typed_like(&s, &expr.right, schema, floats_only)? {
                     expr.left = Expr::Literal(v, None);
                 }
             }
@@ -52,8 +55,11 @@ impl ExprPlanner for UnknownLiteralPlanner {
 }
 
 /// `text` read as the type of `other`, when that is an integer or a float.
-fn typed_like(text: &str, other: &Expr, schema: &DFSchema) -> Result<Option<ScalarValue>> {
+fn typed_like(text: &str, other: &Expr, schema: &DFSchema, floats_only: bool) -> Result<Option<ScalarValue>> {
     let Ok(ty) = other.get_type(schema) else { return Ok(None) };
+    if floats_only && !matches!(ty, DataType::Float32 | DataType::Float64) {
+        return Ok(None);
+    }
     let external = |e: SqlError| DataFusionError::External(Box::new(e));
     let integer = |name: &str, lo: i64, hi: i64| -> Result<i64> {
         let v: i64 = text.trim().parse().map_err(|_| {

@@ -126,8 +126,16 @@ pub fn out_of_range(text: &str) -> bool {
     }
     let fields: Vec<&str> =
         text.split(|c: char| c.is_whitespace() || matches!(c, ',' | '/' | '-')).filter(|f| !f.is_empty()).collect();
-    // Only all-numeric forms: a misplaced month name is a syntax error.
-    fields.len() == 3 && fields.iter().all(|f| f.bytes().all(|b| b.is_ascii_digit()))
+    let numeric = |f: &&str| f.bytes().all(|b| b.is_ascii_digit());
+    // Three numbers, or a month name before the last of three dashed
+    // fields (`99-Jan-08`, whose numbers cannot be its day and year); a
+    // month name last, or among blanks, is a syntax error.
+    fields.len() == 3
+        && (fields.iter().all(numeric)
+            || (text.contains('-')
+                && fields.iter().filter(|f| numeric(f)).count() == 2
+                && month_of(fields[2]).is_none()
+                && fields[..2].iter().any(|f| month_of(f).is_some())))
 }
 
 /// `text` as the ISO date Arrow reads, when it is in one of PostgreSQL's

@@ -6,6 +6,8 @@
 //!   unconstrained numeric (which prints so, see `numeric.rs`).
 //! - `float4send(real)`, `float8send(double precision)`: the value's
 //!   binary wire form (IEEE 754, big-endian) as a bytea.
+//! - `pg_sleep(seconds)`: waits, and answers `void` (empty text). It holds
+//!   a query thread while it waits, as a long computation would.
 
 use std::sync::Arc;
 
@@ -24,6 +26,7 @@ enum Kind {
     TrimScale,
     Float4Send,
     Float8Send,
+    PgSleep,
 }
 
 /// Registers the functions.
@@ -34,6 +37,10 @@ pub fn register(ctx: &SessionContext) {
             signature: Signature::user_defined(Volatility::Immutable),
         }));
     }
+    ctx.register_udf(ScalarUDF::new_from_impl(SmallFn {
+        kind: Kind::PgSleep,
+        signature: Signature::user_defined(Volatility::Volatile),
+    }));
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -49,6 +56,7 @@ impl ScalarUDFImpl for SmallFn {
             Kind::TrimScale => "trim_scale",
             Kind::Float4Send => "float4send",
             Kind::Float8Send => "float8send",
+            Kind::PgSleep => "pg_sleep",
         }
     }
 
@@ -77,7 +85,7 @@ impl ScalarUDFImpl for SmallFn {
         match self.kind {
             Kind::MinScale | Kind::TrimScale if numeric => Ok(vec![UNCONSTRAINED]),
             Kind::Float4Send if numeric => Ok(vec![DataType::Float32]),
-            Kind::Float8Send if numeric => Ok(vec![DataType::Float64]),
+            Kind::Float8Send | Kind::PgSleep if numeric => Ok(vec![DataType::Float64]),
             _ => Err(DataFusionError::Plan(format!("function {}({t}) does not exist", self.name()))),
         }
     }
@@ -87,6 +95,8 @@ impl ScalarUDFImpl for SmallFn {
             Kind::MinScale => DataType::Int32,
             Kind::TrimScale => UNCONSTRAINED,
             Kind::Float4Send | Kind::Float8Send => DataType::Binary,
+            // `void`, whose text is empty.
+            Kind::PgSleep => DataType::Utf8,
         })
     }
 
@@ -126,6 +136,14 @@ impl ScalarUDFImpl for SmallFn {
             Kind::Float8Send => {
                 let v = input.as_primitive::<Float64Type>();
                 Arc::new(v.iter().map(|x| x.map(|x| x.to_be_bytes())).collect::<BinaryArray>())
+            }
+            Kind::PgSleep => {
+                let v = input.as_primitive::<Float64Type>();
+                for seconds in v.iter().flatten().filter(|s| *s > 0.0) {
+                    // At most a day, as a guard against a typo's years.
+                    std::thread::sleep(std::time::Duration::from_secs_f64(seconds.min(86_400.0)));
+                }
+                Arc::new(datafusion::arrow::array::StringArray::from(vec![Some(""); n]))
             }
         };
         debug_assert_eq!(out.len(), n);

@@ -221,8 +221,29 @@ impl AnalyzerRule for TextTimestamps {
         crate::values::exact_casts::rewrite_expressions_retyped(plan, |e, schema| {
             in_microseconds(e, schema, &zone)?
                 .transform_data(|e| nanosecond_origin(e, schema))?
+                .transform_data(|e| truncated_date_is_instant(e, schema))?
                 .transform_data(|e| crate::values::timestamp_infinity::guard(e, schema))
         })
+    }
+}
+
+/// `date_trunc(unit, date)`: PostgreSQL casts the date to a timestamptz
+/// (its midnight in the session's zone), so the result is one.
+fn truncated_date_is_instant(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    match e {
+        Expr::ScalarFunction(mut f) if f.func.name() == "date_trunc" && f.args.len() == 2 => match &f.args[1] {
+            Expr::Cast(c)
+                if matches!(c.field.data_type(), DataType::Timestamp(_, None))
+                    && c.expr.get_type(schema as &dyn ExprSchema).ok() == Some(DataType::Date32) =>
+            {
+                let date = c.expr.as_ref().clone();
+                f.args[1] =
+                    Expr::Cast(Cast::new(Box::new(date), crate::values::types::SqlType::TimestampTz.arrow_type()));
+                Ok(Transformed::yes(Expr::ScalarFunction(f)))
+            }
+            _ => Ok(Transformed::no(Expr::ScalarFunction(f))),
+        },
+        other => Ok(Transformed::no(other)),
     }
 }
 
@@ -276,7 +297,9 @@ fn in_microseconds(e: Expr, schema: &DFSchema, zone: &str) -> Result<Transformed
 
 /// DataFusion's `date_trunc`, which computes in nanoseconds and so fails
 /// on a timestamp before 1677 or after 2262: such values are truncated
-/// here (to the units PostgreSQL and DataFusion share), the rest by it.
+/// here (to the units PostgreSQL and DataFusion share), the rest by it;
+/// `decade`, `century` and `millennium`, which DataFusion lacks, always
+/// here.
 /// It keeps its name, so the session time zone's rule still finds it.
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct WideDateTrunc {
@@ -323,7 +346,8 @@ impl ScalarUDFImpl for WideDateTrunc {
         let values = args.args[1].to_array(if scalar { 1 } else { args.number_rows })?;
         let micros = values.as_primitive::<datafusion::arrow::datatypes::TimestampMicrosecondType>();
         let wide = micros.iter().flatten().any(|v| !(-NANOSECOND_REACH..=NANOSECOND_REACH).contains(&v));
-        if !wide || truncate(&unit, 0).is_none() {
+        let ours_only = matches!(unit.as_str(), "decade" | "century" | "millennium");
+        if !(wide || ours_only) || truncate(&unit, 0).is_none() {
             return self.inner.invoke_with_args(args);
         }
         let out: TimestampMicrosecondArray = micros.iter().map(|v| v.and_then(|v| truncate(&unit, v))).collect();
@@ -353,6 +377,20 @@ fn truncate(unit: &str, micros: i64) -> Option<i64> {
         "month" => midnight(date.with_day(1)?),
         "quarter" => midnight(chrono::NaiveDate::from_ymd_opt(date.year(), (date.month0() / 3) * 3 + 1, 1)?),
         "year" => midnight(chrono::NaiveDate::from_ymd_opt(date.year(), 1, 1)?),
+        // PostgreSQL's first years of a decade, century and millennium
+        // (its `timestamp_trunc`, on the astronomical year).
+        "decade" | "century" | "millennium" => {
+            let y = date.year();
+            let first = match unit {
+                "decade" if y > 0 => (y / 10) * 10,
+                "decade" => -((8 - (y - 1)) / 10) * 10,
+                "century" if y > 0 => ((y + 99) / 100) * 100 - 99,
+                "century" => -((99 - (y - 1)) / 100) * 100 + 1,
+                _ if y > 0 => ((y + 999) / 1000) * 1000 - 999,
+                _ => -((999 - (y - 1)) / 1000) * 1000 + 1,
+            };
+            midnight(chrono::NaiveDate::from_ymd_opt(first, 1, 1)?)
+        }
         _ => None,
     }
 }

@@ -122,6 +122,8 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     let sql = abort.as_deref().unwrap_or(sql);
     let interval = normalize::interval_precision(sql);
     let sql = interval.as_deref().unwrap_or(sql);
+    let substring = normalize::substring_similar(sql);
+    let sql = substring.as_deref().unwrap_or(sql);
     if let Some((begin, deferrable)) = normalize::begin_deferrable(sql) {
         let mut stmts = parse_sql(&begin)?;
         if let [Statement::StartTransaction { modifier, .. }] = stmts.as_mut_slice() {

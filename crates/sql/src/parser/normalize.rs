@@ -190,6 +190,43 @@ pub fn begin_deferrable(sql: &str) -> Option<(String, bool)> {
     Some((text, !not))
 }
 
+/// `SUBSTRING(s SIMILAR pattern ESCAPE e)`, which sqlparser does not read,
+/// as its older spelling `SUBSTRING(s FROM pattern FOR e)` (the same
+/// function in PostgreSQL; `values::patterns` plans it).
+pub fn substring_similar(sql: &str) -> Option<String> {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let lower = sql.to_ascii_lowercase();
+    if !lower.contains("substring") || !lower.contains("similar") {
+        return None;
+    }
+    let mut tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let word =
+        |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    // For each open parenthesis: whether it opened a SUBSTRING call.
+    let mut opened: Vec<bool> = Vec::new();
+    let mut last_solid: Option<usize> = None;
+    let mut changed = false;
+    for i in 0..tokens.len() {
+        match &tokens[i] {
+            Token::LParen => opened.push(last_solid.is_some_and(|j| word(&tokens[j], "substring"))),
+            Token::RParen => {
+                opened.pop();
+            }
+            t if opened.last() == Some(&true) && (word(t, "similar") || word(t, "escape")) => {
+                let keyword = if word(t, "similar") { "FROM" } else { "FOR" };
+                tokens[i] = Token::make_keyword(keyword);
+                changed = true;
+            }
+            _ => {}
+        }
+        if !matches!(tokens[i], Token::Whitespace(_)) {
+            last_solid = Some(i);
+        }
+    }
+    changed.then(|| tokens.iter().map(|t| t.to_string()).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,5 +288,14 @@ mod tests {
         let (text, on) = begin_deferrable("begin not deferrable, read write").unwrap();
         assert_eq!((text.split_whitespace().collect::<Vec<_>>().join(" ").as_str(), on), ("begin read write", false));
         assert_eq!(begin_deferrable("SELECT 'deferrable'"), None);
+    }
+
+    #[test]
+    fn substring_similar_reads_as_from_for() {
+        assert_eq!(
+            substring_similar("SELECT SUBSTRING('abcdefg' SIMILAR 'a#\"(b_d)#\"%' ESCAPE '#') AS \"bcd\"").as_deref(),
+            Some("SELECT SUBSTRING('abcdefg' FROM 'a#\"(b_d)#\"%' FOR '#') AS \"bcd\"")
+        );
+        assert_eq!(substring_similar("SELECT 'a' SIMILAR TO 'b'"), None);
     }
 }

@@ -602,6 +602,7 @@ pub fn rewrite_statement(
     let flow = visit_expressions_mut(stmt, |e| {
         if let Err(err) = crate::values::patterns::rewrite_similar_to(e)
             .and_then(|()| crate::values::patterns::rewrite_like_escape(e))
+            .and_then(|()| crate::values::patterns::rewrite_similar_substring(e))
         {
             return std::ops::ControlFlow::Break(err);
         }

@@ -101,7 +101,43 @@ fn not_literal() -> SqlError {
 /// PostgreSQL's translation of a SIMILAR TO pattern into a regular
 /// expression matching the whole string.
 pub fn similar_to_regex(pattern: &str, escape: Option<char>) -> std::result::Result<String, SqlError> {
-    let mut out = String::from("^(?:");
+    Ok(format!("^(?:{})$", similar_body(pattern, escape, false)?))
+}
+
+/// `substring(s SIMILAR pattern ESCAPE e)` (or `FROM … FOR …`) as a regular
+/// expression whose first group is the part returned: the pattern's
+/// middle, between its two `e"` separators (after the first when there is
+/// one, the whole pattern when there is none). As in PostgreSQL, the part
+/// before it matches as little as it can.
+pub fn similar_substring_regex(pattern: &str, escape: Option<char>) -> std::result::Result<String, SqlError> {
+    let parts: Vec<&str> = match escape {
+        Some(e) => pattern.split(&format!("{e}\"")).collect(),
+        None => vec![pattern],
+    };
+    let (before, middle, after) = match parts.as_slice() {
+        [whole] => ("", *whole, ""),
+        [a, b] => (*a, *b, ""),
+        [a, b, c] => (*a, *b, *c),
+        _ => {
+            return Err(SqlError::new(
+                "2200C",
+                "SQL regular expression may not contain more than two escape-double-quote separators",
+            ));
+        }
+    };
+    Ok(format!(
+        "^(?:{})({})(?:{})$",
+        similar_body(before, escape, true)?,
+        similar_body(middle, escape, false)?,
+        similar_body(after, escape, false)?
+    ))
+}
+
+/// A SIMILAR TO pattern's regular expression, unanchored; `lazy` makes
+/// its quantifiers match as little as they can.
+fn similar_body(pattern: &str, escape: Option<char>, lazy: bool) -> std::result::Result<String, SqlError> {
+    let lazily = |q: &str| if lazy { format!("{q}?") } else { q.to_string() };
+    let mut out = String::new();
     let mut chars = pattern.chars();
     let mut in_class = false;
     while let Some(c) = chars.next() {
@@ -120,19 +156,74 @@ pub fn similar_to_regex(pattern: &str, escape: Option<char>) -> std::result::Res
             continue;
         }
         match c {
-            '%' => out.push_str(".*"),
+            '%' => out.push_str(&lazily(".*")),
             '_' => out.push('.'),
             '[' => {
                 in_class = true;
                 out.push(c);
             }
+            '*' | '+' | '?' | '}' => out.push_str(&lazily(&c.to_string())),
             // Literal in SIMILAR TO, special in a regular expression.
             '.' | '^' | '$' | '\\' => out.push_str(&escaped(c)),
             _ => out.push(c),
         }
     }
-    out.push_str(")$");
     Ok(out)
+}
+
+/// `SUBSTRING(s FROM 'pattern' FOR 'escape')`: the SQL regular expression
+/// substring (a pattern that is a string constant), as `regexp_match`'s
+/// first group (NULL when the string does not match); and `SUBSTRING(s
+/// FROM 'pattern')`, the POSIX one.
+pub fn rewrite_similar_substring(e: &mut Ast) -> std::result::Result<(), SqlError> {
+    let text = |x: &Ast| match x {
+        Ast::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) => Some(Some(s.clone())),
+            Value::Null => Some(None),
+            _ => None,
+        },
+        _ => None,
+    };
+    // `SUBSTRING(s FROM 'pattern')`: a POSIX regular expression's first
+    // group, or its whole match when it has none.
+    if let Ast::Substring { expr, substring_from: Some(from), substring_for: None, .. } = e
+        && let Some(Some(pattern)) = text(from)
+    {
+        let grouped = regex::Regex::new(&pattern).map(|r| r.captures_len() > 1).map_err(|err| {
+            SqlError::new(
+                "2201B",
+                format!("invalid regular expression: {}", err.to_string().lines().last().unwrap_or("")),
+            )
+        })?;
+        let regex = if grouped { format!("(?s){pattern}") } else { format!("(?s)({pattern})") };
+        if let Ok(parsed) =
+            crate::parser::parse_expr(&format!("(regexp_match({expr}, '{}'))[1]", regex.replace('\'', "''")))
+        {
+            *e = parsed;
+        }
+        return Ok(());
+    }
+    let Ast::Substring { expr, substring_from: Some(from), substring_for: Some(escape), .. } = e else {
+        return Ok(());
+    };
+    let (Some(pattern), Some(escape)) = (text(from), text(escape)) else { return Ok(()) };
+    let call = match (pattern, escape) {
+        (Some(pattern), Some(escape)) => {
+            let mut esc = escape.chars();
+            let escape = match (esc.next(), esc.next()) {
+                (c, None) => c,
+                _ => return Err(SqlError::new("22025", "invalid escape string")),
+            };
+            // `%` and `_` match a newline too.
+            let regex = format!("(?s){}", similar_substring_regex(&pattern, escape)?);
+            format!("(regexp_match({expr}, '{}'))[1]", regex.replace('\'', "''"))
+        }
+        _ => "CAST(NULL AS text)".to_string(),
+    };
+    if let Ok(parsed) = crate::parser::parse_expr(&call) {
+        *e = parsed;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -146,6 +237,18 @@ mod tests {
         assert_eq!(similar_to_regex("100\\%", Some('\\')).unwrap(), "^(?:100%)$");
         assert_eq!(similar_to_regex("[a_%]x", None).unwrap(), "^(?:[a_%]x)$");
         assert!(similar_to_regex("a\\", Some('\\')).is_err());
+    }
+
+    #[test]
+    fn similar_substrings_return_the_middle_part() {
+        let re = |p: &str| regex::Regex::new(&similar_substring_regex(p, Some('#')).unwrap()).unwrap();
+        let middle = |p: &str, s: &str| re(p).captures(s).map(|c| c[1].to_string());
+        assert_eq!(middle("a#\"(b_d)#\"%", "abcdefg").as_deref(), Some("bcd"));
+        assert_eq!(middle("a*#\"%#\"g*", "abcdefg").as_deref(), Some("abcdefg"));
+        assert_eq!(middle("a|b#\"%#\"g", "abcdefg").as_deref(), Some("bcdef"));
+        assert_eq!(middle("a#\"%g", "abcdefg").as_deref(), Some("bcdefg"));
+        assert_eq!(middle("#\"(b_d)#\"%", "abcdefg"), None);
+        assert!(similar_substring_regex("a*#\"%#\"g*#\"x", Some('#')).is_err());
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     let sql = interval.as_deref().unwrap_or(sql);
     let substring = normalize::substring_similar(sql);
     let sql = substring.as_deref().unwrap_or(sql);
+    let frames = normalize::frame_interval_offsets(sql);
+    let sql = frames.as_deref().unwrap_or(sql);
     if let Some((begin, deferrable)) = normalize::begin_deferrable(sql) {
         let mut stmts = parse_sql(&begin)?;
         if let [Statement::StartTransaction { modifier, .. }] = stmts.as_mut_slice() {

@@ -227,6 +227,39 @@ pub fn substring_similar(sql: &str) -> Option<String> {
     changed.then(|| tokens.iter().map(|t| t.to_string()).collect())
 }
 
+/// `RANGE BETWEEN '1 year'::interval PRECEDING …`: sqlparser reads a
+/// frame offset as a literal only, so a cast one becomes the typed literal
+/// `INTERVAL '1 year'` (the same value).
+pub fn frame_interval_offsets(sql: &str) -> Option<String> {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let lower = sql.to_ascii_lowercase();
+    if !(lower.contains("preceding") || lower.contains("following")) || !lower.contains("::") {
+        return None;
+    }
+    let mut tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let word =
+        |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let solid: Vec<usize> = (0..tokens.len()).filter(|i| !matches!(tokens[*i], Token::Whitespace(_))).collect();
+    let mut changed = false;
+    for w in solid.windows(4) {
+        let [lit, colons, ty, bound] = [w[0], w[1], w[2], w[3]];
+        if matches!(tokens[lit], Token::SingleQuotedString(_))
+            && matches!(tokens[colons], Token::DoubleColon)
+            && word(&tokens[ty], "interval")
+            && (word(&tokens[bound], "preceding") || word(&tokens[bound], "following"))
+        {
+            let Token::SingleQuotedString(text) = &tokens[lit] else { continue };
+            let typed = format!("INTERVAL '{}'", text.replace('\'', "''"));
+            tokens[lit] = Token::make_word(&typed, None);
+            tokens[colons] = Token::make_word("", None);
+            tokens[ty] = Token::make_word("", None);
+            changed = true;
+        }
+    }
+    changed.then(|| tokens.iter().map(|t| t.to_string()).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,5 +330,18 @@ mod tests {
             Some("SELECT SUBSTRING('abcdefg' FROM 'a#\"(b_d)#\"%' FOR '#') AS \"bcd\"")
         );
         assert_eq!(substring_similar("SELECT 'a' SIMILAR TO 'b'"), None);
+    }
+
+    #[test]
+    fn frame_offsets_cast_to_interval_become_typed_literals() {
+        let out = frame_interval_offsets(
+            "select sum(x) over (order by d range between '1 year'::interval preceding and '1 day'::interval following)",
+        )
+        .unwrap();
+        assert_eq!(
+            out.split_whitespace().collect::<Vec<_>>().join(" "),
+            "select sum(x) over (order by d range between INTERVAL '1 year' preceding and INTERVAL '1 day' following)"
+        );
+        assert_eq!(frame_interval_offsets("select '1'::interval"), None);
     }
 }

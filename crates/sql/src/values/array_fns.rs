@@ -227,6 +227,11 @@ pub fn rewrite_any(e: &mut datafusion::sql::sqlparser::ast::Expr) {
     if matches!(right.as_ref(), Expr::Subquery(_)) || parameter(right) || under_cast {
         return;
     }
+    // A quoted array (`x = ANY ('{1,2,3}')`) is read as an array of x's type.
+    let quoted = matches!(right.as_ref(), Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_)))
+        || matches!(right.as_ref(), Expr::Nested(inner)
+            if matches!(inner.as_ref(), Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_))));
+    let right = if quoted { format!("tessera_array_like({left}, {right})") } else { right.to_string() };
     if let Ok(new) = crate::parser::parse_expr(&format!("tessera_any({left}, {right}, '{op}')")) {
         *e = new;
     }

@@ -176,9 +176,51 @@ struct ToArray {
     signature: Signature,
 }
 
-/// Registers `tessera_to_array`.
+/// Registers `tessera_to_array` and `tessera_array_like`.
 pub fn register(ctx: &datafusion::execution::context::SessionContext) {
     ctx.register_udf(ScalarUDF::new_from_impl(ToArray { signature: Signature::any(2, Volatility::Immutable) }));
+    ctx.register_udf(ScalarUDF::new_from_impl(ArrayLike { signature: Signature::any(2, Volatility::Immutable) }));
+}
+
+/// `tessera_array_like(x, 'text')`: the text read as an array of `x`'s
+/// type, as PostgreSQL types the quoted array of `x = ANY ('{1,2,3}')`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ArrayLike {
+    signature: Signature,
+}
+
+impl ArrayLike {
+    fn array_type(x: &DataType) -> datafusion::common::Result<SqlType> {
+        let elem = match x {
+            DataType::Null => SqlType::Text,
+            other => SqlType::from_arrow(other)
+                .ok_or_else(|| DataFusionError::Plan(format!("no array type of {other} for ANY")))?,
+        };
+        Ok(SqlType::array_of(elem))
+    }
+}
+
+impl ScalarUDFImpl for ArrayLike {
+    fn name(&self) -> &str {
+        "tessera_array_like"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> datafusion::common::Result<DataType> {
+        Ok(Self::array_type(&args[0])?.arrow_type())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> datafusion::common::Result<ColumnarValue> {
+        let ty = Self::array_type(args.arg_fields[0].data_type())?;
+        let scalar = matches!(args.args[1], ColumnarValue::Scalar(_));
+        let texts = args.args[1].to_array(if scalar { 1 } else { args.number_rows })?;
+        let out = to_array_type(&texts, ty, "?column?", crate::values::tz::Zone::Utc)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        crate::values::udf_values::columnar(out, scalar)
+    }
 }
 
 fn target(scalar: Option<&ScalarValue>) -> datafusion::common::Result<SqlType> {

@@ -227,6 +227,22 @@ fn rows_response(
     Ok(QueryResponse::new(d.fields.clone(), stream::iter(rows.into_iter().map(Ok))))
 }
 
+/// A query response's row description and rows, sent now.
+async fn send_rows<C>(client: &mut C, q: QueryResponse) -> PgWireResult<()>
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    use futures::{SinkExt, StreamExt};
+    let fields: Vec<pgwire::messages::data::FieldDescription> = q.row_schema.iter().map(Into::into).collect();
+    client.feed(PgWireBackendMessage::RowDescription(pgwire::messages::data::RowDescription::new(fields))).await?;
+    let mut rows = q.data_rows;
+    while let Some(row) = rows.next().await {
+        client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+    }
+    Ok(())
+}
+
 fn output_response(
     conn: &Conn,
     out: Output,
@@ -325,6 +341,14 @@ impl SimpleQueryHandler for Conn {
                     *self.copy.lock().await = Some(copy);
                     out.push(Response::CopyIn(CopyResponse::new(format, columns, stream::empty())));
                     break;
+                }
+                // SHOW's command tag is "SHOW", without the row count pgwire
+                // appends to a query's: its rows go out here, ahead of the
+                // tag (only while no earlier response waits to be sent).
+                Ok(Output::Rows { schema, batches, tag }) if tag == "SHOW" && out.is_empty() => {
+                    let q = rows_response(self, &schema, &batches, &Format::UnifiedText, session.text_style())?;
+                    send_rows(client, q).await?;
+                    out.push(Response::Execution(Tag::new("SHOW")));
                 }
                 Ok(o) => out.push(output_response(self, o, before, after, &Format::UnifiedText, session.text_style())?),
                 Err(e) => {

@@ -6,6 +6,7 @@
 //!   unconstrained numeric (which prints so, see `numeric.rs`).
 //! - `float4send(real)`, `float8send(double precision)`: the value's
 //!   binary wire form (IEEE 754, big-endian) as a bytea.
+//! - `unistr(text)`: the text with its Unicode escapes decoded.
 //! - `pg_sleep(seconds)`: waits, and answers `void` (empty text). It holds
 //!   a query thread while it waits, as a long computation would.
 
@@ -27,11 +28,12 @@ enum Kind {
     Float4Send,
     Float8Send,
     PgSleep,
+    Unistr,
 }
 
 /// Registers the functions.
 pub fn register(ctx: &SessionContext) {
-    for kind in [Kind::MinScale, Kind::TrimScale, Kind::Float4Send, Kind::Float8Send] {
+    for kind in [Kind::MinScale, Kind::TrimScale, Kind::Float4Send, Kind::Float8Send, Kind::Unistr] {
         ctx.register_udf(ScalarUDF::new_from_impl(SmallFn {
             kind,
             signature: Signature::user_defined(Volatility::Immutable),
@@ -57,6 +59,7 @@ impl ScalarUDFImpl for SmallFn {
             Kind::Float4Send => "float4send",
             Kind::Float8Send => "float8send",
             Kind::PgSleep => "pg_sleep",
+            Kind::Unistr => "unistr",
         }
     }
 
@@ -86,6 +89,7 @@ impl ScalarUDFImpl for SmallFn {
             Kind::MinScale | Kind::TrimScale if numeric => Ok(vec![UNCONSTRAINED]),
             Kind::Float4Send if numeric => Ok(vec![DataType::Float32]),
             Kind::Float8Send | Kind::PgSleep if numeric => Ok(vec![DataType::Float64]),
+            Kind::Unistr => Ok(vec![DataType::Utf8]),
             _ => Err(DataFusionError::Plan(format!("function {}({t}) does not exist", self.name()))),
         }
     }
@@ -96,7 +100,7 @@ impl ScalarUDFImpl for SmallFn {
             Kind::TrimScale => UNCONSTRAINED,
             Kind::Float4Send | Kind::Float8Send => DataType::Binary,
             // `void`, whose text is empty.
-            Kind::PgSleep => DataType::Utf8,
+            Kind::PgSleep | Kind::Unistr => DataType::Utf8,
         })
     }
 
@@ -145,8 +149,76 @@ impl ScalarUDFImpl for SmallFn {
                 }
                 Arc::new(datafusion::arrow::array::StringArray::from(vec![Some(""); n]))
             }
+            Kind::Unistr => {
+                let texts = input.as_string::<i32>();
+                let out = texts
+                    .iter()
+                    .map(|t| t.map(unistr).transpose())
+                    .collect::<std::result::Result<datafusion::arrow::array::StringArray, _>>()
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                Arc::new(out)
+            }
         };
         debug_assert_eq!(out.len(), n);
         crate::values::udf_values::columnar(out, scalar)
     }
+}
+
+/// PostgreSQL's `unistr`: `\\` is a backslash; `\XXXX`, `\+XXXXXX`,
+/// `\uXXXX` and `\UXXXXXXXX` are the code point in hex, a UTF-16
+/// surrogate pair of two escapes one character.
+fn unistr(text: &str) -> std::result::Result<String, crate::error::SqlError> {
+    use crate::error::SqlError;
+    let bad_escape = || {
+        SqlError::new(crate::error::code::SYNTAX, "invalid Unicode escape")
+            .with_hint("Unicode escapes must be \\XXXX, \\+XXXXXX, \\uXXXX, or \\UXXXXXXXX.".to_string())
+    };
+    let bad_pair = || SqlError::new(crate::error::code::SYNTAX, "invalid Unicode surrogate pair");
+    let chars: Vec<char> = text.chars().collect();
+    let (mut out, mut i, mut high): (String, usize, Option<u32>) = (String::new(), 0, None);
+    while i < chars.len() {
+        if chars[i] != '\\' {
+            if high.is_some() {
+                return Err(bad_pair());
+            }
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        if chars.get(i + 1) == Some(&'\\') {
+            if high.is_some() {
+                return Err(bad_pair());
+            }
+            out.push('\\');
+            i += 2;
+            continue;
+        }
+        let (skip, width) = match chars.get(i + 1) {
+            Some('+') => (2, 6),
+            Some('u') => (2, 4),
+            Some('U') => (2, 8),
+            _ => (1, 4),
+        };
+        let digits: String = chars.iter().skip(i + skip).take(width).collect();
+        if digits.len() != width || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(bad_escape());
+        }
+        let code = u32::from_str_radix(&digits, 16).map_err(|_| bad_escape())?;
+        i += skip + width;
+        match (high.take(), code) {
+            (Some(h), 0xDC00..=0xDFFF) => {
+                let c = 0x10000 + ((h - 0xD800) << 10) + (code - 0xDC00);
+                out.push(char::from_u32(c).ok_or_else(bad_pair)?);
+            }
+            (Some(_), _) | (None, 0xDC00..=0xDFFF) => return Err(bad_pair()),
+            (None, 0xD800..=0xDBFF) => high = Some(code),
+            (None, c) => out.push(char::from_u32(c).ok_or_else(|| {
+                SqlError::new(crate::error::code::INVALID_PARAMETER_VALUE, format!("invalid Unicode code point: {c:04X}"))
+            })?),
+        }
+    }
+    if high.is_some() {
+        return Err(bad_pair());
+    }
+    Ok(out)
 }

@@ -18,8 +18,9 @@
 //!   the wall time; `current_date` as today's date in the zone;
 //! - `x ± interval` as PostgreSQL computes it: months and days added to the
 //!   wall time, the rest to the instant (`tessera_tstz_plus`);
-//! - `to_char(x, …)` on the wall time, refusing (0A000) the `TZ` and `OF`
-//!   patterns, which it cannot name yet.
+//! - `to_char(x, …)` on the wall time; with the zone's patterns (`TZ`,
+//!   `OF`, `TZH`, `TZM`), each value with its own offset and abbreviation
+//!   (`tessera_to_char_in_zone`).
 //!
 //! In UTC the rule changes nothing, so the default costs nothing.
 
@@ -46,7 +47,7 @@ use crate::values::tz::{Zone, ZoneSource};
 
 /// Registers the functions the rule calls.
 pub fn register(ctx: &SessionContext) {
-    for kind in [Kind::WallTime, Kind::Instant, Kind::Text, Kind::FromText, Kind::Plus] {
+    for kind in [Kind::WallTime, Kind::Instant, Kind::Text, Kind::FromText, Kind::Plus, Kind::ToChar] {
         ctx.register_udf(udf(kind));
     }
 }
@@ -151,9 +152,11 @@ fn in_zone(e: Expr, schema: &DFSchema, zone: &str) -> Result<Transformed<Expr>> 
                 }
                 "to_char" if f.args.first().and_then(type_of).is_some_and(|t| is_tstz(&t)) => {
                     if let Some(Expr::Literal(ScalarValue::Utf8(Some(t)), _)) = f.args.get(1)
-                        && (t.contains("TZ") || t.contains("OF") || t.contains("tz"))
+                        && ["TZ", "tz", "OF", "of"].iter().any(|p| t.contains(p))
                     {
-                        return Err(refuse("to_char's TZ and OF patterns in a time zone other than UTC"));
+                        // The zone's fields change from row to row (summer time).
+                        let args = vec![f.args[0].clone(), f.args[1].clone()];
+                        return Ok(Transformed::yes(call(Kind::ToChar, args, zone)));
                     }
                     let mut args = f.args;
                     args[0] = call(Kind::WallTime, vec![args[0].clone()], zone);
@@ -181,13 +184,6 @@ fn in_zone(e: Expr, schema: &DFSchema, zone: &str) -> Result<Transformed<Expr>> 
     }
 }
 
-fn refuse(what: &str) -> DataFusionError {
-    DataFusionError::External(Box::new(SqlError::new(
-        code::FEATURE_NOT_SUPPORTED,
-        format!("{what} is not supported yet"),
-    )))
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
     /// `tessera_wall_time(tstz, zone)`: a `timestamp`.
@@ -200,10 +196,17 @@ enum Kind {
     FromText,
     /// `tessera_tstz_plus(tstz, interval, sign, zone)`.
     Plus,
+    /// `tessera_to_char_in_zone(tstz, template, zone)`: `to_char` with the
+    /// zone's patterns.
+    ToChar,
 }
 
 fn udf(kind: Kind) -> ScalarUDF {
-    let arity = if kind == Kind::Plus { 4 } else { 2 };
+    let arity = match kind {
+        Kind::Plus => 4,
+        Kind::ToChar => 3,
+        _ => 2,
+    };
     ScalarUDF::new_from_impl(ZoneFn { kind, signature: Signature::any(arity, Volatility::Immutable) })
 }
 
@@ -221,6 +224,7 @@ impl ScalarUDFImpl for ZoneFn {
             Kind::Text => "tessera_tstz_text",
             Kind::FromText => "tessera_text_to_tstz",
             Kind::Plus => "tessera_tstz_plus",
+            Kind::ToChar => "tessera_to_char_in_zone",
         }
     }
 
@@ -231,7 +235,7 @@ impl ScalarUDFImpl for ZoneFn {
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(match self.kind {
             Kind::WallTime => WALL,
-            Kind::Text => DataType::Utf8,
+            Kind::Text | Kind::ToChar => DataType::Utf8,
             Kind::Instant | Kind::FromText | Kind::Plus => crate::values::types::SqlType::TimestampTz.arrow_type(),
         })
     }
@@ -264,6 +268,7 @@ impl ScalarUDFImpl for ZoneFn {
                 Arc::new(texts)
             }
             Kind::FromText => Arc::new(crate::values::timestamp_units::read_texts(&input, true, zone)?),
+            Kind::ToChar => Arc::new(to_char_in_zone(&input, &args.args[1].to_array(n)?, zone)?),
             Kind::Plus => {
                 let intervals = args.args[1].to_array(n)?;
                 let sign = match &args.args[2] {
@@ -275,6 +280,39 @@ impl ScalarUDFImpl for ZoneFn {
         };
         crate::values::udf_values::columnar(out, scalar)
     }
+}
+
+/// `to_char(x, template)` of instants in `zone`, its zone patterns (`TZ`,
+/// `OF`, `TZH`, `TZM`) those of each value's own offset.
+fn to_char_in_zone(values: &ArrayRef, templates: &ArrayRef, zone: Zone) -> Result<StringArray> {
+    let micros = micros_of(values)?;
+    let templates = datafusion::arrow::compute::cast(templates, &DataType::Utf8)?;
+    let templates = templates.as_string::<i32>();
+    let mut out = Vec::with_capacity(micros.len());
+    for i in 0..micros.len() {
+        if micros.is_null(i) || templates.is_null(i) || crate::values::timestamp_in::is_infinite(micros.value(i)) {
+            out.push(None);
+            continue;
+        }
+        let utc = micros.value(i);
+        let template = crate::values::to_char::with_zone_fields(
+            templates.value(i),
+            &zone.abbreviation_at(utc),
+            zone.offset_at(utc),
+        );
+        let format = crate::values::to_char::strftime_of(&template, false)
+            .map_err(|e| DataFusionError::External(Box::new(e)))?;
+        let wall = chrono::DateTime::from_timestamp_micros(zone.wall_time(utc))
+            .ok_or_else(|| {
+                DataFusionError::External(Box::new(SqlError::new(code::DATETIME_OVERFLOW, "timestamp out of range")))
+            })?
+            .naive_utc();
+        let mut text = String::new();
+        std::fmt::Write::write_fmt(&mut text, format_args!("{}", wall.format(&format)))
+            .map_err(|_| DataFusionError::Execution(format!("to_char: bad template \"{}\"", templates.value(i))))?;
+        out.push(Some(text));
+    }
+    Ok(StringArray::from(out))
 }
 
 /// Microseconds of a timestamp array of any unit.

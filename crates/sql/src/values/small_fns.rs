@@ -213,7 +213,10 @@ fn unistr(text: &str) -> std::result::Result<String, crate::error::SqlError> {
             (Some(_), _) | (None, 0xDC00..=0xDFFF) => return Err(bad_pair()),
             (None, 0xD800..=0xDBFF) => high = Some(code),
             (None, c) => out.push(char::from_u32(c).ok_or_else(|| {
-                SqlError::new(crate::error::code::INVALID_PARAMETER_VALUE, format!("invalid Unicode code point: {c:04X}"))
+                SqlError::new(
+                    crate::error::code::INVALID_PARAMETER_VALUE,
+                    format!("invalid Unicode code point: {c:04X}"),
+                )
             })?),
         }
     }

@@ -98,12 +98,59 @@ const PATTERNS: &[(&str, &str, &str)] = &[
     ("Dy", "%a", "%a"),
 ];
 
-/// The strftime format of PostgreSQL template `template` (for a value with
-/// a time zone when `zoned`), or a refusal naming the pattern not
-/// translated.
-pub fn strftime_of(template: &str, zoned: bool) -> std::result::Result<String, SqlError> {
+/// `template` with its zone patterns written out as quoted text: `TZ`
+/// (`tz`) the abbreviation (in lower case), `TZH` the signed hours of the
+/// offset `east` (seconds), `TZM` its minutes, `OF` the offset as
+/// PostgreSQL prints it (`+05:30`, `-04`).
+pub fn with_zone_fields(template: &str, abbreviation: &str, east: i32) -> String {
+    let sign = if east < 0 { '-' } else { '+' };
+    let (hours, minutes) = (east.unsigned_abs() / 3600, east.unsigned_abs() % 3600 / 60);
+    let offset = if minutes == 0 { format!("{sign}{hours:02}") } else { format!("{sign}{hours:02}:{minutes:02}") };
     let mut out = String::new();
     let mut rest = template;
+    while let Some(c) = rest.chars().next() {
+        if c == '"' {
+            let end = rest[1..].find('"').map_or(rest.len(), |i| i + 2);
+            out.push_str(&rest[..end.min(rest.len())]);
+            rest = &rest[end.min(rest.len())..];
+            continue;
+        }
+        let field = [
+            ("TZH", format!("{sign}{hours:02}")),
+            ("tzh", format!("{sign}{hours:02}")),
+            ("TZM", format!("{minutes:02}")),
+            ("tzm", format!("{minutes:02}")),
+            ("TZ", abbreviation.to_uppercase()),
+            ("tz", abbreviation.to_lowercase()),
+            ("OF", offset.clone()),
+            ("of", offset.clone()),
+        ]
+        .into_iter()
+        .find(|(p, _)| rest.starts_with(p));
+        match field {
+            Some((p, text)) => {
+                out.push('"');
+                out.push_str(&text);
+                out.push('"');
+                rest = &rest[p.len()..];
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
+}
+
+/// The strftime format of PostgreSQL template `template` (for a value with
+/// a time zone when `zoned`, shown in UTC), or a refusal naming the pattern
+/// not translated.
+pub fn strftime_of(template: &str, zoned: bool) -> std::result::Result<String, SqlError> {
+    // A timestamp without a time zone has no abbreviation, and offset 0.
+    let template = &with_zone_fields(template, if zoned { "UTC" } else { "" }, 0);
+    let mut out = String::new();
+    let mut rest = template.as_str();
     while let Some(c) = rest.chars().next() {
         if c == '"' {
             let end = rest[1..].find('"').map_or(rest.len(), |i| i + 2);

@@ -82,11 +82,9 @@ impl Zone {
         match self {
             Zone::Utc => "UTC".into(),
             Zone::Named(tz) => tz.name().into(),
-            Zone::Fixed(east) => {
-                let a = east.unsigned_abs();
-                let sign = if *east < 0 { '-' } else { '+' };
-                format!("{sign}{:02}:{:02}:{:02}", a / 3600, a % 3600 / 60, a % 60)
-            }
+            // POSIX with its name in brackets: `<+02>-02` is two hours
+            // east (a bare `+02:00` would read as POSIX, hours west).
+            Zone::Fixed(east) => format!("<{}>{}", offset_text(*east), offset_text(-*east)),
         }
     }
 
@@ -103,6 +101,21 @@ impl Zone {
                 Some(n) => tz.offset_from_utc_datetime(&n).fix().local_minus_utc(),
                 None => 0,
             },
+        }
+    }
+
+    /// The zone's abbreviation at the instant `utc` (`EDT`, `IST`), as
+    /// `to_char`'s `TZ` prints it: `UTC` for UTC; for a fixed offset, the
+    /// offset (`+02`, as PostgreSQL names a zone set as a number of hours;
+    /// a POSIX zone's own name, `UTC` of `UTC+3`, is not kept).
+    pub fn abbreviation_at(&self, utc: i64) -> String {
+        use chrono_tz::OffsetName;
+        match self {
+            Zone::Utc => "UTC".to_string(),
+            Zone::Fixed(east) => offset_text(*east),
+            Zone::Named(tz) => naive(utc)
+                .and_then(|n| tz.offset_from_utc_datetime(&n).abbreviation().map(str::to_string))
+                .unwrap_or_default(),
         }
     }
 
@@ -359,5 +372,18 @@ mod tests {
         write_offset(&mut s, -4 * 3600);
         write_offset(&mut s, 5 * 3600 + 21 * 60 + 10);
         assert_eq!(s, "+05:30-04+05:21:10");
+    }
+
+    #[test]
+    fn setting_names_read_back_as_the_same_zone() {
+        for zone in [
+            Zone::Utc,
+            Zone::Fixed(7200),
+            Zone::Fixed(-9000),
+            Zone::Fixed(19800 + 10),
+            Zone::of_setting("Europe/Paris"),
+        ] {
+            assert_eq!(Zone::of_setting(&zone.setting_name()), zone, "{}", zone.setting_name());
+        }
     }
 }

@@ -57,7 +57,7 @@ fn refuse(code: &'static str, message: impl Into<String>) -> DataFusionError {
 }
 
 /// Registers the functions of this module (overriding DataFusion's `ln`,
-/// `log`, `log10` and `sqrt`).
+/// `log`, `log10`, `sqrt`, `exp`, `acos`, `asin`, `acosh` and `atanh`).
 pub fn register(ctx: &SessionContext) {
     use datafusion::functions::math;
     for (inner, guard) in [
@@ -66,11 +66,15 @@ pub fn register(ctx: &SessionContext) {
         (math::log10(), Guard::Log),
         (math::sqrt(), Guard::Sqrt),
         (math::exp(), Guard::Exp),
+        (math::acos(), Guard::UnitRange),
+        (math::asin(), Guard::UnitRange),
+        (math::acosh(), Guard::AtLeastOne),
+        (math::atanh(), Guard::UnitRange),
     ] {
         let signature = match guard {
             // A numeric's square root is a numeric (`numeric_sqrt`).
             Guard::Sqrt => Signature::user_defined(Volatility::Immutable),
-            Guard::Log | Guard::Exp => inner.signature().clone(),
+            Guard::Log | Guard::Exp | Guard::UnitRange | Guard::AtLeastOne => inner.signature().clone(),
         };
         ctx.register_udf(ScalarUDF::new_from_impl(Guarded { inner, guard, signature }));
     }
@@ -90,6 +94,11 @@ enum Guard {
     /// `exp`: its result out of double precision's range is 22003, as
     /// PostgreSQL's `dexp` raises (checked on the result).
     Exp,
+    /// `acos`, `asin`, `atanh`: an argument outside [-1, 1] is 22003
+    /// ("input is out of range"; DataFusion answers NaN).
+    UnitRange,
+    /// `acosh`: an argument below 1 is 22003.
+    AtLeastOne,
 }
 
 /// One of DataFusion's math functions, refusing the arguments PostgreSQL
@@ -152,6 +161,10 @@ impl ScalarUDFImpl for Guarded {
                     Guard::Sqrt if v < 0.0 => {
                         return Err(refuse("2201F", "cannot take square root of a negative number"));
                     }
+                    Guard::UnitRange if !v.is_nan() && !(-1.0..=1.0).contains(&v) => {
+                        return Err(refuse(code::OUT_OF_RANGE, "input is out of range"));
+                    }
+                    Guard::AtLeastOne if v < 1.0 => return Err(refuse(code::OUT_OF_RANGE, "input is out of range")),
                     _ => {}
                 }
             }

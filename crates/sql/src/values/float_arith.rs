@@ -9,7 +9,10 @@
 //! runs after type coercion and puts `+`, `-`, `*` and `/` of floats in
 //! `tessera_float_op`, which computes with Arrow's kernels and then makes
 //! those checks. Infinity and NaN given as operands stay allowed, as in
-//! PostgreSQL (`'Infinity'::float8 + 1` is Infinity).
+//! PostgreSQL (`'Infinity'::float8 + 1` is Infinity). `power(x, y)` (and
+//! `x ^ y`) of doubles goes there too, with `float8pow`'s errors (2201F
+//! for a zero base and negative exponent or a negative base and
+//! fractional exponent, 22003 for overflow and underflow).
 
 use std::sync::Arc;
 
@@ -69,6 +72,17 @@ fn checked_float_op(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         let call = ScalarFunction::new_udf(Arc::new(float_cast(kind)), vec![*c.expr, target]);
         return Ok(Transformed::yes(Expr::ScalarFunction(call)));
     }
+    // `power(x, y)` (and `x ^ y`) of doubles, with PostgreSQL's errors.
+    if let Expr::ScalarFunction(f) = &e
+        && matches!(f.func.name(), "power" | "pow")
+        && f.args.len() == 2
+        && f.args.iter().all(|a| matches!(a.get_type(schema as &dyn ExprSchema), Ok(DataType::Float64)))
+    {
+        let Expr::ScalarFunction(f) = e else { unreachable!("a function") };
+        let mut args = vec![Expr::Literal(ScalarValue::Utf8(Some("^".into())), None)];
+        args.extend(f.args);
+        return Ok(Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(Arc::new(float_op()), args))));
+    }
     let Expr::BinaryExpr(BinaryExpr { left, op, right }) = &e else { return Ok(Transformed::no(e)) };
     let symbol = match op {
         Operator::Plus => "+",
@@ -113,6 +127,24 @@ impl ScalarUDFImpl for FloatOp {
         };
         let (a, b) = (&args.args[1], &args.args[2]);
         let both_scalar = matches!((a, b), (ColumnarValue::Scalar(_), ColumnarValue::Scalar(_)));
+        if op == "^" {
+            let n = if both_scalar { 1 } else { args.number_rows };
+            let (xs, ys) = (a.to_array(n)?, b.to_array(n)?);
+            let (xs, ys) = (xs.as_primitive::<Float64Type>(), ys.as_primitive::<Float64Type>());
+            let out = (0..n)
+                .map(|i| match (xs.is_valid(i), ys.is_valid(i)) {
+                    (true, true) => float_pow(xs.value(i), ys.value(i)).map(Some),
+                    _ => Ok(None),
+                })
+                .collect::<Result<datafusion::arrow::array::Float64Array, SqlError>>()
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            let out: ArrayRef = Arc::new(out);
+            return Ok(if both_scalar {
+                ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+            } else {
+                ColumnarValue::Array(out)
+            });
+        }
         let (da, db) = (datum(a)?, datum(b)?);
         let (da, db): (&dyn Datum, &dyn Datum) = (da.as_ref(), db.as_ref());
         let result = match op.as_str() {
@@ -246,6 +278,34 @@ fn float_as_decimal(v: f64, digits: usize, p: u8, s: i8) -> Option<i128> {
 }
 
 /// A value as an Arrow datum: a scalar stays one value, broadcast by the kernels.
+/// PostgreSQL's `float8pow`: its errors for a zero or negative base, NaN
+/// and the infinities as it treats them, overflow and underflow.
+fn float_pow(x: f64, y: f64) -> Result<f64, SqlError> {
+    let undefined = |m: &str| SqlError::new("2201F", m.to_string());
+    if x.is_nan() {
+        return Ok(if y == 0.0 { 1.0 } else { f64::NAN });
+    }
+    if y.is_nan() {
+        return Ok(if x == 1.0 { 1.0 } else { f64::NAN });
+    }
+    if x == 0.0 && y < 0.0 {
+        return Err(undefined("zero raised to a negative power is undefined"));
+    }
+    if x < 0.0 && y.floor() != y {
+        return Err(undefined("a negative number raised to a non-integer power yields a complex result"));
+    }
+    let r = x.powf(y);
+    if x.is_finite() && y.is_finite() {
+        if r.is_infinite() {
+            return Err(SqlError::new(code::OUT_OF_RANGE, "value out of range: overflow"));
+        }
+        if r == 0.0 && x != 0.0 {
+            return Err(SqlError::new(code::OUT_OF_RANGE, "value out of range: underflow"));
+        }
+    }
+    Ok(r)
+}
+
 fn datum(v: &ColumnarValue) -> Result<Box<dyn Datum>> {
     Ok(match v {
         ColumnarValue::Array(a) => Box::new(a.clone()),

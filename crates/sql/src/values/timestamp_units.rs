@@ -227,6 +227,24 @@ impl AnalyzerRule for TextTimestamps {
     }
 }
 
+/// `date_bin`'s stride as PostgreSQL takes it: no months or years (0A000;
+/// DataFusion counts them as 30 days), and longer than zero (22008).
+fn check_stride(stride: &Expr) -> Result<()> {
+    let Expr::Literal(ScalarValue::IntervalMonthDayNano(Some(v)), _) = stride else { return Ok(()) };
+    let refuse =
+        |code: &'static str, m: &str| DataFusionError::External(Box::new(crate::error::SqlError::new(code, m)));
+    if v.months != 0 {
+        return Err(refuse(
+            crate::error::code::FEATURE_NOT_SUPPORTED,
+            "timestamps cannot be binned into intervals containing months or years",
+        ));
+    }
+    if i128::from(v.days) * 86_400_000_000_000 + i128::from(v.nanoseconds) <= 0 {
+        return Err(refuse(crate::error::code::DATETIME_OVERFLOW, "stride must be greater than zero"));
+    }
+    Ok(())
+}
+
 /// `date_trunc(unit, date)`: PostgreSQL casts the date to a timestamptz
 /// (its midnight in the session's zone), so the result is one.
 fn truncated_date_is_instant(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
@@ -252,6 +270,7 @@ fn truncated_date_is_instant(e: Expr, schema: &DFSchema) -> Result<Transformed<E
 fn nanosecond_origin(e: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     match e {
         Expr::ScalarFunction(mut f) if f.func.name() == "date_bin" && f.args.len() == 3 => {
+            check_stride(&f.args[0])?;
             match f.args[2].get_type(schema as &dyn ExprSchema) {
                 Ok(DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
                     let origin = f.args[2].clone();

@@ -320,6 +320,7 @@ pub fn pg_name(e: &Expr) -> String {
         Expr::Substring { .. } => "substring".into(),
         Expr::Trim { .. } => "btrim".into(),
         Expr::Position { .. } => "position".into(),
+        Expr::AtTimeZone { .. } => "timezone".into(),
         Expr::Subquery(q) => match q.body.as_ref() {
             SetExpr::Select(s) => match s.projection.first() {
                 Some(SelectItem::UnnamedExpr(e)) => pg_name(e),

@@ -65,6 +65,10 @@ enum ZoneField {
     /// Seconds east of UTC.
     Offset(i32),
     Named(chrono_tz::Tz),
+    /// An abbreviation whose offset follows a zone's history (`MSK`): a
+    /// wall time the zone skips is read with the offset after the change,
+    /// the abbreviation's meaning from then on.
+    Abbreviated(chrono_tz::Tz),
 }
 
 fn weekday(word: &str) -> bool {
@@ -95,10 +99,26 @@ fn numeric_offset(t: &str) -> Option<i32> {
     (h <= 15 && m < 60).then_some(sign * (h * 3600 + m * 60))
 }
 
+/// The zone a time zone abbreviation names, as PostgreSQL's default set
+/// defines it: most a fixed offset, `MSK` Moscow's rules (its offset has
+/// changed over the years, and PostgreSQL reads it for the date).
+pub(crate) fn abbreviation_zone(word: &str) -> Option<crate::values::tz::Zone> {
+    let lower = word.to_ascii_lowercase();
+    if lower == "msk" {
+        return Some(crate::values::tz::Zone::Named(chrono_tz::Europe::Moscow));
+    }
+    ABBREVIATIONS
+        .iter()
+        .find(|(a, _)| *a == lower)
+        .map(|(_, east)| if *east == 0 { crate::values::tz::Zone::Utc } else { crate::values::tz::Zone::Fixed(*east) })
+}
+
 fn zone_word(t: &str) -> Option<ZoneField> {
-    let lower = t.to_ascii_lowercase();
-    if let Some((_, east)) = ABBREVIATIONS.iter().find(|(a, _)| *a == lower) {
-        return Some(ZoneField::Offset(*east));
+    match abbreviation_zone(t) {
+        Some(crate::values::tz::Zone::Named(tz)) => return Some(ZoneField::Abbreviated(tz)),
+        Some(crate::values::tz::Zone::Fixed(east)) => return Some(ZoneField::Offset(east)),
+        Some(crate::values::tz::Zone::Utc) => return Some(ZoneField::Offset(0)),
+        None => {}
     }
     // A POSIX zone (`GMT+8`, `PST+8`, `MST+7:00`): the name is decoration,
     // the offset counts hours west.
@@ -212,13 +232,15 @@ pub fn canonical(text: &str, zoned: bool) -> Option<String> {
     let Some(zone) = zone else { return Some(out) };
     let east = match zone {
         ZoneField::Offset(east) => east,
-        ZoneField::Named(tz) => {
+        ZoneField::Named(tz) | ZoneField::Abbreviated(tz) => {
+            let after = matches!(zone, ZoneField::Abbreviated(_));
             let wall = NaiveDateTime::new(date, NaiveTime::from_hms_opt(h.min(23), m, s.min(59))?);
             match tz.from_local_datetime(&wall) {
                 chrono::LocalResult::Single(dt) => dt.offset().fix().local_minus_utc(),
                 chrono::LocalResult::Ambiguous(_, later) => later.offset().fix().local_minus_utc(),
                 chrono::LocalResult::None => {
-                    tz.offset_from_utc_datetime(&(wall - chrono::Duration::hours(12))).fix().local_minus_utc()
+                    let side = if after { chrono::Duration::hours(12) } else { -chrono::Duration::hours(12) };
+                    tz.offset_from_utc_datetime(&(wall + side)).fix().local_minus_utc()
                 }
             }
         }

@@ -37,6 +37,12 @@ pub enum Zone {
 
 const MICROS: i64 = 1_000_000;
 
+impl From<chrono_tz::Tz> for Zone {
+    fn from(tz: chrono_tz::Tz) -> Zone {
+        Zone::Named(tz)
+    }
+}
+
 /// Where a rule planned once per session reads the session's current zone.
 pub type ZoneSource = std::sync::Arc<dyn Fn() -> Zone + Send + Sync>;
 
@@ -129,6 +135,13 @@ impl Zone {
 
     /// The instant at which the zone shows the wall time `wall` (µs).
     pub fn instant(&self, wall: i64) -> i64 {
+        self.instant_with_gap(wall, false)
+    }
+
+    /// [`Zone::instant`], reading a wall time the zone skips with the
+    /// offset after the change when `after` (as PostgreSQL reads an
+    /// abbreviation whose meaning follows the zone's history, `MSK`).
+    pub fn instant_with_gap(&self, wall: i64, after: bool) -> i64 {
         if crate::values::timestamp_in::is_infinite(wall) {
             return wall;
         }
@@ -140,8 +153,11 @@ impl Zone {
                 let offset = match tz.from_local_datetime(&local) {
                     chrono::LocalResult::Single(dt) => dt.offset().fix(),
                     chrono::LocalResult::Ambiguous(_, later) => later.offset().fix(),
-                    // Skipped: the offset in force before the change.
-                    chrono::LocalResult::None => tz.offset_from_utc_datetime(&(local - Duration::hours(12))).fix(),
+                    // Skipped: the offset in force before the change (or after).
+                    chrono::LocalResult::None => {
+                        let side = if after { Duration::hours(12) } else { -Duration::hours(12) };
+                        tz.offset_from_utc_datetime(&(local + side)).fix()
+                    }
                 };
                 wall.saturating_sub(i64::from(offset.local_minus_utc()) * MICROS)
             }

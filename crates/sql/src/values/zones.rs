@@ -47,13 +47,16 @@ fn refuse(code: &'static str, message: String) -> DataFusionError {
     DataFusionError::External(Box::new(SqlError::new(code, message)))
 }
 
-/// The zone a name names.
-fn zone(name: &str) -> Result<chrono_tz::Tz> {
+/// The zone a name names: UTC, an IANA zone, or an abbreviation of
+/// PostgreSQL's default set (`EST`, `MSK`).
+fn zone(name: &str) -> Result<crate::values::tz::Zone> {
+    use crate::values::tz::Zone;
     match name.trim() {
         n if n.eq_ignore_ascii_case("utc") || n.eq_ignore_ascii_case("gmt") || n.eq_ignore_ascii_case("z") => {
-            Ok(chrono_tz::UTC)
+            Ok(Zone::Utc)
         }
-        n => n.parse::<chrono_tz::Tz>().map_err(|_| {
+        n if let Some(z) = crate::values::timestamps::abbreviation_zone(n) => Ok(z),
+        n => n.parse::<chrono_tz::Tz>().map(Zone::Named).map_err(|_| {
             let known = n.contains('/');
             refuse(
                 if known { "22023" } else { code::FEATURE_NOT_SUPPORTED },
@@ -105,6 +108,9 @@ impl ScalarUDFImpl for AtTimeZone {
             }
         };
         let tz = zone(&name)?;
+        // An abbreviation following a zone's history reads a skipped wall
+        // time with the offset after the change.
+        let after_gap = crate::values::timestamps::abbreviation_zone(name.trim()).is_some();
         let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
         let input = args.args[0].to_array(if scalar { 1 } else { args.number_rows })?;
         let zoned = matches!(input.data_type(), DataType::Timestamp(_, Some(_)));
@@ -120,7 +126,7 @@ impl ScalarUDFImpl for AtTimeZone {
         let micros = micros.as_any().downcast_ref::<TimestampMicrosecondArray>().expect("microseconds");
         let out: TimestampMicrosecondArray = micros
             .iter()
-            .map(|v| v.map(|v| if zoned { to_wall_time(v, tz) } else { to_instant(v, tz) }).transpose())
+            .map(|v| v.map(|v| if zoned { to_wall_time(v, tz) } else { to_instant(v, tz, after_gap) }).transpose())
             .collect::<Result<_>>()?;
         let out: ArrayRef = if zoned { Arc::new(out) } else { Arc::new(out.with_timezone("+00:00")) };
         let out = datafusion::arrow::compute::cast(&out, &self.return_type(&[input.data_type().clone()])?)?;
@@ -133,14 +139,14 @@ impl ScalarUDFImpl for AtTimeZone {
 }
 
 /// The wall-clock time in `tz` of the instant `micros`.
-fn to_wall_time(micros: i64, tz: chrono_tz::Tz) -> Result<i64> {
-    Ok(crate::values::tz::Zone::Named(tz).wall_time(micros))
+fn to_wall_time(micros: i64, tz: impl Into<crate::values::tz::Zone>) -> Result<i64> {
+    Ok(tz.into().wall_time(micros))
 }
 
 /// The instant at which `tz`'s clocks show the wall time `micros` (see
 /// `tz` for the times shown twice or skipped).
-fn to_instant(micros: i64, tz: chrono_tz::Tz) -> Result<i64> {
-    Ok(crate::values::tz::Zone::Named(tz).instant(micros))
+fn to_instant(micros: i64, tz: impl Into<crate::values::tz::Zone>, after_gap: bool) -> Result<i64> {
+    Ok(tz.into().instant_with_gap(micros, after_gap))
 }
 
 #[cfg(test)]
@@ -157,9 +163,9 @@ mod tests {
         let ny: chrono_tz::Tz = "America/New_York".parse().unwrap();
         assert_eq!(to_wall_time(micros("2024-01-01 12:00:00"), ny).unwrap(), micros("2024-01-01 07:00:00"));
         assert_eq!(to_wall_time(micros("2024-07-01 12:00:00"), ny).unwrap(), micros("2024-07-01 08:00:00"));
-        assert_eq!(to_instant(micros("2024-01-01 12:00:00"), ny).unwrap(), micros("2024-01-01 17:00:00"));
+        assert_eq!(to_instant(micros("2024-01-01 12:00:00"), ny, false).unwrap(), micros("2024-01-01 17:00:00"));
         // 02:30 does not exist on 2024-03-10 in New York: read an hour later.
-        assert_eq!(to_instant(micros("2024-03-10 02:30:00"), ny).unwrap(), micros("2024-03-10 07:30:00"));
+        assert_eq!(to_instant(micros("2024-03-10 02:30:00"), ny, false).unwrap(), micros("2024-03-10 07:30:00"));
         assert!(zone("Mars/Base").is_err() && zone("UTC+2").is_err() && zone("utc").is_ok());
     }
 }

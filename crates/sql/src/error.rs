@@ -297,14 +297,6 @@ fn classify_datafusion(e: DataFusionError) -> SqlError {
             && value.as_bytes()[4] == b'-'
             && value.as_bytes()[7] == b'-'
             && value[..4].chars().all(|c| c.is_ascii_digit());
-        if lower.contains("date32") {
-            // In PostgreSQL's words, as its date input reports them.
-            return if shaped || crate::values::dates::out_of_range(value) {
-                SqlError::new(code::DATETIME_OVERFLOW, format!("date/time field value out of range: \"{value}\""))
-            } else {
-                SqlError::new(code::DATETIME_FORMAT, format!("invalid input syntax for type date: \"{value}\""))
-            };
-        }
         return SqlError::new(if shaped { code::DATETIME_OVERFLOW } else { code::DATETIME_FORMAT }, msg);
     }
     if let Some(pg) = invalid_number_text(&msg) {

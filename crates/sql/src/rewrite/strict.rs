@@ -263,39 +263,6 @@ impl FloatInput {
     }
 }
 
-/// Reads `text` as PostgreSQL's float input does: decimal or exponent
-/// notation, `Infinity`/`-Infinity`/`NaN` in any case, surrounding blanks
-/// allowed; a finite value too large, or too small to be told from zero,
-/// is out of range.
-pub fn parse_float(text: &str, single: bool) -> std::result::Result<f64, SqlError> {
-    let type_name = if single { "real" } else { "double precision" };
-    let t = text.trim();
-    let invalid =
-        || SqlError::new(code::INVALID_TEXT, format!("invalid input syntax for type {type_name}: \"{text}\""));
-    let special = match t.to_ascii_lowercase().as_str() {
-        "infinity" | "+infinity" | "inf" | "+inf" => Some(f64::INFINITY),
-        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
-        "nan" => Some(f64::NAN),
-        _ => None,
-    };
-    if let Some(v) = special {
-        return Ok(v);
-    }
-    if !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')) {
-        return Err(invalid());
-    }
-    // A real is read as one (as strtof reads it): through a double, the
-    // value would be rounded twice and could miss by its last bit.
-    let v: f64 =
-        if single { f64::from(t.parse::<f32>().map_err(|_| invalid())?) } else { t.parse().map_err(|_| invalid())? };
-    let mantissa = t.split(['e', 'E']).next().unwrap_or("");
-    let nonzero = mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
-    if v.is_infinite() || (nonzero && v == 0.0) {
-        return Err(SqlError::new(code::OUT_OF_RANGE, format!("\"{text}\" is out of range for type {type_name}")));
-    }
-    Ok(v)
-}
-
 impl ScalarUDFImpl for FloatInput {
     fn name(&self) -> &str {
         self.name
@@ -316,7 +283,10 @@ impl ScalarUDFImpl for FloatInput {
         let mut values = Vec::with_capacity(texts.len());
         for t in texts.iter() {
             values.push(match t {
-                Some(t) => Some(parse_float(t, self.single()).map_err(|e| DataFusionError::External(Box::new(e)))?),
+                Some(t) => Some(
+                    crate::values::float_arith::parse_float(t, self.single())
+                        .map_err(|e| DataFusionError::External(Box::new(e)))?,
+                ),
                 None => None,
             });
         }
@@ -688,12 +658,23 @@ pub fn rewrite_statement(
             },
             _ => None,
         };
-        if let Some(t) = date_text
-            && crate::values::dates::out_of_range(&t)
+        if let Some(t) = date_text.as_deref()
+            && crate::values::dates::out_of_range(t)
         {
             return std::ops::ControlFlow::Break(SqlError::new(
                 code::DATETIME_OVERFLOW,
                 format!("date/time field value out of range: \"{t}\""),
+            ));
+        }
+        // A month's name in text that is no date (`99-08-Jan`): PostgreSQL's
+        // syntax error, in its words.
+        if let Some(t) = date_text.as_deref()
+            && crate::values::dates::names_a_month(t)
+            && crate::values::dates::parse(t).is_none()
+        {
+            return std::ops::ControlFlow::Break(SqlError::new(
+                code::DATETIME_FORMAT,
+                format!("invalid input syntax for type date: \"{t}\""),
             ));
         }
         // Dates' special inputs: `'today'::date`, `DATE 'epoch'`.
@@ -843,6 +824,7 @@ mod tests {
 
     #[test]
     fn float_input_is_refused_out_of_range_as_in_postgres() {
+        use crate::values::float_arith::parse_float;
         assert_eq!(parse_float(" 1.5e3 ", false).unwrap(), 1500.0);
         assert!(parse_float("-Infinity", false).unwrap().is_infinite());
         assert!(parse_float("nan", false).unwrap().is_nan());

@@ -79,10 +79,10 @@ fn typed_like(text: &str, other: &Expr, schema: &DFSchema, floats_only: bool) ->
         DataType::Int32 => ScalarValue::Int32(Some(integer("integer", i32::MIN.into(), i32::MAX.into())? as i32)),
         DataType::Int64 => ScalarValue::Int64(Some(integer("bigint", i64::MIN, i64::MAX)?)),
         DataType::Float32 => {
-            ScalarValue::Float32(Some(crate::rewrite::strict::parse_float(text, true).map_err(external)? as f32))
+            ScalarValue::Float32(Some(crate::values::float_arith::parse_float(text, true).map_err(external)? as f32))
         }
         DataType::Float64 => {
-            ScalarValue::Float64(Some(crate::rewrite::strict::parse_float(text, false).map_err(external)?))
+            ScalarValue::Float64(Some(crate::values::float_arith::parse_float(text, false).map_err(external)?))
         }
         _ => return Ok(None),
     }))

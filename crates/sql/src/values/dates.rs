@@ -118,6 +118,12 @@ pub fn parse(text: &str) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(year, mo, day).filter(|d| *d >= NaiveDate::from_ymd_opt(-4713, 11, 24).expect("a date"))
 }
 
+/// Whether a word of `text` is a month's name (text with one that is no
+/// date is a syntax error, 22007, unless [`out_of_range`]).
+pub fn names_a_month(text: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_alphanumeric() && c != '.').any(|w| month_of(w).is_some())
+}
+
 /// Whether `text` is three numbers that name no date (`2/30/2024`):
 /// PostgreSQL's 22008 rather than 22007.
 pub fn out_of_range(text: &str) -> bool {

@@ -361,6 +361,39 @@ fn check(op: &str, a: &ColumnarValue, b: &ColumnarValue, result: &ArrayRef) -> R
     Ok(())
 }
 
+/// Reads `text` as PostgreSQL's float input does: decimal or exponent
+/// notation, `Infinity`/`-Infinity`/`NaN` in any case, surrounding blanks
+/// allowed; a finite value too large, or too small to be told from zero,
+/// is out of range.
+pub fn parse_float(text: &str, single: bool) -> std::result::Result<f64, SqlError> {
+    let type_name = if single { "real" } else { "double precision" };
+    let t = text.trim();
+    let invalid =
+        || SqlError::new(code::INVALID_TEXT, format!("invalid input syntax for type {type_name}: \"{text}\""));
+    let special = match t.to_ascii_lowercase().as_str() {
+        "infinity" | "+infinity" | "inf" | "+inf" => Some(f64::INFINITY),
+        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        "nan" => Some(f64::NAN),
+        _ => None,
+    };
+    if let Some(v) = special {
+        return Ok(v);
+    }
+    if !t.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')) {
+        return Err(invalid());
+    }
+    // A real is read as one (as strtof reads it): through a double, the
+    // value would be rounded twice and could miss by its last bit.
+    let v: f64 =
+        if single { f64::from(t.parse::<f32>().map_err(|_| invalid())?) } else { t.parse().map_err(|_| invalid())? };
+    let mantissa = t.split(['e', 'E']).next().unwrap_or("");
+    let nonzero = mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
+    if v.is_infinite() || (nonzero && v == 0.0) {
+        return Err(SqlError::new(code::OUT_OF_RANGE, format!("\"{text}\" is out of range for type {type_name}")));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

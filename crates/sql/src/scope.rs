@@ -34,6 +34,10 @@ pub struct SessionInfo {
     pub temp_schema: String,
     pub settings: Mutex<Settings>,
     pub catalog: Arc<Catalog>,
+    /// When the open transaction block began (µs since the epoch; 0
+    /// outside one): `now()` answers it in the block, as PostgreSQL's is
+    /// the transaction's start, not the statement's.
+    pub block_started: std::sync::atomic::AtomicI64,
 }
 
 #[derive(Clone)]

@@ -136,6 +136,7 @@ impl Session {
             pid,
             settings: Mutex::new(Settings::defaults(shared.is_secondary())),
             catalog: shared.catalog.clone(),
+            block_started: std::sync::atomic::AtomicI64::new(0),
         });
         let txn: TxnSlot = Arc::new(Mutex::new(None));
         let notes: ScanNotes = Arc::new(Mutex::new(Vec::new()));

@@ -112,6 +112,7 @@ impl Session {
         if let Some(old) = self.txn.lock().take() {
             old.abort();
         }
+        self.info.block_started.store(chrono::Utc::now().timestamp_micros(), std::sync::atomic::Ordering::Relaxed);
         self.block = Some(Block {
             implicit: false,
             isolation,
@@ -134,6 +135,7 @@ impl Session {
     }
 
     async fn commit_block(&mut self) -> Result<Output> {
+        self.info.block_started.store(0, std::sync::atomic::Ordering::Relaxed);
         let Some(block) = self.block.take() else {
             // PostgreSQL warns "there is no transaction in progress".
             return Ok(Output::Command("COMMIT".into()));
@@ -180,6 +182,7 @@ impl Session {
     }
 
     pub(super) fn rollback(&mut self) -> Output {
+        self.info.block_started.store(0, std::sync::atomic::Ordering::Relaxed);
         let created = self.block.take().map(|b| b.temp_created).unwrap_or_default();
         self.next_isolation = None;
         if let Some(t) = self.txn.lock().take() {

@@ -199,7 +199,14 @@ pub fn new_context(resolver: Resolver) -> SessionContext {
     crate::values::date_fields::register(&ctx);
     crate::values::datetime_fns::register(&ctx, zone.clone());
     crate::values::local_time::register(&ctx);
-    crate::values::timestamp_units::register(&ctx);
+    let started = resolver.info.clone();
+    crate::values::timestamp_units::register(
+        &ctx,
+        Arc::new(move || match started.block_started.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            at => Some(at),
+        }),
+    );
     crate::values::to_timestamp::register(&ctx, zone.clone());
     crate::values::numeric_div::register(&ctx);
     crate::values::numeric_ops::register(&ctx);

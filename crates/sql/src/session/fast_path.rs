@@ -112,7 +112,11 @@ impl Session {
         if let Err(e) = self.ensure_txn() {
             return Some(Err(e));
         }
-        let now = crate::fast::now_micros();
+        // In a block, the block's start (as the general path's `now()`).
+        let now = match self.info.block_started.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => crate::fast::now_micros(),
+            started => started,
+        };
         let deadline = self.statement_deadline();
         // Borrow the fields the attempt needs (no clone, no shared counter
         // touched per statement).

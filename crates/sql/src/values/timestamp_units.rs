@@ -10,8 +10,9 @@
 //! - [`MicrosecondTypes`], a type planner: the SQL types `timestamp`,
 //!   `timestamp(6)`, `timestamp(9)` and their `with time zone` forms are
 //!   planned as microseconds (a cast, a typed literal, a column definition);
-//! - `now()` (with its alias `current_timestamp`) is [`Now`], the
-//!   statement's start in microseconds (DataFusion's gives nanoseconds);
+//! - `now()` (with its alias `current_timestamp`) is [`Now`], in
+//!   microseconds (DataFusion's gives nanoseconds) and, as PostgreSQL's,
+//!   the transaction's start: in a block the block's, else the statement's;
 //! - [`TextTimestamps`], an analyzer rule after type coercion: a cast of
 //!   text to a timestamp, written or made by coercion (`ts > '1997-01-02'`),
 //!   becomes `tessera_text_to_timestamp` (or, for timestamptz,
@@ -57,18 +58,45 @@ impl TypePlanner for MicrosecondTypes {
     }
 }
 
-/// `now()`, `current_timestamp`: the statement's start, in microseconds.
-#[derive(Debug, PartialEq, Eq, Hash)]
+/// When the session's open transaction block began (µs), if one is open.
+pub type BlockStart = Arc<dyn Fn() -> Option<i64> + Send + Sync>;
+
+/// `now()`, `current_timestamp`: the transaction's start in microseconds
+/// (in a block, the block's; otherwise the statement's).
+#[derive(PartialEq, Eq, Hash)]
 pub struct Now {
     signature: Signature,
     aliases: Vec<String>,
+    block_start: StartHolder,
+}
+
+/// [`BlockStart`], compared by nothing (one per session context).
+struct StartHolder(BlockStart);
+
+impl PartialEq for StartHolder {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for StartHolder {}
+
+impl std::hash::Hash for StartHolder {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl std::fmt::Debug for Now {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("now")
+    }
 }
 
 impl Now {
-    pub fn udf() -> ScalarUDF {
+    pub fn udf(block_start: BlockStart) -> ScalarUDF {
         ScalarUDF::new_from_impl(Now {
             signature: Signature::nullary(Volatility::Stable),
             aliases: vec!["current_timestamp".to_string()],
+            block_start: StartHolder(block_start),
         })
     }
 }
@@ -91,10 +119,11 @@ impl ScalarUDFImpl for Now {
     }
 
     fn simplify(&self, args: Vec<Expr>, info: &SimplifyContext) -> Result<ExprSimplifyResult> {
-        let Some(start) = info.query_execution_start_time() else {
-            return Ok(ExprSimplifyResult::Original(args));
+        let start = match ((self.block_start.0)(), info.query_execution_start_time()) {
+            (Some(block), _) => block,
+            (None, Some(statement)) => statement.timestamp_micros(),
+            (None, None) => return Ok(ExprSimplifyResult::Original(args)),
         };
-        let start = start.timestamp_micros();
         Ok(ExprSimplifyResult::Simplified(Expr::Literal(
             ScalarValue::TimestampMicrosecond(Some(start), Some(Arc::from(crate::values::types::UTC))),
             None,
@@ -102,12 +131,16 @@ impl ScalarUDFImpl for Now {
     }
 
     fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        // Simplified away before execution whenever the statement's start
-        // is known; otherwise the moment it runs.
-        Ok(ColumnarValue::Scalar(ScalarValue::TimestampMicrosecond(
-            Some(chrono::Utc::now().timestamp_micros()),
-            Some(Arc::from(crate::values::types::UTC)),
-        )))
+        // Simplified away before execution (as DataFusion's own): the
+        // statement's start is not known here, and the moment of the call
+        // would make two calls differ (`now() = now()` false).
+        match (self.block_start.0)() {
+            Some(start) => Ok(ColumnarValue::Scalar(ScalarValue::TimestampMicrosecond(
+                Some(start),
+                Some(Arc::from(crate::values::types::UTC)),
+            ))),
+            None => Err(DataFusionError::Internal("now() is replaced by its value before it runs".into())),
+        }
     }
 }
 
@@ -154,10 +187,11 @@ pub fn read_texts(input: &ArrayRef, zoned: bool, zone: Zone) -> Result<Timestamp
     Ok(if zoned { out.with_timezone(crate::values::types::UTC) } else { out })
 }
 
-/// Registers the functions the rule calls and `now()`.
-pub fn register(ctx: &datafusion::execution::context::SessionContext) {
+/// Registers the functions the rule calls and `now()` (the block's start
+/// from `block_start`).
+pub fn register(ctx: &datafusion::execution::context::SessionContext, block_start: BlockStart) {
     ctx.register_udf(text_to_timestamp());
-    ctx.register_udf(Now::udf());
+    ctx.register_udf(Now::udf(block_start));
     crate::values::timestamp_infinity::register(ctx);
     if let Ok(inner) = datafusion::execution::FunctionRegistry::udf(ctx, "date_trunc") {
         ctx.register_udf(ScalarUDF::new_from_impl(WideDateTrunc { inner }));

@@ -3,7 +3,7 @@
 
 use bytes::{BufMut, BytesMut};
 use datafusion::arrow::array::{Array, RecordBatch};
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::ScalarValue;
 use pgwire::api::Type;
 use pgwire::api::results::{FieldFormat, FieldInfo};
@@ -164,10 +164,12 @@ pub fn decode_param(
                 tessera_sql::values::dates::canonical_date(s)
                     .unwrap_or_else(|| s.split_whitespace().next().unwrap_or(s).to_string()),
             )),
-            // Without an offset, a wall time of the session's zone.
-            Some(DataType::Timestamp(_, Some(_))) if !zone.is_utc() => ScalarValue::Utf8(Some(
-                tessera_sql::values::tz::canonical_timestamptz(s, zone).unwrap_or_else(|| s.to_string()),
-            )),
+            // Every form PostgreSQL reads (BC years, ±infinity); for a
+            // timestamptz without an offset, a wall time of the session's zone.
+            Some(DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+                let micros = tessera_sql::values::timestamp_in::read(s, tz.is_some(), zone)?;
+                return Ok(ScalarValue::TimestampMicrosecond(Some(micros), tz.clone()));
+            }
             _ => ScalarValue::Utf8(Some(s.to_string())),
         }
     };

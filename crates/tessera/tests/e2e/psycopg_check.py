@@ -329,6 +329,24 @@ def time_zones(conn):
         tokyo.execute("DROP TABLE tz_check")
 
 
+@check("timestamps over PostgreSQL's range in text parameters: BC, past 9999, infinity")
+def timestamp_range(conn):
+    with connect(PORT, prepare_threshold=None, autocommit=True) as c:
+        c.execute("CREATE TABLE ts_range (id int PRIMARY KEY, t timestamp, z timestamptz)")
+        values = ["infinity", "1997-02-16 17:32:01 BC", "10000-01-01 00:00", "2024-01-01 10:00+02"]
+        for i, v in enumerate(values):
+            # Text parameters (psycopg sends str as text), read as PostgreSQL reads them.
+            c.execute("INSERT INTO ts_range VALUES (%s, %s, %s)", (i, v, v))
+        got = c.execute("SELECT t::text, z::text FROM ts_range WHERE t < %s ORDER BY id", ("infinity",)).fetchall()
+        assert got == [
+            ("1997-02-16 17:32:01 BC", "1997-02-16 17:32:01+00 BC"),
+            ("10000-01-01 00:00:00", "10000-01-01 00:00:00+00"),
+            ("2024-01-01 10:00:00", "2024-01-01 08:00:00+00"),
+        ], got
+        assert c.execute("SELECT count(*) FROM ts_range WHERE z = %s", ("infinity",)).fetchone() == (1,)
+        c.execute("DROP TABLE ts_range")
+
+
 @check("a COMMIT that fails leaves the connection idle")
 def failed_commit_ends_the_block(conn):
     # A serializable transaction whose scan a concurrent insert changes

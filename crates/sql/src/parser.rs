@@ -118,6 +118,8 @@ pub fn parse_sql(sql: &str) -> Result<Vec<Statement>> {
     let sql = domain.as_deref().unwrap_or(sql);
     let view = normalize::alter_view(sql);
     let sql = view.as_deref().unwrap_or(sql);
+    let reset = normalize::reset_time_zone(sql);
+    let sql = reset.as_deref().unwrap_or(sql);
     let abort = normalize::abort(sql);
     let sql = abort.as_deref().unwrap_or(sql);
     let interval = normalize::interval_precision(sql);

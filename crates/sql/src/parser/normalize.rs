@@ -260,6 +260,17 @@ pub fn frame_interval_offsets(sql: &str) -> Option<String> {
     changed.then(|| tokens.iter().map(|t| t.to_string()).collect())
 }
 
+/// `RESET TIME ZONE`, which sqlparser does not read, as `RESET timezone`
+/// (a statement of its own).
+pub fn reset_time_zone(sql: &str) -> Option<String> {
+    let words: Vec<&str> = sql.trim().trim_end_matches(';').split_whitespace().collect();
+    let matches = words.len() == 3
+        && words[0].eq_ignore_ascii_case("reset")
+        && words[1].eq_ignore_ascii_case("time")
+        && words[2].eq_ignore_ascii_case("zone");
+    matches.then(|| "RESET timezone".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

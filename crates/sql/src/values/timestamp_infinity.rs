@@ -4,6 +4,8 @@
 //! nonsense: `date_trunc('day', 'infinity')` printed a number and
 //! `extract(epoch …)` a finite count of seconds.
 //!
+//! `isfinite(x)` answers whether a timestamp is neither infinity.
+//!
 //! Called by the `timestamp_units` rule (after type coercion) for each
 //! expression, [`guard`] rewrites, for a timestamp `x`:
 //! - `date_trunc(u, x)` and `date_bin(s, x, o)` to `x` itself when it is
@@ -40,6 +42,9 @@ use crate::values::timestamp_in::{NEG_INFINITY, is_infinite};
 enum Kind {
     /// `tessera_timestamp_is_infinite(x)`: whether `x` is ±infinity.
     IsInfinite,
+    /// `isfinite(x)`: PostgreSQL's, of a timestamp, a date or an interval
+    /// (the last two always finite in Tessera).
+    IsFinite,
     /// `tessera_finite_timestamp(x, message)`: `x`, or 22008 with the message.
     Finite,
     /// `tessera_infinite_part(field, x, typed NULL)`: `date_part`'s answer
@@ -55,7 +60,7 @@ struct InfinityFn {
 
 fn udf(kind: Kind) -> ScalarUDF {
     let arity = match kind {
-        Kind::IsInfinite => 1,
+        Kind::IsInfinite | Kind::IsFinite => 1,
         Kind::Finite => 2,
         Kind::InfinitePart => 3,
     };
@@ -64,7 +69,7 @@ fn udf(kind: Kind) -> ScalarUDF {
 
 /// Registers the functions [`guard`] calls.
 pub fn register(ctx: &datafusion::execution::context::SessionContext) {
-    for kind in [Kind::IsInfinite, Kind::Finite, Kind::InfinitePart] {
+    for kind in [Kind::IsInfinite, Kind::IsFinite, Kind::Finite, Kind::InfinitePart] {
         ctx.register_udf(udf(kind));
     }
 }
@@ -73,6 +78,7 @@ impl ScalarUDFImpl for InfinityFn {
     fn name(&self) -> &str {
         match self.kind {
             Kind::IsInfinite => "tessera_timestamp_is_infinite",
+            Kind::IsFinite => "isfinite",
             Kind::Finite => "tessera_finite_timestamp",
             Kind::InfinitePart => "tessera_infinite_part",
         }
@@ -84,7 +90,7 @@ impl ScalarUDFImpl for InfinityFn {
 
     fn return_type(&self, args: &[DataType]) -> Result<DataType> {
         Ok(match self.kind {
-            Kind::IsInfinite => DataType::Boolean,
+            Kind::IsInfinite | Kind::IsFinite => DataType::Boolean,
             Kind::Finite => args[0].clone(),
             Kind::InfinitePart => args[2].clone(),
         })
@@ -97,13 +103,27 @@ impl ScalarUDFImpl for InfinityFn {
             Kind::InfinitePart => args.args[1].to_array(n)?,
             _ => args.args[0].to_array(n)?,
         };
+        if self.kind == Kind::IsFinite && matches!(x.data_type(), DataType::Date32 | DataType::Interval(_)) {
+            let out: BooleanArray = (0..x.len()).map(|i| (!x.is_null(i)).then_some(true)).collect();
+            return crate::values::udf_values::columnar(Arc::new(out), scalar);
+        }
         let micros = match x.data_type() {
             DataType::Timestamp(TimeUnit::Microsecond, _) => x.as_primitive::<TimestampMicrosecondType>().clone(),
+            other if self.kind == Kind::IsFinite => {
+                return Err(DataFusionError::External(Box::new(SqlError::new(
+                    code::UNDEFINED_FUNCTION,
+                    format!("function isfinite({other}) does not exist"),
+                ))));
+            }
             _ => return Err(DataFusionError::Internal(format!("{}: not a timestamp", self.name()))),
         };
         match self.kind {
             Kind::IsInfinite => {
                 let out: BooleanArray = micros.iter().map(|v| v.map(is_infinite)).collect();
+                crate::values::udf_values::columnar(Arc::new(out), scalar)
+            }
+            Kind::IsFinite => {
+                let out: BooleanArray = micros.iter().map(|v| v.map(|v| !is_infinite(v))).collect();
                 crate::values::udf_values::columnar(Arc::new(out), scalar)
             }
             Kind::Finite => {
